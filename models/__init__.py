@@ -1,0 +1,1 @@
+"""Committed ONNX card models and the seeded recipe that trains them."""

@@ -1,0 +1,1 @@
+"""Cameras, card finding and the ONNX card classifier. Knows no game rules."""

@@ -1,0 +1,1 @@
+"""The Flask dashboard and JSON API, served by waitress inside the controller's process."""
