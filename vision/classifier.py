@@ -1,0 +1,261 @@
+"""Card classifier: one onnxruntime session that reads perspective-corrected card crops.
+
+The network (trained by ``models/train.py``) maps a BGR crop of :data:`CANONICAL_SIZE` to 53
+classes: the 52 faces in the project's notation (``"10H"``, ``"QS"``) and ``"back"`` for a
+face-down card. A softmax plus an open-set rule (confidence threshold and top-1/top-2 margin)
+turns the scores into a :class:`Reading`; anything the network is not sure of comes out with
+``card=None`` so that the referee asks a person instead of acting on a wrong card.
+
+Every model file has a sidecar ``<model>.json`` (same stem) with its labels, input geometry and
+the default open-set threshold/margin chosen on held-out decks. A model that is missing, truncated
+or does not match its sidecar raises :class:`ModelError` with one line naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: (width, height) in pixels of a canonical card crop, portrait, in OpenCV ``dsize`` order.
+#: 64×88 keeps the 2.5:3.5 card aspect and leaves the corner index about 10 px tall: legible.
+CANONICAL_SIZE: tuple[int, int] = (64, 88)
+
+#: The 52 faces in the project's notation followed by the face-down class.
+RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+SUITS = ("C", "D", "H", "S")
+BACK = "back"
+LABELS: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS) + (BACK,)
+
+#: Provider preference: accelerators first when this onnxruntime build has them, the CPU always.
+DEFAULT_PROVIDERS: tuple[str, ...] = (
+    "TensorrtExecutionProvider",
+    "CUDAExecutionProvider",
+    "CPUExecutionProvider",
+)
+
+# Used when a sidecar has no open-set defaults (older or hand-made models).
+FALLBACK_THRESHOLD = 0.90
+FALLBACK_MARGIN = 0.50
+
+
+class ModelError(ValueError):
+    """The model file or its sidecar cannot be used; the message is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the classifier says about one crop.
+
+    ``card`` is a face such as ``"QH"``, or ``None`` when the crop is face down
+    (``face_down=True``) or the classifier is unsure (``face_down=False``).
+    ``confidence`` is the softmax probability of the top class (after enrolment: the prototype
+    similarity mapped to 0..1); ``top3`` holds the three best ``(label, probability)`` pairs.
+    """
+
+    card: str | None
+    confidence: float
+    top3: tuple[tuple[str, float], ...] = field(default_factory=tuple)
+    face_down: bool = False
+
+    @property
+    def unsure(self) -> bool:
+        """True when the crop should be shown to a person: neither a face nor a confident back."""
+        return self.card is None and not self.face_down
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form; ``top3`` is included only when unsure (that is when a person needs it)."""
+        out: dict[str, Any] = {"card": self.card, "confidence": round(self.confidence, 4)}
+        if self.face_down:
+            out["face_down"] = True
+        if self.unsure:
+            out["top3"] = [[label, round(p, 4)] for label, p in self.top3]
+        return out
+
+
+def sidecar_path(model_path: Path) -> Path:
+    """``models/card_classifier.int8.onnx`` -> ``models/card_classifier.int8.json``."""
+    return model_path.with_suffix(".json")
+
+
+def _load_sidecar(path: Path, model_path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ModelError(f"{path}: label file missing (expected beside {model_path.name})")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: label file unreadable: {exc}") from None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
+        raise ModelError(f"{path}: label file has no 'labels' list of strings")
+    if len(set(labels)) != len(labels):
+        raise ModelError(f"{path}: label file repeats a label")
+    return meta
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, stable for large logits."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def preprocess(crops: Sequence[np.ndarray], size: tuple[int, int] = CANONICAL_SIZE) -> np.ndarray:
+    """BGR uint8 crops -> float32 NCHW batch in 0..1; crops of another size are resized.
+
+    Resizing here (rather than refusing) lets callers pass a finder crop from an older build; the
+    cost is one ``cv2.resize`` per odd-sized crop.
+    """
+    w, h = size
+    batch = np.empty((len(crops), 3, h, w), dtype=np.float32)
+    for i, crop in enumerate(crops):
+        arr = np.asarray(crop)
+        if arr.ndim == 2:
+            arr = np.repeat(arr[:, :, None], 3, axis=2)
+        if arr.ndim != 3 or arr.shape[2] not in (3, 4):
+            raise ValueError(f"crop {i}: expected an H×W×3 BGR image, got shape {arr.shape}")
+        arr = arr[:, :, :3]
+        if arr.shape[0] != h or arr.shape[1] != w:
+            import cv2  # only needed for odd-sized crops
+
+            arr = cv2.resize(arr, (w, h), interpolation=cv2.INTER_AREA)
+        batch[i] = arr.transpose(2, 0, 1)
+    batch *= 1.0 / 255.0
+    return batch
+
+
+class CardClassifier:
+    """Reads card crops with one onnxruntime session.
+
+    Keyword-only options: ``providers`` (preference list; names this onnxruntime build lacks are
+    skipped, the CPU is always last), ``threads`` (intra-op threads, bounded; one is the fastest
+    for a small net on a busy Pi), ``threshold`` and ``margin`` (open-set rule; ``None`` takes the
+    defaults stored with the model), ``prototypes`` (path to an enrolment file made by
+    ``vision.enroll``; nearest-prototype reading on the embedding replaces the softmax head).
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        labels_path: str | os.PathLike[str] | None = None,
+        providers: Sequence[str] | None = None,
+        threads: int = 1,
+        threshold: float | None = None,
+        margin: float | None = None,
+        prototypes: str | os.PathLike[str] | None = None,
+    ) -> None:
+        import onnxruntime as ort
+
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise ModelError(f"{self.model_path}: model file missing")
+        meta_path = Path(labels_path) if labels_path is not None else sidecar_path(self.model_path)
+        self.meta = _load_sidecar(meta_path, self.model_path)
+        self.labels: tuple[str, ...] = tuple(self.meta["labels"])
+        self.threshold = float(threshold if threshold is not None else self.meta.get("threshold", FALLBACK_THRESHOLD))
+        self.margin = float(margin if margin is not None else self.meta.get("margin", FALLBACK_MARGIN))
+        if not 0.0 <= self.threshold <= 1.0 or not 0.0 <= self.margin <= 1.0:
+            raise ValueError("threshold and margin must lie in 0..1")
+        if threads < 1:
+            raise ValueError("threads must be at least 1")
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = min(int(threads), os.cpu_count() or 1)
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        opts.log_severity_level = 3
+        available = set(ort.get_available_providers())
+        wanted = list(providers) if providers is not None else list(DEFAULT_PROVIDERS)
+        chosen = [p for p in wanted if p in available]
+        if "CPUExecutionProvider" not in chosen:
+            chosen.append("CPUExecutionProvider")
+        try:
+            self.session = ort.InferenceSession(str(self.model_path), sess_options=opts, providers=chosen)
+        except Exception as exc:  # onnxruntime raises its own exception types (Fail, InvalidGraph, ...)
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ModelError(f"{self.model_path}: not a loadable ONNX model ({reason[:200]})") from None
+        self.providers: tuple[str, ...] = tuple(self.session.get_providers())
+        self._check_shapes(meta_path)
+        self.prototypes: Any = None
+        if prototypes is not None:
+            from vision.enroll import Prototypes  # local: enrolment is optional
+
+            self.prototypes = Prototypes.load(prototypes, labels=self.labels)
+
+    # -- validation ---------------------------------------------------------------------------
+    def _check_shapes(self, meta_path: Path) -> None:
+        inputs = self.session.get_inputs()
+        if len(inputs) != 1:
+            raise ModelError(f"{self.model_path}: expected one input, found {len(inputs)}")
+        shape = inputs[0].shape
+        w, h = CANONICAL_SIZE
+        want = [3, h, w]
+        got = list(shape[1:]) if len(shape) == 4 else None
+        if got != want:
+            raise ModelError(
+                f"{self.model_path}: input shape {shape} does not match the canonical crop [N, 3, {h}, {w}]"
+            )
+        self.input_name = inputs[0].name
+        outputs = {o.name: o for o in self.session.get_outputs()}
+        if "logits" not in outputs:
+            raise ModelError(f"{self.model_path}: no 'logits' output (outputs: {sorted(outputs)})")
+        n_out = outputs["logits"].shape[-1]
+        if not isinstance(n_out, int) or n_out != len(self.labels):
+            raise ModelError(
+                f"{self.model_path}: model has {n_out} classes but {meta_path.name} lists {len(self.labels)} labels"
+            )
+        self.has_embedding = "embedding" in outputs
+
+    # -- inference ----------------------------------------------------------------------------
+    def _run(self, crops: Sequence[np.ndarray], names: list[str]) -> list[np.ndarray]:
+        batch = preprocess(crops)
+        return list(self.session.run(names, {self.input_name: batch}))
+
+    def probabilities(self, crops: Sequence[np.ndarray]) -> np.ndarray:
+        """Softmax probabilities, shape (N, len(labels)), in label order."""
+        if len(crops) == 0:
+            return np.zeros((0, len(self.labels)), dtype=np.float32)
+        (logits,) = self._run(crops, ["logits"])
+        return softmax(np.asarray(logits, dtype=np.float32))
+
+    def embed(self, crops: Sequence[np.ndarray]) -> np.ndarray:
+        """L2-normalised embeddings (N, D) from the layer before the classifier head (for enrolment)."""
+        if not self.has_embedding:
+            raise ModelError(f"{self.model_path}: model has no 'embedding' output; enrolment needs one")
+        if len(crops) == 0:
+            return np.zeros((0, 0), dtype=np.float32)
+        (emb,) = self._run(crops, ["embedding"])
+        emb = np.asarray(emb, dtype=np.float32)
+        return emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-8)
+
+    def classify(self, crops: Sequence[np.ndarray]) -> list[Reading]:
+        """Read a batch of canonical crops (all cards of a frame in one call)."""
+        if len(crops) == 0:
+            return []
+        if self.prototypes is not None and self.has_embedding:
+            logits, emb = self._run(crops, ["logits", "embedding"])
+            probs = self.prototypes.probabilities(np.asarray(emb, dtype=np.float32), softmax(logits))
+        else:
+            probs = self.probabilities(crops)
+        return [self.decide(row) for row in probs]
+
+    def decide(self, probs: np.ndarray) -> Reading:
+        """Apply the open-set rule to one probability row."""
+        order = np.argsort(probs)[::-1][:3]
+        top3 = tuple((self.labels[int(i)], float(probs[int(i)])) for i in order)
+        best, p1 = top3[0]
+        p2 = top3[1][1] if len(top3) > 1 else 0.0
+        if p1 >= self.threshold and p1 - p2 >= self.margin:
+            if best == BACK:
+                return Reading(card=None, confidence=p1, top3=top3, face_down=True)
+            return Reading(card=best, confidence=p1, top3=top3, face_down=False)
+        return Reading(card=None, confidence=p1, top3=top3, face_down=False)
