@@ -1,0 +1,56 @@
+"""`loo-table pins`: print the wiring table (GPIO, physical header pin, device) for a config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from table.cli import CommandError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="PATH", help="config file (default: the shipped default)")
+    parser.add_argument("--seats", type=int, metavar="N",
+                        help="show N seats (default: the number of players in the config)")
+    parser.add_argument("--all-seats", action="store_true", help="show all configured seat pins")
+    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+
+
+def wiring_rows(config, seats: int | None = None) -> list[dict]:
+    """One row per pin in use, sorted by physical header pin."""
+    from table.config import HEADER
+
+    rows = [
+        {"gpio": gpio, "physical": HEADER[gpio], "device": device}
+        for gpio, device in config.pins.assignments(seats if seats is not None else config.seats)
+    ]
+    return sorted(rows, key=lambda r: r["physical"])
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(rows, indent=1)
+    if fmt == "markdown":
+        lines = ["| GPIO | header pin | device |", "|---|---|---|"]
+        lines += [f"| GPIO{r['gpio']} | {r['physical']} | {r['device']} |" for r in rows]
+        return "\n".join(lines)
+    lines = [f"{'GPIO':<8}{'pin':>4}  device"]
+    lines += [f"{'GPIO' + str(r['gpio']):<8}{r['physical']:>4}  {r['device']}" for r in rows]
+    lines.append("Every LED needs a series resistor (330 ohm) to ground; buttons switch to ground "
+                 "(internal pull-ups).")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from table.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    seats = len(config.pins.seat_leds) if args.all_seats else args.seats
+    if seats is not None and not 0 <= seats <= min(len(config.pins.seat_leds), len(config.pins.seat_buttons)):
+        raise CommandError(f"--seats {seats}: the config has pins for "
+                           f"{min(len(config.pins.seat_leds), len(config.pins.seat_buttons))} seats")
+    print(render(wiring_rows(config, seats), args.format))
+    return 0
