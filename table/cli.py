@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("table.commands.train", "render deck artwork, train, export and quantise the card model"),
     "calibrate": ("table.commands.calibrate", "map the camera image to the table from ArUco markers"),
     "replay": ("table.commands.replay", "run a recording through the vision pipeline; print events"),
+    "backup": ("table.commands.backup", "back up the ledger (SQLite backup API), list or restore backups"),
 }
 
 
