@@ -1,0 +1,236 @@
+"""Ledger backups with SQLite's online backup API: take, rotate, list, verify, restore.
+
+Why the backup API and never a file copy: the controller keeps the ledger open in WAL mode, so the
+committed state is spread over ``ledger.db`` and ``ledger.db-wal``; copying the files while a write
+is in flight can capture a torn page. ``sqlite3.Connection.backup`` copies a consistent snapshot
+page by page while the table keeps running.
+
+Each backup is written to a ``.partial`` file, checked with ``PRAGMA integrity_check``, flushed to
+disk, and only then renamed to ``ledger-YYYYmmddTHHMMSSZ.db``: a power cut mid-backup leaves at most
+a stray ``.partial`` (removed by the next run) and never a half-written file that looks complete.
+Backups live by default in ``backups/`` next to the ledger (``/var/lib/loo-table/backups`` on the Pi).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_KEEP = 7
+BACKUP_DIRNAME = "backups"
+_NAME = re.compile(r"^ledger-(\d{8}T\d{6}Z)(?:-(\d+))?\.db$")
+_STAMP = "%Y%m%dT%H%M%SZ"
+
+
+class BackupError(Exception):
+    """A backup or restore that could not be done; the message is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    """One finished backup file; ``created`` comes from its name (UTC), not from the file's mtime."""
+
+    path: Path
+    created: dt.datetime
+    size: int
+
+    def describe(self) -> str:
+        return f"{self.path} ({self.created:%Y-%m-%d %H:%M:%S} UTC, {self.size} bytes)"
+
+
+def default_backup_dir(db_path: Path | str) -> Path:
+    """``backups/`` beside the ledger: inside the service's StateDirectory, so systemd lets us write."""
+    return Path(db_path).resolve().parent / BACKUP_DIRNAME
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def check_database(path: Path | str) -> str:
+    """Return ``"ok"`` or SQLite's first complaint about the file (never raises for corruption)."""
+    path = Path(path)
+    if not path.is_file():
+        return "file not found"
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = con.execute("PRAGMA integrity_check").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return "ok" if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows[:3])
+
+
+def list_backups(backup_dir: Path | str) -> list[BackupInfo]:
+    """Finished backups in ``backup_dir``, newest first (``.partial`` files are not backups)."""
+    backup_dir = Path(backup_dir)
+    if not backup_dir.is_dir():
+        return []
+    found: list[tuple[dt.datetime, int, BackupInfo]] = []
+    for entry in backup_dir.iterdir():
+        m = _NAME.match(entry.name)
+        if not m or not entry.is_file():
+            continue
+        created = dt.datetime.strptime(m.group(1), _STAMP).replace(tzinfo=dt.UTC)
+        seq = int(m.group(2) or 0)
+        found.append((created, seq, BackupInfo(entry, created, entry.stat().st_size)))
+    found.sort(key=lambda t: (t[0], t[1]), reverse=True)
+    return [info for _, _, info in found]
+
+
+def latest_backup(backup_dir: Path | str) -> BackupInfo | None:
+    backups = list_backups(backup_dir)
+    return backups[0] if backups else None
+
+
+def rotate(backup_dir: Path | str, keep: int = DEFAULT_KEEP) -> list[Path]:
+    """Delete all but the newest ``keep`` backups (and stray ``.partial`` files); return what went."""
+    if keep < 1:
+        raise BackupError(f"keep must be at least 1, got {keep}")
+    backup_dir = Path(backup_dir)
+    removed: list[Path] = []
+    for info in list_backups(backup_dir)[keep:]:
+        info.path.unlink()
+        removed.append(info.path)
+    if backup_dir.is_dir():
+        for stray in backup_dir.glob("ledger-*.db.partial"):
+            stray.unlink()
+            removed.append(stray)
+    return removed
+
+
+def _target_name(backup_dir: Path, now: dt.datetime) -> Path:
+    stamp = now.astimezone(dt.UTC).strftime(_STAMP)
+    target = backup_dir / f"ledger-{stamp}.db"
+    seq = 1
+    while target.exists():
+        target = backup_dir / f"ledger-{stamp}-{seq}.db"
+        seq += 1
+    return target
+
+
+def backup_database(
+    db_path: Path | str,
+    backup_dir: Path | str | None = None,
+    *,
+    keep: int = DEFAULT_KEEP,
+    clock: Callable[[], dt.datetime] = _utcnow,
+) -> BackupInfo:
+    """Take one consistent backup of the ledger, verify it, then keep only the newest ``keep``."""
+    db_path = Path(db_path)
+    if not db_path.is_file():
+        raise BackupError(f"no ledger to back up at {db_path}")
+    target_dir = Path(backup_dir) if backup_dir is not None else default_backup_dir(db_path)
+    target_dir.mkdir(parents=True, exist_ok=True, mode=0o750)
+    target = _target_name(target_dir, clock())
+    partial = target.with_name(target.name + ".partial")
+    try:
+        src = sqlite3.connect(db_path)
+        try:
+            dst = sqlite3.connect(partial)
+            try:
+                src.backup(dst)
+                # The copy is a plain rollback-journal file: one file, nothing to lose beside it.
+                dst.execute("PRAGMA journal_mode=DELETE")
+                verdict = dst.execute("PRAGMA integrity_check").fetchall()
+            finally:
+                dst.close()
+        finally:
+            src.close()
+    except sqlite3.DatabaseError as exc:
+        partial.unlink(missing_ok=True)
+        raise BackupError(f"cannot back up {db_path}: {exc}") from exc
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise BackupError(f"cannot write backup {partial}: {exc.strerror or exc}") from exc
+    if verdict != [("ok",)]:
+        partial.unlink(missing_ok=True)
+        raise BackupError(f"backup of {db_path} failed its integrity check: {verdict[0][0]}")
+    with open(partial, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(partial, target)
+    _fsync_dir(target_dir)
+    rotate(target_dir, keep)
+    return BackupInfo(target, _created_from_name(target), target.stat().st_size)
+
+
+def _created_from_name(path: Path) -> dt.datetime:
+    m = _NAME.match(path.name)
+    assert m, path
+    return dt.datetime.strptime(m.group(1), _STAMP).replace(tzinfo=dt.UTC)
+
+
+def restore_command(backup: Path | str, *, config: str = "/etc/loo-table/config.toml") -> str:
+    """The shell commands a host types to restore ``backup`` on an installed Pi."""
+    return (
+        "sudo systemctl stop loo-table && "
+        f"sudo -u loo-table /opt/loo-table/venv/bin/loo-table backup --config {config} "
+        f"--restore {backup} && sudo systemctl start loo-table"
+    )
+
+
+def recovery_hint(
+    db_path: Path | str, backup_dir: Path | str | None = None, *, config: str = "/etc/loo-table/config.toml"
+) -> str:
+    """One line for a corrupt ledger at start: the latest backup and how to restore it.
+
+    The controller prints this when it refuses to start, so the host is never left guessing.
+    """
+    backups = list_backups(backup_dir if backup_dir is not None else default_backup_dir(db_path))
+    if not backups:
+        return f"no backup found in {backup_dir or default_backup_dir(db_path)}; move {db_path} aside to start a new ledger"
+    return f"latest backup {backups[0].describe()}; restore with: {restore_command(backups[0].path, config=config)}"
+
+
+def restore_backup(
+    backup: Path | str, db_path: Path | str, *, clock: Callable[[], dt.datetime] = _utcnow
+) -> Path | None:
+    """Replace the ledger with ``backup``; the old files are moved aside, never deleted.
+
+    Run only while the controller is stopped. Returns where the old ledger was moved (None when
+    there was none). The backup is checked first, so a bad backup leaves the ledger untouched.
+    """
+    backup, db_path = Path(backup), Path(db_path)
+    verdict = check_database(backup)
+    if verdict != "ok":
+        raise BackupError(f"backup {backup} is not usable: {verdict}")
+    moved: Path | None = None
+    if db_path.exists():
+        stamp = clock().astimezone(dt.UTC).strftime(_STAMP)
+        moved = db_path.with_name(f"{db_path.name}.replaced-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            old = Path(str(db_path) + suffix)
+            if old.exists():
+                os.replace(old, Path(str(moved) + suffix))
+    else:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+    partial = db_path.with_name(db_path.name + ".restoring")
+    src = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(partial)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    with open(partial, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(partial, db_path)
+    _fsync_dir(db_path.parent)
+    return moved
