@@ -1,0 +1,324 @@
+"""gpiozero composite devices for the table: seats, the status light, the buzzer, the dealer button.
+
+Written in the style of gpiozero's own boards (`LEDBoard`, `TrafficLights`): each class is a
+`CompositeDevice`, takes `pin_factory` and keyword-only options, and closes its children. Button
+callbacks run on gpiozero's threads, so they do nothing but hand a `ButtonEvent` to `on_event`
+(normally `queue.put` of the referee's one queue); the referee thread decides what a press means.
+
+A short press, a hold and (optionally) a double press are told apart here, with a one-shot
+`threading.Timer` for the double-press window: gpiozero has `when_held` but no double press.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpiozero import LED, RGBLED, Button, Buzzer, CompositeDevice
+
+__all__ = [
+    "PRESS",
+    "HOLD",
+    "DOUBLE",
+    "ButtonEvent",
+    "GestureButton",
+    "SeatControls",
+    "StatusLight",
+    "DealerButton",
+    "TableControls",
+]
+
+PRESS = "press"
+HOLD = "hold"
+DOUBLE = "double"
+
+# LED states the referee asks for.
+LIGHT_STATES = ("off", "on", "blink", "flash")
+STATUS_STATES = ("off", "ready", "attention", "fault")
+
+
+@dataclass(frozen=True)
+class ButtonEvent:
+    """A decoded button gesture: `source` is "seat" (with `seat`) or "dealer"."""
+
+    source: str
+    gesture: str
+    seat: int | None = None
+    timestamp: float = 0.0
+
+
+Sink = Callable[[ButtonEvent], None]
+
+
+class GestureButton(Button):
+    """A `Button` that reports press / hold / double press as `ButtonEvent`s to `on_event`.
+
+    A press shorter than `hold_time` is a PRESS, or, with `double_press_time` > 0, a DOUBLE when a
+    second press follows within that window (the first PRESS is then never reported). A hold is
+    reported once, when `hold_time` is reached, and its release is ignored.
+    """
+
+    def __init__(
+        self,
+        pin: int | str,
+        *,
+        source: str = "seat",
+        seat: int | None = None,
+        on_event: Sink | None = None,
+        hold_time: float = 1.0,
+        double_press_time: float = 0.0,
+        bounce_time: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        pin_factory: object = None,
+    ) -> None:
+        super().__init__(pin, hold_time=hold_time, bounce_time=bounce_time, pin_factory=pin_factory)
+        self.source = source
+        self.seat = seat
+        self.on_event = on_event
+        self.double_press_time = double_press_time
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._was_held = False
+        self._pending: threading.Timer | None = None
+        self.when_pressed = self._pressed
+        self.when_held = self._held
+        self.when_released = self._released
+
+    def _emit(self, gesture: str) -> None:
+        sink = self.on_event
+        if sink is not None:
+            sink(ButtonEvent(self.source, gesture, self.seat, self._clock()))
+
+    def _pressed(self) -> None:
+        with self._lock:
+            self._was_held = False
+
+    def _held(self) -> None:
+        with self._lock:
+            self._was_held = True
+            if self._pending is not None:  # a press then a hold: the hold wins
+                self._pending.cancel()
+                self._pending = None
+        self._emit(HOLD)
+
+    def _released(self) -> None:
+        with self._lock:
+            if self._was_held:
+                return
+            if self.double_press_time <= 0:
+                gesture: str | None = PRESS
+            elif self._pending is not None:
+                self._pending.cancel()
+                self._pending = None
+                gesture = DOUBLE
+            else:
+                gesture = None
+                timer = threading.Timer(self.double_press_time, self._single)
+                timer.daemon = True
+                self._pending = timer
+                timer.start()
+        if gesture is not None:
+            self._emit(gesture)
+
+    def _single(self) -> None:
+        with self._lock:
+            if self._pending is None:
+                return
+            self._pending = None
+        self._emit(PRESS)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pending is not None:
+                self._pending.cancel()
+                self._pending = None
+        super().close()
+
+
+def _show_led(led: LED, state: str) -> None:
+    if state == "on":
+        led.on()
+    elif state == "off":
+        led.off()
+    elif state == "blink":  # still to declare: slow and calm
+        led.blink(on_time=0.5, off_time=0.5)
+    elif state == "flash":  # a revoke: fast, for a few seconds
+        led.blink(on_time=0.1, off_time=0.1, n=15)
+    else:
+        raise ValueError(f"unknown LED state {state!r} (one of {', '.join(LIGHT_STATES)})")
+
+
+class SeatControls(CompositeDevice):
+    """One seat: an LED (whose turn, still to declare, revoke) and a button (play / pass / miss).
+
+    >>> seat = SeatControls(4, 23, seat=0, on_event=queue.put, pin_factory=MockFactory())
+    >>> seat.show("on")  # this seat acts now
+    """
+
+    def __init__(
+        self,
+        led: int | str,
+        button: int | str,
+        *,
+        seat: int = 0,
+        on_event: Sink | None = None,
+        hold_time: float = 1.0,
+        double_press_time: float = 0.0,
+        bounce_time: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        pin_factory: object = None,
+    ) -> None:
+        self.seat = seat
+        self._state = "off"
+        super().__init__(
+            led=LED(led, pin_factory=pin_factory),
+            button=GestureButton(
+                button, source="seat", seat=seat, on_event=on_event, hold_time=hold_time,
+                double_press_time=double_press_time, bounce_time=bounce_time, clock=clock,
+                pin_factory=pin_factory,
+            ),
+            _order=("led", "button"),
+            pin_factory=pin_factory,
+        )
+
+    @property
+    def light(self) -> str:
+        """The state last asked of the LED ("off", "on", "blink", "flash")."""
+        return self._state
+
+    def show(self, state: str) -> None:
+        """Set the LED; asking for the state it is already in does nothing (no blink restart)."""
+        if state == self._state and state != "flash":
+            return
+        _show_led(self.led, state)
+        self._state = state
+
+
+class StatusLight(RGBLED):
+    """The table's RGB status LED: green = ready, amber blinking = attention, red blinking = fault."""
+
+    COLOURS = {"ready": (0, 1, 0), "attention": (1, 0.5, 0), "fault": (1, 0, 0), "off": (0, 0, 0)}
+
+    def __init__(
+        self, red: int | str, green: int | str, blue: int | str, *, pwm: bool = True,
+        active_high: bool = True, pin_factory: object = None,
+    ) -> None:
+        super().__init__(red, green, blue, pwm=pwm, active_high=active_high, pin_factory=pin_factory)
+        self._use_pwm = pwm
+        self._state = "off"
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    def show(self, state: str) -> None:
+        if state not in self.COLOURS:
+            raise ValueError(f"unknown status {state!r} (one of {', '.join(STATUS_STATES)})")
+        if state == self._state:
+            return
+        colour = self.COLOURS[state]
+        if not self._use_pwm:
+            colour = tuple(1 if c else 0 for c in colour)
+        if state in ("attention", "fault"):
+            self.blink(on_time=0.4, off_time=0.4, on_color=colour, off_color=(0, 0, 0))
+        else:
+            self.color = colour
+        self._state = state
+
+
+class DealerButton(GestureButton):
+    """The dealer's button: press = start the deal / the trick is gathered; hold = undo."""
+
+    def __init__(
+        self, pin: int | str, *, on_event: Sink | None = None, hold_time: float = 1.0,
+        bounce_time: float | None = None, clock: Callable[[], float] = time.monotonic,
+        pin_factory: object = None,
+    ) -> None:
+        super().__init__(pin, source="dealer", on_event=on_event, hold_time=hold_time,
+                         double_press_time=0.0, bounce_time=bounce_time, clock=clock,
+                         pin_factory=pin_factory)
+
+
+class TableControls(CompositeDevice):
+    """Everything on the header: `seats` (a tuple of SeatControls), `status`, `buzzer`, `dealer`.
+
+    Build it from a `PinConfig` with `TableControls.from_config(...)`; the referee drives it through
+    `show_seats`, `show_status` and `alarm` and never touches a pin.
+    """
+
+    def __init__(
+        self,
+        seat_pins: list[tuple[int, int]],
+        *,
+        status: tuple[int, int, int],
+        buzzer: int,
+        dealer: int,
+        on_event: Sink | None = None,
+        hold_time: float = 1.0,
+        double_press_time: float = 0.0,
+        bounce_time: float | None = None,
+        pwm: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        pin_factory: object = None,
+    ) -> None:
+        seats = [
+            SeatControls(led, button, seat=i, on_event=on_event, hold_time=hold_time,
+                         double_press_time=double_press_time, bounce_time=bounce_time, clock=clock,
+                         pin_factory=pin_factory)
+            for i, (led, button) in enumerate(seat_pins)
+        ]
+        self._seat_list = tuple(seats)
+        named = {f"seat{i}": s for i, s in enumerate(seats)}
+        super().__init__(
+            status=StatusLight(*status, pwm=pwm, pin_factory=pin_factory),
+            buzzer=Buzzer(buzzer, pin_factory=pin_factory),
+            dealer=DealerButton(dealer, on_event=on_event, hold_time=hold_time,
+                                bounce_time=bounce_time, clock=clock, pin_factory=pin_factory),
+            _order=(*named, "status", "buzzer", "dealer"),
+            pin_factory=pin_factory,
+            **named,
+        )
+
+    @classmethod
+    def from_config(
+        cls, pins: object, seats: int, *, on_event: Sink | None = None, double_press: bool = True,
+        pwm: bool = True, clock: Callable[[], float] = time.monotonic, pin_factory: object = None,
+    ) -> TableControls:
+        """Devices for the first `seats` seats of a `table.config.PinConfig`."""
+        p = pins  # PinConfig (kept untyped here so devices.py does not import config)
+        return cls(
+            list(zip(p.seat_leds[:seats], p.seat_buttons[:seats], strict=True)),  # type: ignore[attr-defined]
+            status=(p.status_red, p.status_green, p.status_blue),  # type: ignore[attr-defined]
+            buzzer=p.buzzer,  # type: ignore[attr-defined]
+            dealer=p.dealer_button,  # type: ignore[attr-defined]
+            on_event=on_event,
+            hold_time=p.hold_time,  # type: ignore[attr-defined]
+            double_press_time=p.double_press_time if double_press else 0.0,  # type: ignore[attr-defined]
+            bounce_time=p.bounce_time,  # type: ignore[attr-defined]
+            pwm=pwm,
+            clock=clock,
+            pin_factory=pin_factory,
+        )
+
+    @property
+    def seats(self) -> tuple[SeatControls, ...]:
+        return self._seat_list
+
+    def set_double_press(self, enabled: bool, window: float) -> None:
+        """Double press takes the miss only in Three-Card Loo; the referee switches it per variant."""
+        for seat in self._seat_list:
+            seat.button.double_press_time = window if enabled else 0.0
+
+    def show_seats(self, states: dict[int, str]) -> None:
+        """Set every seat LED; seats not named go dark."""
+        for seat in self._seat_list:
+            seat.show(states.get(seat.seat, "off"))
+
+    def show_status(self, state: str) -> None:
+        self.status.show(state)
+
+    def alarm(self, beeps: int = 3) -> None:
+        """Sound the buzzer (a revoke); returns at once (gpiozero beeps on a background thread)."""
+        self.buzzer.beep(on_time=0.15, off_time=0.1, n=beeps)
