@@ -1,1 +1,42 @@
-"""The rules of Loo as pure, deterministic Python (no I/O, no clock, no unseeded randomness)."""
+"""The rules of Loo as pure, deterministic Python (no I/O, no clock, no unseeded randomness).
+
+Public names are re-exported here; see docs/engine.md ("Engine API").
+"""
+
+from engine.actions import (
+    MISS,
+    Action,
+    CallCivil,
+    ClaimFlush,
+    Declare,
+    Exchange,
+    Expose,
+    Misdeal,
+    Penalise,
+    Play,
+    ShowPam,
+    TakeTurnUp,
+    TurnUp,
+    parse_action,
+)
+from engine.cards import DECK, Card, parse_cards
+from engine.deal import Deal, LegalMoves
+from engine.errors import (
+    IllegalActionError,
+    InvalidInputError,
+    LooError,
+    OutOfTurnError,
+    RecordError,
+)
+from engine.options import Options, Variant
+from engine.outcome import Revoke, Settlement
+
+__all__ = [
+    "MISS", "Action", "CallCivil", "ClaimFlush", "Declare", "Exchange", "Expose", "Misdeal",
+    "Penalise", "Play", "ShowPam", "TakeTurnUp", "TurnUp", "parse_action",
+    "DECK", "Card", "parse_cards",
+    "Deal", "LegalMoves",
+    "IllegalActionError", "InvalidInputError", "LooError", "OutOfTurnError", "RecordError",
+    "Options", "Variant",
+    "Revoke", "Settlement",
+]
