@@ -1,0 +1,264 @@
+"""The ledger: an append-only log of table events in SQLite on disk.
+
+Why SQLite and these settings: one file the Pi can back up with the online backup API, WAL so the
+dashboard's readers never block the referee's writer, and ``synchronous=FULL`` because with NORMAL a
+committed transaction can roll back after a power cut (platform-facts.md). An event is acknowledged
+only after its COMMIT returned, so "acknowledged" means "on disk".
+
+Append-only is enforced by the schema itself (triggers refuse UPDATE and DELETE), and every event
+carries an idempotency key: appending the same key twice returns the first event instead of writing a
+second one, so a retried button press or dashboard POST is harmless. Corrections (a misread card, a
+chip adjustment, an undo) are new events; the table state is a fold of the log (`table.state`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Event",
+    "Ledger",
+    "LedgerError",
+    "LedgerCorrupt",
+    "LedgerWriteError",
+    "IdempotencyConflict",
+    "SCHEMA_VERSION",
+]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    name  TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq  INTEGER PRIMARY KEY AUTOINCREMENT,
+    key  TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL CHECK (json_valid(data)),
+    at   REAL NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;
+CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;
+"""
+
+
+class LedgerError(Exception):
+    """Base class; ``str(err)`` is one line for the host."""
+
+
+class LedgerCorrupt(LedgerError):
+    """The database file failed its check at open; the message names the latest backup."""
+
+
+class LedgerWriteError(LedgerError):
+    """An event could not be written (disk full, I/O error). Nothing of it was written."""
+
+
+class IdempotencyConflict(LedgerError, ValueError):
+    """The key was already used for a different event."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One committed event. `data` is JSON-safe; `seq` orders the log."""
+
+    seq: int
+    key: str
+    kind: str
+    data: dict[str, Any]
+    at: float
+
+    def row(self) -> dict[str, Any]:
+        """A flat row for CSV/JSON export (`data` as a JSON string)."""
+        return {"seq": self.seq, "key": self.key, "kind": self.kind, "at": self.at,
+                "data": json.dumps(self.data, sort_keys=True, separators=(",", ":"))}
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _corrupt_message(path: Path, verdict: str, backup_dir: Path | str | None) -> str:
+    try:
+        from table.backup import recovery_hint
+
+        hint = recovery_hint(path, backup_dir)
+    except Exception as exc:  # the hint must never hide the real problem
+        hint = f"(could not look for backups: {exc})"
+    return f"ledger {path} is corrupt ({verdict}); refusing to start; {hint}"
+
+
+class Ledger:
+    """The append-only event log in one SQLite file.
+
+    >>> ledger = Ledger(tmp_path / "ledger.db")
+    >>> ev = ledger.append("adjust_chips", {"player": "Ann", "delta": 5, "reason": "bought in"})
+    >>> [e.kind for e in ledger.events()]
+    ['adjust_chips']
+
+    Thread-safe: one lock serialises writers; readers use their own short-lived connections so the
+    dashboard never waits on the referee (WAL).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        backup_dir: str | Path | None = None,
+        clock: Callable[[], float] = time.time,
+        check: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.backup_dir = backup_dir
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failed: str | None = None
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        if not existed:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            if existed and check:
+                rows = self._con.execute("PRAGMA quick_check").fetchall()
+                if rows != [("ok",)]:
+                    verdict = "; ".join(str(r[0]) for r in rows[:2])
+                    self._con.close()
+                    raise LedgerCorrupt(_corrupt_message(self.path, verdict, backup_dir))
+            self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("PRAGMA synchronous=FULL")
+            self._con.execute("PRAGMA foreign_keys=ON")
+            self._con.executescript(_SCHEMA)
+            self._con.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?)",
+                              (str(SCHEMA_VERSION),))
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
+                raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
+            raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
+        version = self._con.execute("SELECT value FROM meta WHERE name='schema'").fetchone()[0]
+        if int(version) != SCHEMA_VERSION:
+            raise LedgerError(f"ledger {self.path}: schema {version}, this loo-table reads {SCHEMA_VERSION}")
+
+    # -- writing -----------------------------------------------------------------------------------
+    @property
+    def failed(self) -> str | None:
+        """Why the ledger stopped accepting events (a write failed), else None."""
+        return self._failed
+
+    def append(self, kind: str, data: dict[str, Any] | None = None, *, key: str | None = None) -> Event:
+        """Write one event and return it once it is committed (on disk).
+
+        With a `key` already in the log, the existing event is returned (same kind and data) or
+        IdempotencyConflict raised (different content); nothing is written either way.
+        """
+        return self.append_many([(kind, data or {}, key)])[0]
+
+    def append_many(self, items: Iterable[tuple[str, dict[str, Any], str | None]]) -> list[Event]:
+        """Write several events in ONE transaction: all of them are committed, or none."""
+        prepared = []
+        for kind, data, key in items:
+            if not kind or not isinstance(kind, str):
+                raise ValueError("an event needs a kind")
+            prepared.append((kind, _dumps(data), key or f"{kind}:{uuid.uuid4().hex}"))
+        with self._lock:
+            if self._failed is not None:
+                raise LedgerWriteError(f"the ledger stopped accepting events: {self._failed}")
+            con = self._con
+            out: list[Event] = []
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    for kind, text, key in prepared:
+                        row = con.execute("SELECT seq, kind, data, at FROM events WHERE key=?", (key,)).fetchone()
+                        if row is not None:
+                            if row[1] != kind or row[2] != text:
+                                raise IdempotencyConflict(
+                                    f"key {key!r} was already used for another event (seq {row[0]})"
+                                )
+                            out.append(Event(row[0], key, row[1], json.loads(row[2]), row[3]))
+                            continue
+                        at = float(self._clock())
+                        cur = con.execute("INSERT INTO events(key, kind, data, at) VALUES (?, ?, ?, ?)",
+                                          (key, kind, text, at))
+                        out.append(Event(int(cur.lastrowid or 0), key, kind, json.loads(text), at))
+                    con.execute("COMMIT")
+                except BaseException:
+                    if con.in_transaction:
+                        con.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                # Disk full, I/O error, read-only file system: SQLite rolled the transaction back,
+                # so nothing half-written exists. Stop accepting events until restarted.
+                reason = f"{exc} ({self.path})"
+                if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+                    reason = f"the disk is full; free space and restart ({self.path})"
+                self._failed = reason
+                raise LedgerWriteError(f"the event was not written: {reason}") from None
+            return out
+
+    # -- reading -----------------------------------------------------------------------------------
+    def _reader(self) -> sqlite3.Connection:
+        con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        return con
+
+    def events(self, since: int = 0, *, until: int | None = None) -> list[Event]:
+        """Committed events with seq > `since` (and <= `until`), oldest first."""
+        return list(self.iter_events(since, until=until))
+
+    def iter_events(self, since: int = 0, *, until: int | None = None) -> Iterator[Event]:
+        con = self._reader()
+        try:
+            sql = "SELECT seq, key, kind, data, at FROM events WHERE seq > ?"
+            args: list[Any] = [since]
+            if until is not None:
+                sql += " AND seq <= ?"
+                args.append(until)
+            for seq, key, kind, data, at in con.execute(sql + " ORDER BY seq", args):
+                yield Event(seq, key, kind, json.loads(data), at)
+        finally:
+            con.close()
+
+    def get(self, key: str) -> Event | None:
+        con = self._reader()
+        try:
+            row = con.execute("SELECT seq, key, kind, data, at FROM events WHERE key=?", (key,)).fetchone()
+        finally:
+            con.close()
+        return None if row is None else Event(row[0], row[1], row[2], json.loads(row[3]), row[4])
+
+    def last_seq(self) -> int:
+        con = self._reader()
+        try:
+            return int(con.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+        finally:
+            con.close()
+
+    def integrity(self) -> str:
+        """``"ok"`` or SQLite's complaints (PRAGMA integrity_check)."""
+        with self._lock:
+            rows = self._con.execute("PRAGMA integrity_check").fetchall()
+        return "ok" if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows[:5])
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._con.close()
+            except sqlite3.Error:
+                pass
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
