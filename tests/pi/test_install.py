@@ -1,0 +1,167 @@
+"""deploy/install-pi.sh: syntax, shellcheck, and the `--dry-run` plan against fake OS releases.
+
+The dry run performs the script's real state checks (installed packages, the user, existing files)
+and prints every action instead of doing it, so the plan is what an install would do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "deploy" / "install-pi.sh"
+BASH = shutil.which("bash") or "/bin/bash"
+
+
+def os_release(tmp_path: Path, codename: str, os_id: str = "debian") -> Path:
+    path = tmp_path / f"os-release-{codename}"
+    path.write_text(
+        f'PRETTY_NAME="Debian GNU/Linux ({codename})"\nID={os_id}\nVERSION_CODENAME={codename}\n'
+    )
+    return path
+
+
+def board(tmp_path: Path, model: str) -> Path:
+    path = tmp_path / "model"
+    path.write_bytes(model.encode() + b"\x00")  # the device tree string ends in a NUL
+    return path
+
+
+def install(
+    tmp_path: Path,
+    codename: str = "bookworm",
+    *extra: str,
+    model: str = "Raspberry Pi 5 Model B Rev 1.0",
+    arch: str = "arm64",
+    dry_run: bool = True,
+    os_id: str = "debian",
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "LOO_ARCH": arch,
+        "LOO_BOARD_MODEL": str(board(tmp_path, model)),
+    }
+    args = [
+        BASH, str(SCRIPT),
+        *(["--dry-run"] if dry_run else []),
+        "--os-release", str(os_release(tmp_path, codename, os_id)),
+        "--prefix", str(tmp_path / "opt"),
+        "--config-dir", str(tmp_path / "etc"),
+        "--unit-dir", str(tmp_path / "units"),
+        *extra,
+    ]
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=60)
+
+
+def plan_commands(out: str) -> list[str]:
+    return [line[2:] for line in out.splitlines() if line.startswith("+ ")]
+
+
+def test_bash_syntax() -> None:
+    subprocess.run([BASH, "-n", str(SCRIPT)], check=True, timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed (apt-get install shellcheck)")
+def test_shellcheck_clean() -> None:
+    result = subprocess.run(["shellcheck", "--severity=style", str(SCRIPT)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout
+
+
+def test_help() -> None:
+    result = subprocess.run([BASH, str(SCRIPT), "--help"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0
+    for word in ("--dry-run", "--no-start", "bookworm", "trixie", "--system-site-packages"):
+        assert word in result.stdout
+
+
+def test_bookworm_pi5_plan(tmp_path: Path) -> None:
+    result = install(tmp_path, "bookworm")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    cmds = plan_commands(out)
+    assert "board: Raspberry Pi 5 Model B Rev 1.0 (pi5)" in out
+    # The steps come in order.
+    positions = [out.index(f"== {n}.") for n in range(1, 6)]
+    assert positions == sorted(positions)
+    # apt: the camera stack and lgpio come from apt (this machine never has python3-picamera2).
+    apt = next(c for c in cmds if "apt-get install" in c)
+    assert "python3-picamera2" in apt and "python3-lgpio" in apt
+    # The venv sees apt's packages; pip is held to numpy<2 and an OpenCV built for numpy 1.
+    venv = tmp_path / "opt" / "venv"
+    assert f"python3 -m venv --system-site-packages {venv}" in cmds
+    assert "|   numpy<2" in out and "|   opencv-python-headless<4.12" in out
+    constraints = tmp_path / "opt" / "constraints.txt"
+    assert f"{venv}/bin/pip install --constraint {constraints} {ROOT}" in cmds
+    # The config comes from the shipped default; the units are installed, enabled and started.
+    assert any(
+        c.startswith("install -m 0640") and c.endswith(f"table/default_config.toml {tmp_path}/etc/config.toml")
+        for c in cmds
+    )
+    for unit in ("loo-table.service", "loo-table-backup.service", "loo-table-backup.timer"):
+        assert f"install -m 0644 {ROOT}/systemd/{unit} {tmp_path}/units/{unit}" in cmds
+    assert "systemctl enable loo-table.service loo-table-backup.timer" in cmds
+    assert "systemctl restart loo-table.service" in cmds
+    # The user joins gpio and video (unless it already has them on this machine).
+    user_lines = " ".join(c for c in cmds if c.startswith(("useradd", "usermod")))
+    groups = subprocess.run(["id", "-nG", "loo-table"], capture_output=True, text=True).stdout.split()
+    for group in ("gpio", "video"):
+        assert group in groups or f"--groups {group} loo-table" in user_lines
+
+
+def test_dry_run_changes_nothing(tmp_path: Path) -> None:
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert install(tmp_path, "trixie").returncode == 0
+    after = sorted(p.name for p in tmp_path.iterdir())
+    assert set(after) - set(before) <= {"model", "os-release-trixie"}  # only the test's own inputs
+
+
+def test_trixie_pi4_plan(tmp_path: Path) -> None:
+    result = install(tmp_path, "trixie", model="Raspberry Pi 4 Model B Rev 1.5")
+    assert result.returncode == 0, result.stderr
+    assert "(pi4)" in result.stdout
+    assert "|   numpy>=2,<3" in result.stdout
+    assert "numpy<2" not in result.stdout and "<4.12" not in result.stdout
+
+
+def test_rerun_keeps_config_and_unchanged_units(tmp_path: Path) -> None:
+    """Idempotent: an existing config is never overwritten, identical units are not reinstalled."""
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "config.toml").write_text("[game]\nchips = 50\n")
+    (tmp_path / "units").mkdir()
+    shutil.copy(ROOT / "systemd" / "loo-table.service", tmp_path / "units")
+    result = install(tmp_path, "bookworm", "--no-start")
+    assert result.returncode == 0, result.stderr
+    cmds = plan_commands(result.stdout)
+    assert "keeping the existing" in result.stdout
+    assert not any("default_config.toml" in c for c in cmds)
+    assert not any(c.endswith("/units/loo-table.service") for c in cmds)
+    assert any(c.endswith("/units/loo-table-backup.timer") for c in cmds)
+    assert "systemctl restart loo-table.service" not in cmds
+    assert (tmp_path / "etc" / "config.toml").read_text() == "[game]\nchips = 50\n"
+
+
+@pytest.mark.parametrize(
+    ("codename", "os_id", "arch", "needle"),
+    [
+        ("bullseye", "debian", "arm64", "bullseye"),
+        ("jammy", "ubuntu", "arm64", "ubuntu"),
+        ("bookworm", "debian", "armhf", "armhf"),  # no onnxruntime for 32-bit ARM
+    ],
+)
+def test_refuses_unsupported_systems(tmp_path: Path, codename: str, os_id: str, arch: str, needle: str) -> None:
+    # Not a dry run: the refusal must come before any action (all checks precede step 1).
+    result = install(tmp_path, codename, arch=arch, os_id=os_id, dry_run=False)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    err = result.stderr.strip()
+    assert err.count("\n") == 0 and needle in err
+
+
+def test_unknown_option(tmp_path: Path) -> None:
+    result = install(tmp_path, "bookworm", "--frobnicate")
+    assert result.returncode == 1 and "--frobnicate" in result.stderr
