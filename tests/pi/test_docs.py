@@ -1,0 +1,70 @@
+"""docs/hardware.md stays true: its wiring table and camera arithmetic are regenerated and compared."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HARDWARE = ROOT / "docs" / "hardware.md"
+sys.path.insert(0, str(ROOT / "deploy"))
+import camera_geometry  # noqa: E402
+
+
+def block(name: str) -> str:
+    text = HARDWARE.read_text()
+    match = re.search(rf"<!-- {name}:begin[^\n]*-->\n(.*?)\n<!-- {name}:end -->", text, re.S)
+    assert match, f"docs/hardware.md has no {name}:begin/end block"
+    return match.group(1)
+
+
+def test_wiring_table_matches_the_default_pin_map() -> None:
+    from table.commands.pins import render, wiring_rows
+    from table.config import load_config
+
+    config = load_config(None)
+    expected = render(wiring_rows(config, len(config.pins.seat_leds)), "markdown")
+    assert block("pins") == expected, (
+        "docs/hardware.md is stale: paste `loo-table pins --all-seats --format markdown` between the pins markers"
+    )
+
+
+def test_wiring_table_lists_every_device_once() -> None:
+    rows = [line for line in block("pins").splitlines() if re.match(r"\| GPIO\d+ \|", line)]
+    devices = [line.split("|")[3].strip() for line in rows]
+    assert len(devices) == len(set(devices)) == 8 * 2 + 5
+    assert {"buzzer", "dealer button", "status LED red"} <= set(devices)
+
+
+def test_camera_geometry_runs_in_the_doc_are_current(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = block("geometry").strip("`\n").removeprefix("text\n").splitlines()
+    runs: list[tuple[list[str], list[str]]] = []
+    for line in lines:
+        if line.startswith("$ "):
+            runs.append((shlex.split(line[2:])[2:], []))
+        else:
+            runs[-1][1].append(line)
+    assert len(runs) >= 3
+    for args, shown in runs:
+        camera_geometry.main(args)
+        assert capsys.readouterr().out.strip().splitlines() == shown, f"stale output for {args}"
+
+
+def test_camera_height_arithmetic() -> None:
+    # 1000 mm deep at V = 41 degrees: 1000 / (2 tan 20.5) = 1337 mm; the width needs only 770 mm.
+    h = camera_geometry.height_mm(900, 900, 50, 66.0, 41.0)
+    assert round(h) == 1337
+    assert round(camera_geometry.height_mm(900, 0, 50, 66.0, 179.0)) == 770
+
+
+def test_camera_geometry_cli_help() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "deploy" / "camera_geometry.py"), "--help"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert out.returncode == 0 and "--table" in out.stdout and "--lens" in out.stdout
