@@ -1,1 +1,195 @@
-"""The Flask dashboard and JSON API, served by waitress inside the controller's process."""
+"""The Flask dashboard and JSON API, served by waitress inside the controller's process.
+
+``create_app(service, config={"STATE_DIR": ...})`` builds the app (Flask tutorial style: a factory
+and blueprints ``table``, ``history``, ``admin``, ``api``, ``live``). The controller also uses
+``ensure_admin_pin`` (show the PIN at first start), ``print_qr`` / ``dashboard_url`` (terminal QR),
+and ``make_server`` / ``close_server`` / ``recommended_threads`` (waitress sized for the phones).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from web.qr import dashboard_url, print_qr
+from web.security import (
+    ApiError,
+    LoginLimiter,
+    check_post,
+    csrf_token,
+    ensure_admin_pin,
+    is_admin,
+    load_secret_key,
+)
+from web.server import DEFAULT_MAX_STREAMS, close_server, make_server, recommended_threads
+from web.service import TableService
+
+__all__ = [
+    "create_app", "TableService", "ensure_admin_pin", "print_qr", "dashboard_url", "make_server",
+    "close_server", "recommended_threads", "DEFAULT_MAX_STREAMS",
+]
+
+log = logging.getLogger("web")
+
+DEFAULTS: dict[str, Any] = {
+    "STATE_DIR": None,  # required: the secret key and the PIN hash live here
+    "ADMIN_PIN": None,  # from the config; otherwise generated at first start
+    "MAX_STREAMS": DEFAULT_MAX_STREAMS,
+    "KEEPALIVE_S": 15.0,  # SSE comment interval (platform-facts: 10-15 s)
+    "STREAM_WAIT_S": 1.0,  # longest changes_since wait, so streams notice shutdown quickly
+    "POLL_INTERVAL_MS": 2000,  # the polling fallback's period
+    "LOGIN_LIMIT_PER_CLIENT": 5,
+    "LOGIN_LIMIT_OVERALL": 20,
+    "LOGIN_WINDOW_S": 300.0,
+    "ADMIN_SESSION_HOURS": 12,
+}
+
+
+class StreamSlots:
+    """Counts open SSE streams against the cap (clients over the cap are sent to polling)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.open = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> bool:
+        with self._lock:
+            if self.open >= self.cap:
+                return False
+            self.open += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self.open -= 1
+
+
+@dataclass
+class WebState:
+    """Per-app state shared by the blueprints (kept in ``app.extensions["loo"]``)."""
+
+    service: TableService
+    limiter: LoginLimiter
+    streams: StreamSlots
+    boot: str = field(default_factory=lambda: secrets.token_hex(4))
+    stop: threading.Event = field(default_factory=threading.Event)
+    partial_cache: dict[str, tuple[int, str]] = field(default_factory=dict)
+    cache_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _configure_security(app: Flask) -> None:
+    state_dir = app.config["STATE_DIR"]
+    if not state_dir:
+        raise ValueError("create_app needs config STATE_DIR (where the secret key and PIN are kept)")
+    state_dir = Path(state_dir)
+    app.secret_key = load_secret_key(state_dir)
+    pin = ensure_admin_pin(state_dir, app.config["ADMIN_PIN"])
+    if pin.new_pin is not None:
+        log.warning("dashboard admin PIN (first start): %s", pin.new_pin)
+    app.config["LOO_PIN_HASH"] = pin.path.read_text(encoding="ascii").strip()
+    app.config.update(
+        SESSION_COOKIE_NAME="loo_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Strict",
+        SESSION_COOKIE_SECURE=False,  # a LAN without TLS; SameSite + Origin checks carry CSRF defence
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=int(app.config["ADMIN_SESSION_HOURS"])),
+        MAX_CONTENT_LENGTH=64 * 1024,
+    )
+
+
+def _error_json(status: int, reason: str, headers: dict[str, str] | None = None) -> Response:
+    resp = jsonify(error=reason, status=status)
+    resp.status_code = status
+    for k, v in (headers or {}).items():
+        resp.headers[k] = v
+    return resp
+
+
+def _register_errors(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(err: ApiError) -> Response:
+        return _error_json(err.status, err.reason, err.headers)
+
+    @app.errorhandler(HTTPException)
+    def http_error(err: HTTPException) -> Any:
+        wants_json = request.path.startswith("/api/") or request.method == "POST" or (
+            request.accept_mimetypes.best == "application/json"
+        )
+        if wants_json:
+            return _error_json(err.code or 500, err.description or err.name)
+        return err
+
+    @app.errorhandler(Exception)
+    def unexpected(err: Exception) -> Response:  # a bug: log it, answer JSON, keep serving
+        log.exception("unexpected error on %s %s", request.method, request.path)
+        return _error_json(500, f"internal error: {type(err).__name__}")
+
+
+def create_app(service: TableService, *, config: dict[str, Any] | None = None) -> Flask:
+    """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest."""
+    app = Flask(__name__)
+    app.config.from_mapping(DEFAULTS)
+    app.config.update(config or {})
+    app.config["DEBUG"] = False  # never: the debugger would be a remote shell on the LAN
+    app.debug = False
+    _configure_security(app)
+    app.extensions["loo"] = WebState(
+        service=service,
+        limiter=LoginLimiter(
+            per_client=int(app.config["LOGIN_LIMIT_PER_CLIENT"]),
+            overall=int(app.config["LOGIN_LIMIT_OVERALL"]),
+            window_s=float(app.config["LOGIN_WINDOW_S"]),
+        ),
+        streams=StreamSlots(int(app.config["MAX_STREAMS"])),
+    )
+
+    @app.before_request
+    def _post_checks() -> None:
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            check_post()
+
+    @app.context_processor
+    def _globals() -> dict[str, Any]:
+        return {"csrf_token": csrf_token, "is_admin": is_admin}
+
+    @app.after_request
+    def _headers(resp: Response) -> Response:
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("X-Frame-Options", "DENY")
+        resp.headers.setdefault("Referrer-Policy", "same-origin")
+        resp.headers.setdefault(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+            "script-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'",
+        )
+        return resp
+
+    _register_errors(app)
+
+    from web import admin_page, api, history_page, live, table_page
+    from web.cards import card_svg
+
+    app.jinja_env.globals["card_svg"] = card_svg
+    app.register_blueprint(table_page.bp)
+    app.register_blueprint(history_page.bp)
+    app.register_blueprint(admin_page.bp)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(live.bp)
+    return app
+
+
+def web_state() -> WebState:
+    """The running app's shared state (inside a request)."""
+    from flask import current_app
+
+    state: WebState = current_app.extensions["loo"]
+    return state

@@ -1,0 +1,87 @@
+"""Admin (PIN): players and seats, variant and house rules, chips, corrections, pause, zones."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, redirect, render_template, request, session, url_for
+
+from web import web_state
+from web.options import VARIANTS, option_fields
+from web.security import ApiError, check_pin, client_address, is_admin, pin_hash
+from web.table_page import etag_for, not_modified
+
+bp = Blueprint("admin", __name__, url_prefix="/admin")
+
+
+def _wants_json() -> bool:
+    return request.is_json or request.accept_mimetypes.best == "application/json"
+
+
+@bp.get("")
+def admin() -> tuple[str, int] | str:
+    if not is_admin():
+        return render_template("login.html", error=None), 200
+    service = web_state().service
+    settings = service.settings()
+    snapshot = service.snapshot()
+    variant = settings.get("variant", VARIANTS[0])
+    fields_by_variant = {v: option_fields(v) for v in VARIANTS}
+    return render_template(
+        "admin.html", settings=settings, s=snapshot, variants=VARIANTS, variant=variant,
+        fields=fields_by_variant[variant], options=settings.get("options", {}),
+        zones_json=json.dumps(settings.get("zones", {}), indent=1, sort_keys=True),
+        partial=render_template("_admin_live.html", s=snapshot),
+    )
+
+
+@bp.post("/login")
+def login() -> Any:
+    state = web_state()
+    client = client_address()
+    wait = state.limiter.retry_after(client)
+    if wait:
+        reason = f"too many wrong PINs: try again in {wait} s"
+        if _wants_json():
+            raise ApiError(429, reason, headers={"Retry-After": str(wait)})
+        return render_template("login.html", error=reason), 429, {"Retry-After": str(wait)}
+    data = request.get_json(silent=True) if request.is_json else request.form
+    pin = data.get("pin") if isinstance(data, dict) or hasattr(data, "get") else None
+    if not isinstance(pin, str) or not pin or len(pin) > 64 or not check_pin(pin_hash(), pin):
+        state.limiter.failed(client)
+        if _wants_json():
+            raise ApiError(401, "wrong PIN")
+        return render_template("login.html", error="Wrong PIN."), 401
+    state.limiter.succeeded(client)
+    session.clear()  # a fresh session (and CSRF token) for the admin: no fixation
+    session.permanent = True
+    session["admin"] = True
+    session["csrf"] = secrets.token_urlsafe(32)
+    if _wants_json():
+        return jsonify(ok=True, csrf_token=session["csrf"])
+    return redirect(url_for("admin.admin"), code=303)
+
+
+@bp.post("/logout")
+def logout() -> Any:
+    session.clear()
+    if _wants_json():
+        return jsonify(ok=True)
+    return redirect(url_for("table.index"), code=303)
+
+
+@bp.get("/partial")
+def partial() -> Response:
+    """Alerts with their confirm/correct buttons and the current trick, for the admin's live view."""
+    if not is_admin():
+        raise ApiError(401, "admin login required")
+    snapshot = web_state().service.snapshot()
+    version = int(snapshot.get("version", 0))
+    etag = etag_for("admin", version)
+    if not_modified(etag):
+        return Response(status=304, headers={"ETag": etag, "X-Loo-Version": str(version)})
+    resp = Response(render_template("_admin_live.html", s=snapshot), mimetype="text/html")
+    resp.headers.update({"ETag": etag, "Cache-Control": "no-store", "X-Loo-Version": str(version)})
+    return resp

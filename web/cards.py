@@ -1,0 +1,58 @@
+"""Card codes for the dashboard: checking what a host types, and drawing a card as inline SVG.
+
+The SVG is drawn here (a rounded card with its index and a large suit pip) because shipping deck
+artwork to every phone would cost far more bytes than these ~500-byte images and need no licence.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from markupsafe import Markup, escape
+
+SUITS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+RANK_NAMES = {"J": "jack", "Q": "queen", "K": "king", "A": "ace"}
+_CARD_RE = re.compile(r"^(10|[2-9TJQKA])([CDHS])$")
+
+
+def normalize_card(text: object) -> str:
+    """Canonical code (``"10h"`` -> ``"10H"``, ``"th"`` -> ``"10H"``) or ``ValueError`` saying why."""
+    if not isinstance(text, str):
+        raise ValueError("a card must be a string such as '10H' or 'JC'")
+    m = _CARD_RE.match(text.strip().upper())
+    if not m:
+        raise ValueError(f"{text!r} is not a card: write rank then suit, e.g. 10H, JC, AS, 7D")
+    rank = "10" if m.group(1) == "T" else m.group(1)
+    return rank + m.group(2)
+
+
+def card_name(code: str) -> str:
+    rank, suit = code[:-1], code[-1]
+    return f"{RANK_NAMES.get(rank, rank)} of {SUIT_NAMES[suit]}"
+
+
+@lru_cache(maxsize=64)
+def card_svg(code: str | None, width: int = 56) -> Markup:
+    """An accessible inline SVG of one card (``None`` draws a face-down card)."""
+    height = round(width * 1.4)
+    if code is None:
+        return Markup(
+            f'<svg class="card back" viewBox="0 0 50 70" width="{width}" height="{height}" role="img" '
+            'aria-label="face-down card"><rect x="1" y="1" width="48" height="68" rx="5" '
+            'class="card-back"/></svg>'
+        )
+    code = normalize_card(code)
+    rank, suit = code[:-1], code[-1]
+    colour = "red" if suit in "DH" else "black"
+    pip = SUITS[suit]
+    label = escape(card_name(code))
+    return Markup(
+        f'<svg class="card {colour}" viewBox="0 0 50 70" width="{width}" height="{height}" role="img" '
+        f'aria-label="{label}"><title>{escape(code)}</title>'
+        '<rect x="1" y="1" width="48" height="68" rx="5" class="card-face"/>'
+        f'<text x="5" y="17" class="card-rank">{escape(rank)}</text>'
+        f'<text x="5" y="29" class="card-pip-small">{pip}</text>'
+        f'<text x="25" y="55" text-anchor="middle" class="card-pip">{pip}</text></svg>'
+    )

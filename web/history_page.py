@@ -1,0 +1,49 @@
+"""History (every deal and the chip chart) and End of night (net results, fewest transfers)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from flask import Blueprint, render_template, request
+
+from web import web_state
+from web.chart import chip_chart
+from web.settle import fewest_transfers, money, net_results, parse_chip_value
+
+bp = Blueprint("history", __name__)
+
+
+@bp.get("/history")
+def history() -> str:
+    service = web_state().service
+    return render_template("history.html", deals=service.deals(), chart=chip_chart(service.chip_history()))
+
+
+def settlement(chip_value_text: object) -> dict:
+    """Net results and transfers at ``chip_value_text`` (ValueError on a bad value or a bad night)."""
+    chip_value = parse_chip_value(chip_value_text)
+    net = net_results(web_state().service.chip_history())
+    in_pool = -sum(net.values())  # chips still in the pool (the night is not over): no transfers yet
+    transfers = fewest_transfers(net) if in_pool == 0 else []
+    return {
+        "chip_value": str(chip_value),
+        "in_pool": in_pool,
+        "net": [{"player": p, "chips": c, "money": money(c, chip_value)} for p, c in
+                sorted(net.items(), key=lambda pc: (-pc[1], pc[0]))],
+        "transfers": [{"from": t.payer, "to": t.payee, "chips": t.chips, "money": money(t.chips, chip_value)}
+                      for t in transfers],
+    }
+
+
+@bp.get("/end")
+def end_of_night() -> tuple[str, int] | str:
+    service = web_state().service
+    host_value = service.settings().get("chip_value") or "0"
+    asked = request.args.get("chip_value", host_value)
+    try:
+        result = settlement(asked)
+    except ValueError as err:
+        return render_template("end.html", error=str(err), result=None, host_value=host_value,
+                               snapshot=service.snapshot()), 400
+    return render_template("end.html", error=None, result=result, host_value=host_value,
+                           snapshot=service.snapshot(), Decimal=Decimal)

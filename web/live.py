@@ -1,0 +1,98 @@
+"""Live updates: Server-Sent Events with ``Last-Event-ID`` resume and a cap on open streams.
+
+Each event is ``id: <version>`` / ``event: state`` / ``data: <snapshot JSON>``. A reconnecting
+browser sends ``Last-Event-ID`` and gets only what it missed. Over the cap a client gets one
+``overloaded`` event telling it to poll ``/api/state`` (or the page fragment) with ETags instead,
+so streams never starve the threads that serve pages.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, request
+
+from web import WebState, web_state
+
+bp = Blueprint("live", __name__, url_prefix="/api")
+
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def frame(item: dict[str, Any]) -> str:
+    data = json.dumps(item["data"], separators=(",", ":"))
+    return f"id: {int(item['id'])}\nevent: {item.get('event', 'state')}\ndata: {data}\n\n"
+
+
+class EventStream:
+    """The response body of one stream; ``close()`` (called by the WSGI server even when the body
+    was never iterated) gives the stream's slot back."""
+
+    def __init__(self, state: WebState, last_id: int | None, *, keepalive_s: float, wait_s: float,
+                 retry_ms: int) -> None:
+        self.state = state
+        self.last_id = last_id
+        self.keepalive_s = keepalive_s
+        self.wait_s = wait_s
+        self.retry_ms = retry_ms
+        self._closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        return (chunk.encode() for chunk in self._events())
+
+    def _events(self) -> Iterator[str]:
+        service = self.state.service
+        yield ": open\n\n"  # headers and a first byte go out at once (platform-facts)
+        yield f"retry: {self.retry_ms}\n\n"
+        if self.last_id is None:
+            snap = service.snapshot()
+            last = int(snap.get("version", 0))
+            yield frame({"id": last, "event": "state", "data": snap})
+        else:
+            last = self.last_id
+        quiet_since = time.monotonic()
+        while not self.state.stop.is_set() and not self._closed:
+            left = self.keepalive_s - (time.monotonic() - quiet_since)
+            changes = service.changes_since(last, max(0.0, min(self.wait_s, left)))
+            if changes:
+                for item in changes:
+                    if int(item["id"]) > last:
+                        last = int(item["id"])
+                        yield frame(item)
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= self.keepalive_s:
+                yield ": keep-alive\n\n"
+                quiet_since = time.monotonic()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.state.streams.release()
+
+
+def _last_event_id() -> int | None:
+    raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id")
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None  # an id we never sent: start afresh with the full snapshot
+    return value if value >= 0 else None
+
+
+@bp.get("/stream")
+def stream() -> Response:
+    state = web_state()
+    cfg = current_app.config
+    poll_ms = int(cfg["POLL_INTERVAL_MS"])
+    if state.stop.is_set() or not state.streams.acquire():
+        body = (f"retry: {poll_ms}\nevent: overloaded\n"
+                f"data: {json.dumps({'poll_interval_ms': poll_ms, 'open_streams': state.streams.open})}\n\n")
+        return Response(body, mimetype="text/event-stream", headers=HEADERS)
+    body = EventStream(state, _last_event_id(), keepalive_s=float(cfg["KEEPALIVE_S"]),
+                       wait_s=float(cfg["STREAM_WAIT_S"]), retry_ms=min(poll_ms, 3000))
+    return Response(body, mimetype="text/event-stream", headers=HEADERS, direct_passthrough=True)

@@ -1,0 +1,59 @@
+"""House-rule options for the admin page, read from ``engine.Options`` (never restated here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from engine.options import CHOICES, Options, Variant
+
+VARIANTS: tuple[str, ...] = tuple(str(v) for v in Variant)
+# Options that are consequences of the variant rather than house rules: shown, not editable.
+FIXED_BY_VARIANT = frozenset({"hand_size"})
+
+
+@dataclass(frozen=True)
+class OptionField:
+    """One row of the admin page's rules form."""
+
+    name: str
+    kind: str  # "bool", "int", "optional_int" or "choice"
+    default: Any
+    choices: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return self.name.replace("_", " ")
+
+
+def option_fields(variant: str) -> list[OptionField]:
+    """Every option of loo-rules.md §3 with ``variant``'s default, in the engine's order."""
+    defaults = Options.defaults(variant)
+    out: list[OptionField] = []
+    for f in fields(Options):
+        if f.name == "variant":
+            continue
+        if f.name in CHOICES:
+            kind = "choice"
+        elif f.type == "bool":
+            kind = "bool"
+        elif f.type == "int | None":
+            kind = "optional_int"
+        else:
+            kind = "int"
+        out.append(OptionField(f.name, kind, defaults[f.name], CHOICES.get(f.name, ())))
+    return out
+
+
+def checked_options(variant: object, mapping: object) -> dict[str, Any]:
+    """The full option mapping after ``engine.Options`` validated it; ValueError says what is wrong."""
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+    if mapping is None:
+        mapping = {}
+    if not isinstance(mapping, dict) or not all(isinstance(k, str) for k in mapping):
+        raise ValueError("options must be an object of option names to values")
+    options = Options.from_dict(variant, mapping)  # InvalidInputError is a ValueError
+    d = options.to_dict()
+    del d["variant"]
+    return d

@@ -1,0 +1,201 @@
+"""Admin PIN, persistent secret key, login rate limit, CSRF token and same-origin checks.
+
+Reading the dashboard is public on the LAN; every change needs the admin session. The pieces are
+small enough to write here rather than add Flask-WTF and Flask-Limiter for one token compare and one
+sliding window (two dependencies on a Pi for about sixty lines).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from flask import current_app, request, session
+from werkzeug.security import check_password_hash, generate_password_hash
+
+PIN_FILE = "admin-pin.hash"
+SECRET_FILE = "flask-secret.key"
+PIN_DIGITS = 6
+# pbkdf2 rather than werkzeug's default scrypt: scrypt wants 32 MiB per check, a lot on a Pi Zero.
+_PIN_HASH_METHOD = "pbkdf2:sha256:200000"
+
+
+class ApiError(Exception):
+    """A refused request: becomes a JSON ``{"error": reason}`` with ``status`` (always 4xx)."""
+
+    def __init__(self, status: int, reason: str, *, headers: dict[str, str] | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.headers = headers or {}
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a 0600 file atomically (a power cut leaves the old file or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def load_secret_key(state_dir: str | os.PathLike[str]) -> bytes:
+    """The Flask secret key, created once in the state directory so sessions survive a restart."""
+    path = Path(state_dir) / SECRET_FILE
+    if path.exists():
+        text = path.read_text(encoding="ascii").strip()
+        if len(text) >= 64:
+            return bytes.fromhex(text)
+    key = secrets.token_bytes(32)
+    _write_private(path, key.hex() + "\n")
+    return key
+
+
+@dataclass(frozen=True)
+class AdminPin:
+    """Where the PIN hash lives and, only when this call created it, the PIN to show once."""
+
+    path: Path
+    new_pin: str | None
+    from_config: bool
+
+
+def ensure_admin_pin(state_dir: str | os.PathLike[str], pin: str | None = None) -> AdminPin:
+    """Make sure an admin PIN exists; the controller calls this at start and prints ``new_pin``.
+
+    With ``pin`` (from the config) that PIN is stored (hashed) and used. Without one, an existing
+    hash is kept; at the very first start a random six-digit PIN is generated and returned so the
+    controller can show it in the terminal and the journal. Delete the file to get a new PIN.
+    """
+    path = Path(state_dir) / PIN_FILE
+    if pin is not None:
+        validate_pin_format(pin)
+        if not (path.exists() and check_password_hash(path.read_text(encoding="ascii").strip(), pin)):
+            _write_private(path, generate_password_hash(pin, method=_PIN_HASH_METHOD) + "\n")
+        return AdminPin(path, None, True)
+    if path.exists() and path.read_text(encoding="ascii").strip():
+        return AdminPin(path, None, False)
+    new = "".join(secrets.choice("0123456789") for _ in range(PIN_DIGITS))
+    _write_private(path, generate_password_hash(new, method=_PIN_HASH_METHOD) + "\n")
+    return AdminPin(path, new, False)
+
+
+def validate_pin_format(pin: object) -> str:
+    """A PIN is 4 to 12 digits (typed on a phone's number pad)."""
+    if not isinstance(pin, str) or not pin.isascii() or not pin.isdigit() or not 4 <= len(pin) <= 12:
+        raise ValueError("the admin PIN must be 4 to 12 digits")
+    return pin
+
+
+def check_pin(pin_hash: str, attempt: str) -> bool:
+    return check_password_hash(pin_hash, attempt)
+
+
+class LoginLimiter:
+    """Failed PIN attempts in a sliding window, per client address and for the whole server."""
+
+    def __init__(self, *, per_client: int = 5, overall: int = 20, window_s: float = 300.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_client = per_client
+        self.overall = overall
+        self.window_s = window_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failures: dict[str, deque[float]] = {}
+        self._all: deque[float] = deque()
+
+    def _trim(self, q: deque[float], now: float) -> None:
+        while q and q[0] <= now - self.window_s:
+            q.popleft()
+
+    def retry_after(self, client: str) -> int:
+        """Seconds until ``client`` may try again (0 = now)."""
+        now = self._clock()
+        with self._lock:
+            q = self._failures.get(client, deque())
+            self._trim(q, now)
+            self._trim(self._all, now)
+            waits = []
+            if len(q) >= self.per_client:
+                waits.append(q[0] + self.window_s - now)
+            if len(self._all) >= self.overall:
+                waits.append(self._all[0] + self.window_s - now)
+            return max(1, int(max(waits)) + 1) if waits else 0
+
+    def failed(self, client: str) -> None:
+        now = self._clock()
+        with self._lock:
+            self._failures.setdefault(client, deque()).append(now)
+            self._all.append(now)
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._failures.pop(client, None)
+
+
+def csrf_token() -> str:
+    """The session's CSRF token (created on first use; every page embeds it)."""
+    token = session.get("csrf")
+    if not isinstance(token, str):
+        token = secrets.token_urlsafe(32)
+        session["csrf"] = token
+    return token
+
+
+def _same_origin(origin: str) -> bool:
+    parts = urlsplit(origin)
+    return (parts.scheme, parts.netloc.lower()) == (request.scheme, request.host.lower())
+
+
+def check_post() -> None:
+    """Every POST: a same-origin ``Origin`` header and the session's CSRF token (header or form)."""
+    origin = request.headers.get("Origin")
+    if not origin or origin == "null":
+        raise ApiError(403, "missing Origin header: POSTs must come from the dashboard's own pages")
+    if not _same_origin(origin):
+        raise ApiError(403, f"cross-origin POST refused (Origin {origin!r})")
+    sent = request.headers.get("X-CSRF-Token") or request.form.get("csrf_token", "")
+    expected = session.get("csrf")
+    if not isinstance(expected, str) or not sent or not hmac.compare_digest(sent, expected):
+        raise ApiError(403, "missing or wrong CSRF token: reload the page and try again")
+
+
+def is_admin() -> bool:
+    return session.get("admin") is True
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def admin_required(view: F) -> F:
+    """Refuse with 401 unless the admin session is open (after the POST checks)."""
+
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if not is_admin():
+            raise ApiError(401, "admin login required")
+        return view(*args, **kwargs)
+
+    return wrapped  # type: ignore[return-value]
+
+
+def client_address() -> str:
+    return request.remote_addr or "unknown"
+
+
+def pin_hash() -> str:
+    """The PIN hash the app was configured with (read at app creation)."""
+    return str(current_app.config["LOO_PIN_HASH"])

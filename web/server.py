@@ -1,0 +1,59 @@
+"""Serving the dashboard with waitress, sized for a full table of phones.
+
+Every open Server-Sent-Events stream holds one waitress thread for as long as the page is open
+(platform-facts: with 4 threads, six streams starved plain GETs for 4 s). So the pool is the stream
+cap plus a few threads kept free for page loads, polling and admin POSTs; clients beyond the cap are
+told to poll instead of holding a thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+
+#: Default cap on concurrent SSE streams: 17 seats (the most Loo allows) with a second device each,
+#: plus spectators, with room to spare.
+DEFAULT_MAX_STREAMS = 64
+#: Threads kept free of streams for page loads, the polling fallback and admin POSTs.
+SPARE_THREADS = 8
+
+
+def recommended_threads(max_streams: int = DEFAULT_MAX_STREAMS) -> int:
+    """waitress ``threads`` for ``max_streams`` open streams plus the spare threads."""
+    if max_streams < 0:
+        raise ValueError("max_streams must be ≥ 0")
+    return max_streams + SPARE_THREADS
+
+
+def waitress_options(app: Flask) -> dict[str, Any]:
+    """Keyword arguments for ``waitress.create_server`` / ``serve`` matching ``app``'s stream cap."""
+    streams = int(app.config["MAX_STREAMS"])
+    return {
+        "threads": recommended_threads(streams),
+        # every stream is a connection; leave room for the pollers and keep-alive page loads
+        "connection_limit": max(100, 2 * streams + 4 * SPARE_THREADS),
+        # streams send a comment every KEEPALIVE_S, so idle-looking channels are really dead
+        "channel_timeout": max(60, 4 * int(app.config["KEEPALIVE_S"])),
+        "ident": "loo-table",
+    }
+
+
+def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrides: Any) -> Any:
+    """A waitress server for ``app`` (call ``.run()`` in a thread, ``close_server(server)`` to stop).
+
+    ``port=0`` picks a free port: read it back from ``server.effective_port``.
+    """
+    import waitress
+
+    options = waitress_options(app) | overrides
+    return waitress.create_server(app, host=host, port=port, **options)
+
+
+def close_server(app: Flask, server: Any) -> None:
+    """Stop: end the open streams first (they hold threads), then close the listening socket."""
+    app.extensions["loo"].stop.set()
+    server.close()
+    dispatcher = getattr(server, "task_dispatcher", None)
+    if dispatcher is not None:
+        dispatcher.shutdown(timeout=5)

@@ -1,0 +1,113 @@
+"""End of night: who pays whom, in the fewest transfers.
+
+The fewest transfers that settle net results equals (players with a non-zero result) minus (the
+largest number of groups, each summing to zero, that those players can be split into). That is an
+exact subset search, fine for a table (at most 17 seats -> 2^17 subsets); larger inputs fall back to
+the greedy largest-debtor-to-largest-creditor rule, which is at most one group off per group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+EXACT_LIMIT = 17
+
+
+@dataclass(frozen=True)
+class Transfer:
+    payer: str
+    payee: str
+    chips: int
+
+
+def parse_chip_value(text: object) -> Decimal:
+    """A chip's money value: a decimal string ``"0.10"`` (0 to 1000, at most 4 decimals)."""
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise ValueError("chip_value must be a decimal number such as '0.10'")
+    try:
+        value = Decimal(str(text).strip())
+    except InvalidOperation:
+        raise ValueError(f"chip_value {text!r} is not a number") from None
+    if not value.is_finite() or value < 0 or value > 1000:
+        raise ValueError("chip_value must be between 0 and 1000")
+    exponent = value.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < -4:
+        raise ValueError("chip_value may have at most 4 decimals")
+    return value
+
+
+def money(chips: int, chip_value: Decimal) -> str:
+    return str((chip_value * chips).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def net_results(history: dict[str, list[int]]) -> dict[str, int]:
+    """Each player's chips now minus chips at the start of the night."""
+    return {name: (chips[-1] - chips[0]) if chips else 0 for name, chips in history.items()}
+
+
+def _greedy(items: list[tuple[str, int]]) -> list[Transfer]:
+    debtors = sorted(((-v, n) for n, v in items if v < 0), reverse=True)
+    creditors = sorted(((v, n) for n, v in items if v > 0), reverse=True)
+    out: list[Transfer] = []
+    i = j = 0
+    debt = [d for d, _ in debtors]
+    cred = [c for c, _ in creditors]
+    while i < len(debt) and j < len(cred):
+        amount = min(debt[i], cred[j])
+        out.append(Transfer(debtors[i][1], creditors[j][1], amount))
+        debt[i] -= amount
+        cred[j] -= amount
+        if debt[i] == 0:
+            i += 1
+        if cred[j] == 0:
+            j += 1
+    return out
+
+
+def fewest_transfers(net: dict[str, int]) -> list[Transfer]:
+    """Transfers that bring every net result to zero, as few as possible (see module docstring).
+
+    The results must sum to zero: the pool left at the end of the night has already been split
+    (``end_residue``), so chips are conserved among the players.
+    """
+    if sum(net.values()) != 0:
+        raise ValueError(f"net results sum to {sum(net.values())}, not 0: the night is not settled")
+    items = sorted(((n, v) for n, v in net.items() if v != 0), key=lambda nv: (-abs(nv[1]), nv[0]))
+    n = len(items)
+    if n > EXACT_LIMIT:
+        return _greedy(items)
+    values = [v for _, v in items]
+    full = (1 << n) - 1
+    total = [0] * (1 << n)
+    for mask in range(1, 1 << n):
+        low = mask & -mask
+        total[mask] = total[mask ^ low] + values[low.bit_length() - 1]
+    # best[mask] = most zero-sum groups a zero-sum `mask` splits into (−1 when mask is not zero-sum).
+    # Growing masks one member at a time: best[mask] = max over members m of best[mask − m],
+    # plus one when mask itself sums to zero (a classic O(2^n · n) formulation).
+    best = [0] * (1 << n)
+    choice = [0] * (1 << n)
+    for mask in range(1, 1 << n):
+        b, c = -1, 0
+        m = mask
+        while m:
+            low = m & -m
+            m ^= low
+            if best[mask ^ low] > b:
+                b, c = best[mask ^ low], low
+        best[mask] = b + (1 if total[mask] == 0 else 0)
+        choice[mask] = c
+    # Recover the groups: along the chain of choices every zero-sum mask closes one group.
+    groups: list[int] = []
+    mask, start = full, full
+    while mask:
+        prev = mask ^ choice[mask]
+        if total[prev] == 0:
+            groups.append(start ^ prev)
+            start = prev
+        mask = prev
+    out: list[Transfer] = []
+    for g in groups:
+        out.extend(_greedy([items[i] for i in range(n) if g >> i & 1]))
+    return out

@@ -1,0 +1,58 @@
+// Live updates for #live: Server-Sent Events when possible, else polling with ETags.
+// Hand-written (about 80 lines) because a library would be larger than the job.
+(function () {
+  "use strict";
+  var root = document.getElementById("live");
+  if (!root) return;
+  var statusEl = document.getElementById("live-status");
+  var partialUrl = root.dataset.partial;
+  var shown = parseInt(root.dataset.version || "0", 10);
+  var pollMs = parseInt(root.dataset.pollMs || "2000", 10);
+  var etag = null, busy = false, again = false, pollTimer = null, source = null;
+
+  function say(text) { if (statusEl) statusEl.textContent = text; }
+
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    var headers = etag ? { "If-None-Match": etag } : {};
+    fetch(partialUrl, { headers: headers, credentials: "same-origin", cache: "no-store" })
+      .then(function (resp) {
+        if (resp.status === 304) return null;
+        if (!resp.ok) throw new Error("HTTP " + resp.status);
+        etag = resp.headers.get("ETag");
+        var v = parseInt(resp.headers.get("X-Loo-Version") || "0", 10);
+        return resp.text().then(function (html) {
+          if (v >= shown) { shown = v; root.innerHTML = html; root.dataset.version = String(v);
+            document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: v } })); }
+        });
+      })
+      .catch(function (err) { say("update failed: " + err.message); })
+      .finally(function () { busy = false; if (again) { again = false; refresh(); } });
+  }
+
+  function startPolling(reason) {
+    if (source) { source.close(); source = null; }
+    if (pollTimer) return;
+    say("polling every " + Math.round(pollMs / 1000) + " s (" + reason + ")");
+    pollTimer = setInterval(refresh, pollMs);
+    refresh();
+  }
+
+  if (!window.EventSource || !root.dataset.stream) { startPolling("no live stream"); return; }
+  source = new EventSource(root.dataset.stream);
+  source.addEventListener("open", function () { say("live"); });
+  source.addEventListener("state", function (ev) {
+    var v = parseInt(ev.lastEventId || "0", 10);
+    if (v > shown) refresh();
+  });
+  source.addEventListener("overloaded", function (ev) {
+    try { pollMs = JSON.parse(ev.data).poll_interval_ms || pollMs; } catch (e) { /* keep default */ }
+    startPolling("server busy");
+  });
+  source.addEventListener("error", function () {
+    if (source && source.readyState === EventSource.CLOSED) startPolling("stream closed");
+    else say("reconnecting…");
+  });
+  window.looLive = { refresh: refresh };
+})();

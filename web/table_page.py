@@ -1,0 +1,60 @@
+"""The Table page: seats, chips, pool, trump, whose turn, the trick, alerts; live-updated."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, render_template, request
+
+from web import web_state
+from web.qr import qr_svg
+
+bp = Blueprint("table", __name__)
+
+
+def etag_for(kind: str, version: int) -> str:
+    """A strong ETag from the snapshot version (versions only grow; ``boot`` covers a restart)."""
+    return f'"{kind}-{web_state().boot}-{version}"'
+
+
+def not_modified(etag: str) -> bool:
+    return etag in request.if_none_match
+
+
+def render_table_partial(snapshot: dict) -> str:
+    """The live part of the Table page, rendered once per version however many phones ask."""
+    state = web_state()
+    version = int(snapshot.get("version", 0))
+    with state.cache_lock:
+        cached = state.partial_cache.get("table")
+    if cached and cached[0] == version:
+        return cached[1]
+    html = render_template("_table.html", s=snapshot)
+    with state.cache_lock:
+        state.partial_cache["table"] = (version, html)
+    return html
+
+
+@bp.get("/")
+def index() -> str:
+    snapshot = web_state().service.snapshot()
+    return render_template(
+        "table.html", s=snapshot, partial=render_table_partial(snapshot), qr=qr_svg(request.host_url),
+        url=request.host_url,
+    )
+
+
+@bp.get("/table/partial")
+def partial() -> Response:
+    """The live fragment for the page's script (SSE says when; ETag makes polling cheap)."""
+    snapshot = web_state().service.snapshot()
+    version = int(snapshot.get("version", 0))
+    etag = etag_for("table", version)
+    if not_modified(etag):
+        return Response(status=304, headers={"ETag": etag, "X-Loo-Version": str(version)})
+    resp = Response(render_table_partial(snapshot), mimetype="text/html")
+    resp.headers.update({"ETag": etag, "Cache-Control": "no-cache", "X-Loo-Version": str(version)})
+    return resp
+
+
+@bp.get("/qr.svg")
+def qr() -> Response:
+    return Response(str(qr_svg(request.host_url)), mimetype="image/svg+xml")
