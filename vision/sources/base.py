@@ -1,0 +1,178 @@
+"""The frame-source interface shared by every camera kind, its errors, and reopening with backoff.
+
+Why backoff lives here and not in the controller: a USB camera that is unplugged for a second, or a
+picamera2 pipeline that times out once, should cost the referee a few frames, not a restart; and
+every caller would otherwise write the same retry loop. A source that cannot come back within its
+budget raises :class:`SourceUnavailable`, which the controller turns into a status-LED fault.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import TracebackType
+
+import numpy as np
+
+
+class SourceError(RuntimeError):
+    """A frame source failed; the message is one line naming the source and what went wrong."""
+
+
+class SourceUnavailable(SourceError):
+    """The camera or file is missing, unplugged, or did not come back after reopening."""
+
+
+class SourceCorrupt(SourceError):
+    """A recording is truncated or holds an unreadable frame (reopening would not help)."""
+
+
+class SourceEnded(SourceError):
+    """A finite recording has no more frames (not a failure: iteration just stops)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One camera frame: BGR ``image`` (H×W×3 uint8), ``timestamp`` in seconds (monotonic for
+    live cameras, the recorded time for replays), ``index`` counting from 0, and optionally
+    ``lores``: a small greyscale image of the same view (picamera2's ISP-scaled stream) that the
+    watcher uses for motion checks instead of downscaling ``image`` itself."""
+
+    image: np.ndarray
+    timestamp: float
+    index: int
+    lores: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Reopen schedule: ``attempts`` tries, waiting ``initial`` s then doubling up to ``maximum``."""
+
+    attempts: int = 5
+    initial: float = 0.5
+    maximum: float = 8.0
+
+    def delays(self) -> Iterator[float]:
+        d = self.initial
+        for _ in range(self.attempts):
+            yield d
+            d = min(d * 2, self.maximum)
+
+
+class FrameSource:
+    """Base class: a context manager yielding :class:`Frame` from :meth:`read`.
+
+    Subclasses implement ``_open``, ``_close`` and ``_grab`` (returning ``(image, timestamp,
+    lores)`` or raising). Transient failures (``_grab`` raising :class:`SourceError` that is not
+    :class:`SourceCorrupt`/:class:`SourceEnded`) trigger a reopen with backoff; ``sleep`` and
+    ``clock`` are injectable so tests run instantly.
+    """
+
+    kind = "base"
+
+    def __init__(self, *, backoff: Backoff | None = None, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.backoff = backoff or Backoff()
+        self._sleep = sleep
+        self._clock = clock
+        self._index = 0
+        self._opened = False
+        self.reopens = 0  # how many times the source came back after a failure
+
+    # -- subclass hooks ------------------------------------------------------------------------
+    def _open(self) -> None:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        pass
+
+    def _grab(self) -> tuple[np.ndarray, float | None, np.ndarray | None]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.kind
+
+    # -- public API ----------------------------------------------------------------------------
+    def open(self) -> FrameSource:
+        if not self._opened:
+            self._open_with_backoff(first=True)
+        return self
+
+    def close(self) -> None:
+        if self._opened:
+            self._opened = False
+            self._close()
+
+    def __enter__(self) -> FrameSource:
+        return self.open()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Frame]:
+        self.open()
+        while True:
+            try:
+                yield self.read()
+            except SourceEnded:
+                return
+
+    def read(self) -> Frame:
+        """The next frame; reopens with backoff on a transient failure."""
+        if not self._opened:
+            self.open()
+        try:
+            image, ts, lores = self._grab()
+        except (SourceCorrupt, SourceEnded):
+            raise
+        except SourceError as first:
+            self._reopen(first)
+            image, ts, lores = self._grab()
+        frame = Frame(image, self._clock() if ts is None else ts, self._index, lores)
+        self._index += 1
+        return frame
+
+    def _open_with_backoff(self, *, first: bool) -> None:
+        last: SourceError | None = None
+        try:
+            self._open()
+            self._opened = True
+            if not first:
+                self.reopens += 1
+            return
+        except (SourceCorrupt, SourceEnded):
+            raise
+        except SourceError as exc:
+            last = exc
+        if self.backoff.attempts <= 0 and last is not None:
+            raise last if isinstance(last, SourceUnavailable) else SourceUnavailable(str(last))
+        for delay in self.backoff.delays():
+            self._sleep(delay)
+            try:
+                self._close()
+            except Exception:  # noqa: BLE001 - a half-open device may fail to close; reopening decides
+                pass
+            try:
+                self._open()
+                self._opened = True
+                if not first:
+                    self.reopens += 1
+                return
+            except (SourceCorrupt, SourceEnded):
+                raise
+            except SourceError as exc:
+                last = exc
+        raise SourceUnavailable(f"{self.describe()}: gave up after {self.backoff.attempts} reopen attempts: {last}")
+
+    def _reopen(self, cause: SourceError) -> None:
+        self._opened = False
+        try:
+            self._close()
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            self._open_with_backoff(first=False)
+        except SourceUnavailable as exc:
+            raise SourceUnavailable(f"{exc} (first failure: {cause})") from None
