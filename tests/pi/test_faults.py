@@ -1,0 +1,148 @@
+"""Game-night faults (issue 7), each against the real controller code, on the installed layout.
+
+The installed layout is systemd's: the ledger in the StateDirectory (`/var/lib/loo-table/ledger.db`,
+here `tmp_path/var/lib/loo-table/ledger.db`), backups in `backups/` beside it, the config in
+`/etc/loo-table/config.toml` naming both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from table.backup import backup_database
+from table.ledger import Ledger, LedgerCorrupt, LedgerWriteError
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "var" / "lib" / "loo-table"
+    d.mkdir(parents=True)
+    return d
+
+
+# --- ledger database corrupt at start -----------------------------------------------------------
+
+
+def corrupt(path: Path) -> None:
+    """Overwrite the middle of the file (where the events' pages are) with garbage, as a bad SD card does."""
+    data = bytearray(path.read_bytes())
+    assert len(data) >= 4096 * 3
+    data[4096:len(data) - 100] = b"\xa5" * (len(data) - 100 - 4096)
+    path.write_bytes(bytes(data))
+
+
+def filled_ledger(path: Path, events: int = 200) -> list[str]:
+    with Ledger(path) as ledger:
+        for i in range(events):
+            ledger.append("adjust_chips", {"player": "Ann", "delta": 1, "reason": f"r{i}" * 10}, key=f"k{i}")
+    return [f"k{i}" for i in range(events)]
+
+
+def test_corrupt_ledger_refuses_and_names_the_latest_backup(state_dir: Path) -> None:
+    db = state_dir / "ledger.db"
+    filled_ledger(db)
+    t = dt.datetime(2026, 11, 20, 4, 30, tzinfo=dt.UTC)
+    backup_database(db, state_dir / "backups", clock=lambda: t)
+    newest = backup_database(db, state_dir / "backups", clock=lambda: t + dt.timedelta(days=1))
+    corrupt(db)
+    with pytest.raises(LedgerCorrupt) as err:
+        Ledger(db, backup_dir=state_dir / "backups")
+    message = str(err.value)
+    assert "\n" not in message
+    assert str(db) in message and "corrupt" in message
+    assert str(newest.path) in message  # the latest, not the older one
+    assert f"--restore {newest.path}" in message and "systemctl stop loo-table" in message
+    # Following the printed instructions brings the table back with the backed-up events.
+    from table.backup import restore_backup
+
+    restore_backup(newest.path, db)
+    with Ledger(db, backup_dir=state_dir / "backups") as ledger:
+        assert ledger.integrity() == "ok"
+        assert len(ledger.events()) == 200
+
+
+def test_corrupt_ledger_without_backups_says_so(state_dir: Path) -> None:
+    db = state_dir / "ledger.db"
+    filled_ledger(db)
+    corrupt(db)
+    with pytest.raises(LedgerCorrupt, match="no backup found"):
+        Ledger(db, backup_dir=state_dir / "backups")
+
+
+# --- disk full while writing --------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def tiny_filesystem(where: Path, size_kb: int) -> Iterator[Path]:
+    """A real full disk: a tmpfs of `size_kb` (needs root and CAP_SYS_ADMIN, else the test skips)."""
+    where.mkdir(parents=True, exist_ok=True)
+    mount = shutil.which("mount")
+    if mount is None or os.geteuid() != 0:
+        pytest.skip("a tiny tmpfs needs root (mount); the max_page_count variant still runs")
+    done = subprocess.run([mount, "-t", "tmpfs", "-o", f"size={size_kb}k,mode=0755", "tmpfs", str(where)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill_until_refused(ledger: Ledger) -> tuple[list[str], LedgerWriteError]:
+    acknowledged: list[str] = []
+    for i in range(100_000):
+        try:
+            ledger.append("note", {"text": f"event {i} " + "x" * 900}, key=f"e{i}")
+        except LedgerWriteError as exc:
+            return acknowledged, exc
+        acknowledged.append(f"e{i}")
+    raise AssertionError("the disk never filled")
+
+
+def check_nothing_half_written(db: Path, acknowledged: list[str], refused_key: str) -> None:
+    with Ledger(db) as reopened:
+        assert reopened.integrity() == "ok"
+        keys = [e.key for e in reopened.events()]
+    assert keys == acknowledged  # every acknowledged event, in order, and nothing else
+    assert refused_key not in keys
+
+
+def test_disk_full_on_a_real_tiny_filesystem(tmp_path: Path) -> None:
+    mnt = tmp_path / "var" / "lib" / "loo-table"
+    with tiny_filesystem(mnt, 320):
+        db = mnt / "ledger.db"
+        ledger = Ledger(db)
+        acknowledged, exc = fill_until_refused(ledger)
+        assert len(acknowledged) > 10
+        assert "disk is full" in str(exc) and str(db) in str(exc)
+        assert ledger.failed is not None and "disk is full" in ledger.failed
+        # It stops accepting events (even small ones) and says why, rather than failing one by one.
+        with pytest.raises(LedgerWriteError, match="stopped accepting events: the disk is full"):
+            ledger.append("note", {"text": "tiny"}, key="after")
+        ledger.close()
+        subprocess.run(["mount", "-o", "remount,size=4m", str(mnt)], check=True)
+        check_nothing_half_written(db, acknowledged, f"e{len(acknowledged)}")
+
+
+def test_disk_full_simulated_with_max_page_count(state_dir: Path) -> None:
+    """The same on any machine: SQLite's max_page_count makes the file 'full' (SQLITE_FULL)."""
+    db = state_dir / "ledger.db"
+    ledger = Ledger(db)
+    pages = ledger._con.execute("PRAGMA page_count").fetchone()[0]
+    ledger._con.execute(f"PRAGMA max_page_count={pages + 40}")  # the only private access: no public knob
+    acknowledged, exc = fill_until_refused(ledger)
+    assert len(acknowledged) > 10
+    assert "disk is full" in str(exc)
+    with pytest.raises(LedgerWriteError, match="stopped accepting events"):
+        ledger.append("note", {"text": "tiny"}, key="after")
+    ledger.close()
+    check_nothing_half_written(db, acknowledged, f"e{len(acknowledged)}")
