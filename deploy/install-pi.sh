@@ -95,8 +95,10 @@ write_file() {
 
 # --- 0. where are we? ------------------------------------------------------------------------
 [ -r "$OS_RELEASE" ] || die "cannot read $OS_RELEASE (not a Debian-based system?)"
-OS_ID="$(. "$OS_RELEASE" && echo "${ID:-}")"
-CODENAME="$(. "$OS_RELEASE" && echo "${VERSION_CODENAME:-}")"
+# Read the two fields rather than sourcing the file: it is data, not a script.
+os_field() { sed -n "s/^$1=//p" "$OS_RELEASE" | tr -d "\"'" | head -n 1; }
+OS_ID="$(os_field ID)"
+CODENAME="$(os_field VERSION_CODENAME)"
 case "$OS_ID" in
   debian|raspbian) ;;
   *) die "unsupported OS '$OS_ID' in $OS_RELEASE: Raspberry Pi OS (debian) bookworm or trixie needed" ;;
@@ -120,7 +122,7 @@ esac
 BOARD="$(tr -d '\0' < "$BOARD_MODEL_FILE" 2>/dev/null || true)"
 case "$BOARD" in
   *"Raspberry Pi 5"*) BOARD_KIND=pi5 ;;
-  *"Raspberry Pi 4"*|*"Raspberry Pi 400"*|*"Compute Module 4"*) BOARD_KIND=pi4 ;;
+  *"Raspberry Pi 4"*|*"Compute Module 4"*) BOARD_KIND=pi4 ;;  # also matches the Pi 400
   *) BOARD_KIND=other
      echo "warning: board '${BOARD:-unknown}' is not a Pi 4 or Pi 5; continuing" >&2 ;;
 esac

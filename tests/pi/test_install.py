@@ -21,7 +21,7 @@ BASH = shutil.which("bash") or "/bin/bash"
 def os_release(tmp_path: Path, codename: str, os_id: str = "debian") -> Path:
     path = tmp_path / f"os-release-{codename}"
     path.write_text(
-        f'PRETTY_NAME="Debian GNU/Linux ({codename})"\nID={os_id}\nVERSION_CODENAME={codename}\n'
+        f'PRETTY_NAME="Debian GNU/Linux ({codename})"\nID="{os_id}"\nVERSION_CODENAME={codename}\n'
     )
     return path
 
