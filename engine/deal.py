@@ -1,44 +1,136 @@
-"""One deal of Loo: the state machine of loo-rules.md §4–§11 (skeleton; being filled in)."""
+"""One deal of Loo: the state machine of loo-rules.md §4–§11.
+
+A ``Deal`` is driven by actions (``engine.actions``) pushed one at a time. It runs in two modes:
+
+* **known hands** (``hands=`` given): simulation, bots, tests. ``legal_moves`` lists what may be
+  done now; with ``enforce=True`` an illegal play raises ``IllegalActionError``.
+* **unknown hands** (the camera's table): the engine sees a card only when it is played (plus the
+  turn-up, flush claims, shown Pam, exposed cards). Every physical play by the seat on turn is
+  accepted, and a revoke is proven the moment a witness card appears (§11.2).
+
+Both modes share one revoke detector, so a revoke a bot commits is reported exactly as the camera
+would have proven it (same ``detected_in_trick``).
+
+``pop()`` and ``copy()`` replay the deal's actions from the start: a deal is at most ~70 actions,
+and keeping no undo snapshots keeps ``push`` (the hot path of simulation) cheap.
+"""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import combinations
+from typing import Any, Final
 
-from engine.actions import Action, Play
-from engine.cards import Card
+from engine.actions import (
+    MISS,
+    Action,
+    CallCivil,
+    ClaimFlush,
+    Declare,
+    Exchange,
+    Expose,
+    Misdeal,
+    Penalise,
+    Play,
+    ShowPam,
+    TakeTurnUp,
+    TurnUp,
+)
+from engine.cards import DECK, Card
+from engine.errors import IllegalActionError, InvalidInputError, OutOfTurnError
 from engine.options import Options, Variant
 from engine.outcome import Revoke, Settlement
 
-__all__ = ["Deal", "LegalMoves"]
+__all__ = ["Deal", "LegalMoves", "PHASES", "flush_key"]
 
-PHASES = ("turn_up", "take_turnup", "declare", "exchange", "flush", "play", "over")
+PHASES: Final = ("turn_up", "take_turnup", "declare", "exchange", "flush", "play", "over")
+
+_FREE: Final = -1.0
+"""Tier of Pam under ``pam_rule = free``: always legal, never a witness."""
+
+
+class _PlayRecord:
+    """One card played, with what is needed to judge it later (§11.2)."""
+
+    __slots__ = ("player", "trick", "card", "kind", "led", "win_power", "trumped", "civil",
+                 "evidence", "proven")
+
+    def __init__(self, player: str, trick: int, card: Card, kind: str, led: str,
+                 win_power: int, trumped: bool, civil: bool) -> None:
+        self.player = player
+        self.trick = trick          # 1-based
+        self.card = card
+        self.kind = kind            # "follow", "lead1", "lead2" or "free"
+        self.led = led              # effective suit led ("" for a lead)
+        self.win_power = win_power  # power of the current winner before this card
+        self.trumped = trumped      # a trump was already on a plain-suit trick
+        self.civil = civil          # "Pam be civil" in force on this trick
+        self.evidence: list[Card] = []
+        self.proven = False
 
 
 class LegalMoves:
-    """A lazy view of the legal actions now (like python-chess's ``board.legal_moves``)."""
+    """A lazy view of the legal actions now (known hands), like python-chess's ``legal_moves``.
+
+    Iterating generates actions; ``len()`` counts them; ``action in deal.legal_moves`` checks one
+    action without generating the others. Operator events (``Expose``, ``Penalise``, ``Misdeal``)
+    are never listed. With unknown hands only declarations and ``CallCivil`` can be listed.
+    """
+
+    __slots__ = ("_deal",)
 
     def __init__(self, deal: Deal) -> None:
         self._deal = deal
 
     def __iter__(self) -> Iterator[Action]:
-        raise NotImplementedError
+        return self._deal._generate_legal()
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
 
+    def __bool__(self) -> bool:
+        return any(True for _ in self)
+
     def __contains__(self, action: object) -> bool:
-        raise NotImplementedError
+        return self._deal._is_legal(action)
+
+    def __repr__(self) -> str:
+        return f"<LegalMoves ({', '.join(map(str, self))})>"
+
+
+def flush_key(cards: Sequence[Card], trump: str, pam: Card | None,
+              ranking: str) -> tuple[int, ...] | None:
+    """The strength of five cards as a flush (§7.2), or None if they are not a flush.
+
+    Larger compares better. ``pam_first``: (class, ranks high to low) with class 3 Pam-flush,
+    2 trump flush, 1 plain flush. ``trump_first``: class 2 for a flush in the trump suit, 1 for a
+    plain one, Pam counted as the highest card (15).
+    """
+    if len(cards) != 5 or len(set(cards)) != 5:
+        return None
+    has_pam = pam is not None and pam in cards
+    rest = [c for c in cards if c is not pam] if has_pam else list(cards)
+    suits = {c.suit for c in rest}
+    if len(suits) != 1:
+        return None
+    suit = next(iter(suits))
+    ranks = sorted((c.rank for c in rest), reverse=True)
+    if ranking == "pam_first":
+        cls = 3 if has_pam else (2 if suit == trump else 1)
+        return (cls, *ranks)
+    cls = 2 if suit == trump else 1
+    return (cls, *([15] if has_pam else []), *ranks)
+
+
+def _card(value: Card | str) -> Card:
+    return value if isinstance(value, Card) else Card.parse(value)
 
 
 class Deal:
-    """One deal, driven by ``push(action)``.
+    """One deal (§4–§11), driven by ``push(action)``. See the module docstring for the modes."""
 
-    Known hands (``hands=`` given): simulation, bots, tests — ``legal_moves`` works and, with
-    ``enforce=True``, an illegal play raises IllegalActionError. Unknown hands (the camera's
-    table): every physical play is accepted and ``revokes`` grows the moment a witness appears.
-    """
-
+    # ------------------------------------------------------------------ construction
     def __init__(
         self,
         options: Options | Variant | str,
@@ -54,7 +146,108 @@ class Deal:
         known_holdings: Mapping[str, Iterable[Card | str]] | None = None,
         enforce: bool = True,
     ) -> None:
-        raise NotImplementedError
+        opts = options if isinstance(options, Options) else Options.for_variant(options)
+        self._opts = opts
+        players = tuple(players)
+        if len(set(players)) != len(players):
+            raise InvalidInputError("player names must be different")
+        for p in players:
+            if not isinstance(p, str) or not p.strip():
+                raise InvalidInputError(f"a player needs a name, not {p!r}")
+            if p == MISS:
+                raise InvalidInputError(f"{MISS!r} is reserved for the miss; choose another name")
+        if not opts.players_min <= len(players) <= opts.players_max:
+            raise InvalidInputError(
+                f"{opts.variant} needs {opts.players_min} to {opts.players_max} players,"
+                f" not {len(players)}"
+            )
+        if dealer not in players:
+            raise InvalidInputError(f"the dealer {dealer!r} is not at the table")
+        self._players = players
+        self._dealer = dealer
+        di = players.index(dealer)
+        self._order: tuple[str, ...] = players[di + 1:] + players[:di + 1]
+        if balances is None:
+            balances = {p: 0 for p in players}
+        unknown = set(balances) - set(players)
+        if unknown:
+            raise InvalidInputError(f"balance given for a player not at the table: {sorted(unknown)[0]!r}")
+        missing = [p for p in players if p not in balances]
+        if missing:
+            raise InvalidInputError(f"no balance given for {missing[0]!r}")
+        for p, b in balances.items():
+            if type(b) is not int:
+                raise InvalidInputError(f"{p}'s balance must be a whole number of chips")
+        self._balances_before = {p: balances[p] for p in players}
+        if type(pool_before) is not int or pool_before < 0:
+            raise InvalidInputError("pool_before must be a whole number ≥ 0")
+        self._pool_before = pool_before
+        if antes is None:
+            a = opts.ante_amount
+            if opts.ante_mode == "dealer_only":
+                antes = {dealer: a}
+            elif opts.ante_mode == "all_players":
+                antes = {p: a for p in players}
+            else:
+                antes = {p: (2 * a if p == dealer else a) for p in players}
+        for p, v in antes.items():
+            if p not in players:
+                raise InvalidInputError(f"ante given for a player not at the table: {p!r}")
+            if type(v) is not int or v < 0:
+                raise InvalidInputError(f"{p}'s ante must be a whole number ≥ 0")
+        self._antes = {p: v for p, v in antes.items() if v}
+        self._p0 = pool_before + sum(self._antes.values())
+        self._loo = opts.loo_for(self._p0)
+        self._total = sum(self._balances_before.values()) + pool_before
+
+        # known hands
+        self._known = hands is not None
+        self._enforce = enforce and self._known
+        self._init_hands: dict[str, list[Card]] = {}
+        self._init_miss: list[Card] = []
+        self._init_stock: list[Card] = []
+        if hands is not None:
+            seen: set[Card] = set()
+
+            def take(cards: Iterable[Card | str], what: str) -> list[Card]:
+                out = [_card(c) for c in cards]
+                for c in out:
+                    if c in seen:
+                        raise InvalidInputError(f"{c} is dealt twice ({what})")
+                    seen.add(c)
+                return out
+
+            for p in hands:
+                if p not in players:
+                    raise InvalidInputError(f"hand given for a player not at the table: {p!r}")
+            for p in players:
+                if p not in hands:
+                    raise InvalidInputError(f"no hand given for {p!r}")
+                h = take(hands[p], f"{p}'s hand")
+                if len(h) != opts.hand_size:
+                    raise InvalidInputError(f"{p} must hold {opts.hand_size} cards, not {len(h)}")
+                self._init_hands[p] = h
+            if opts.miss:
+                if miss is None:
+                    raise InvalidInputError("three-card loo with known hands needs the miss")
+                self._init_miss = take(miss, "the miss")
+                if len(self._init_miss) != opts.hand_size:
+                    raise InvalidInputError(f"the miss must have {opts.hand_size} cards")
+            if stock is not None:
+                self._init_stock = take(stock, "the stock")
+            else:
+                self._init_stock = [c for c in DECK if c not in seen]
+        elif miss is not None or stock is not None:
+            raise InvalidInputError("a miss or stock can only be given with known hands")
+        self._init_holdings: dict[str, list[Card]] = {}
+        for p, cards in (known_holdings or {}).items():
+            if p not in players:
+                raise InvalidInputError(f"known holdings given for a player not at the table: {p!r}")
+            cs = [_card(c) for c in cards]
+            if self._known and any(c not in self._init_hands[p] for c in cs):
+                raise InvalidInputError(f"{p}'s known holdings are not in his hand")
+            self._init_holdings[p] = cs
+        self._reset()
 
     @classmethod
     def shuffled(
@@ -63,34 +256,1143 @@ class Deal:
         players: Sequence[str],
         dealer: str,
         rng: random.Random,
-        **kwargs: object,
+        **kwargs: Any,
     ) -> Deal:
-        """A known-hands deal dealt from a pack shuffled by ``rng``, turn-up already pushed."""
-        raise NotImplementedError
+        """A known-hands deal dealt one card at a time from a pack shuffled by ``rng``.
 
-    def push(self, action: Action) -> None:
-        """Apply ``action``; raise IllegalActionError / OutOfTurnError (state unchanged) if not allowed."""
-        raise NotImplementedError
+        The miss (three-card) is dealt after the hands, then the turn-up, which is pushed; the rest
+        is the stock. ``kwargs`` go to the constructor (balances, pool_before, antes, enforce).
+        """
+        opts = options if isinstance(options, Options) else Options.for_variant(options)
+        deck = list(DECK)
+        rng.shuffle(deck)
+        players = tuple(players)
+        di = players.index(dealer) if dealer in players else 0
+        order = players[di + 1:] + players[:di + 1]
+        n = opts.hand_size
+        hands = {p: deck[i:len(order) * n:len(order)] for i, p in enumerate(order)}
+        pos = len(order) * n
+        miss = deck[pos:pos + n] if opts.miss else None
+        if miss is not None:
+            pos += n
+        turn_up = deck[pos]
+        deal = cls(opts, players, dealer, hands=hands, miss=miss, stock=deck[pos:], **kwargs)
+        deal.push(TurnUp(turn_up))
+        return deal
 
-    def pop(self) -> Action:
-        """Undo the last action and return it."""
-        raise NotImplementedError
+    def _reset(self) -> None:
+        """The state right after the antes, before the turn-up."""
+        self._moves: list[Action] = []
+        self._phase = "turn_up"
+        self._turn_up: Card | None = None
+        self._trump: str | None = None
+        self._pam: Card | None = None
+        self._boss: tuple[Card, ...] = ()
+        self._forced = False
+        self._miss_withdrawn = not self._opts.miss
+        self._decl: dict[str, str] = {}
+        self._decl_idx = 0
+        self._pending_exchange: str | None = None
+        self._miss_taker: str | None = None
+        self._standers: list[str] = []
+        self._exch_queue: list[str] = []
+        self._exchanges: dict[str, int] = {}
+        self._hands: dict[str, list[Card]] = {p: list(h) for p, h in self._init_hands.items()}
+        self._stock: list[Card] = list(self._init_stock)
+        self._discards: list[tuple[str, Card]] = []
+        self._claims: list[tuple[str, tuple[Card, ...], tuple[int, ...] | None]] = []
+        self._pam_shown: list[str] = []
+        self._holdings: dict[str, list[Card]] = {p: list(c) for p, c in self._init_holdings.items()}
+        self._penalties: dict[str, list[int]] = {}
+        self._tricks: list[list[tuple[str, Card]]] = []
+        self._cur: list[tuple[str, Card]] = []
+        self._cur_led = ""
+        self._cur_power = -1
+        self._cur_winner = ""
+        self._cur_trumped = False
+        self._winners: list[str] = []
+        self._leader = 0
+        self._civil_called: set[int] = set()
+        self._played: dict[Card, tuple[str, int]] = {}
+        self._records: list[_PlayRecord] = []
+        self._revokes: list[Revoke] = []
+        self._outcome: str | None = None
+        self._lone: str | None = None
+        self._warnings: list[str] = []
+        self._legal_cache: tuple[int, list[Card]] | None = None
 
-    def copy(self) -> Deal:
-        """An independent copy (same actions)."""
-        raise NotImplementedError
+    # ------------------------------------------------------------------ read-only state
+    @property
+    def options(self) -> Options:
+        """The house rules of this deal."""
+        return self._opts
+
+    @property
+    def variant(self) -> Variant:
+        """The game being played."""
+        return self._opts.variant
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        """Seat names, clockwise."""
+        return self._players
+
+    @property
+    def dealer(self) -> str:
+        """The dealer's name."""
+        return self._dealer
+
+    @property
+    def eldest(self) -> str:
+        """The seat after the dealer (first to declare)."""
+        return self._order[0]
+
+    @property
+    def phase(self) -> str:
+        """One of ``PHASES``."""
+        return self._phase
+
+    @property
+    def known_hands(self) -> bool:
+        """Whether the deal was built with known hands (simulation) rather than for the camera."""
+        return self._known
+
+    @property
+    def turn_up(self) -> Card | None:
+        """The turn-up, once turned."""
+        return self._turn_up
+
+    @property
+    def trump(self) -> str | None:
+        """The trump suit letter, once the turn-up is known."""
+        return self._trump
+
+    @property
+    def pam(self) -> Card | None:
+        """The Pam card in play this deal (None without Pam, or when Pam is the turn-up)."""
+        return self._pam
+
+    @property
+    def pool_before(self) -> int:
+        """Chips carried into this deal before the ante."""
+        return self._pool_before
+
+    @property
+    def antes(self) -> dict[str, int]:
+        """Chips each player put in as ante for this deal."""
+        return dict(self._antes)
+
+    @property
+    def pool_at_play(self) -> int:
+        """P0: pool before + antes; the amount divided by tricks (§2)."""
+        return self._p0
+
+    @property
+    def loo_amount(self) -> int:
+        """L, the amount of one loo in this deal (§2)."""
+        return self._loo
+
+    @property
+    def balances_before(self) -> dict[str, int]:
+        """Every player's chips before this deal's ante."""
+        return dict(self._balances_before)
+
+    @property
+    def forced(self) -> bool:
+        """Whether nobody may pass (bold stand / force / must / club law)."""
+        return self._forced
+
+    @property
+    def declarations(self) -> dict[str, str]:
+        """Declarations so far, ``{player: action}``."""
+        return dict(self._decl)
+
+    @property
+    def exchanges(self) -> dict[str, int]:
+        """Cards exchanged so far, ``{player: count}``."""
+        return dict(self._exchanges)
+
+    @property
+    def standers(self) -> list[str]:
+        """Who plays, in play order from the dealer's left (``"MISS"`` for a defended miss)."""
+        return list(self._standers)
+
+    @property
+    def miss_taker(self) -> str | None:
+        """The player who took the miss, if any."""
+        return self._miss_taker
+
+    @property
+    def to_act(self) -> str | None:
+        """The player (or ``"MISS"``) whose action is awaited; None for operator events / over."""
+        ph = self._phase
+        if ph == "declare":
+            if self._pending_exchange is not None:
+                return self._pending_exchange
+            return self._order[self._decl_idx]
+        if ph == "take_turnup":
+            return self._dealer
+        if ph == "exchange":
+            return self._exch_queue[0]
+        if ph == "flush":
+            return None if self._flush_won() else self._standers[0]
+        if ph == "play":
+            return self._standers[(self._leader + len(self._cur)) % len(self._standers)]
+        return None
+
+    @property
+    def current_trick(self) -> list[tuple[str, Card]]:
+        """The plays of the trick in progress (empty between tricks)."""
+        return list(self._cur)
+
+    @property
+    def trick_number(self) -> int:
+        """1-based number of the trick in progress (or about to start)."""
+        return min(len(self._tricks) + 1, self._opts.hand_size)
+
+    @property
+    def tricks(self) -> list[list[tuple[str, Card]]]:
+        """Completed tricks, each a list of (player, card) in order of play."""
+        return [list(t) for t in self._tricks]
+
+    @property
+    def trick_winners(self) -> list[str]:
+        """The winner of each completed trick."""
+        return list(self._winners)
+
+    @property
+    def tricks_won(self) -> dict[str, int]:
+        """Tricks won so far by each stander."""
+        out = {p: 0 for p in self._standers}
+        for w in self._winners:
+            out[w] = out.get(w, 0) + 1
+        return out
+
+    @property
+    def revokes(self) -> list[Revoke]:
+        """Revokes proven so far, in order of detection (grows during play)."""
+        return list(self._revokes)
+
+    @property
+    def flush_claims(self) -> list[tuple[str, tuple[Card, ...], bool]]:
+        """Flush claims so far: (player, cards, valid)."""
+        return [(p, cs, k is not None) for p, cs, k in self._claims]
+
+    @property
+    def pam_shown(self) -> list[str]:
+        """Players who showed Pam."""
+        return list(self._pam_shown)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Irregularities noted without penalty (e.g. out of turn with ``warn_only``)."""
+        return list(self._warnings)
+
+    @property
+    def moves(self) -> list[Action]:
+        """Every action pushed, in order."""
+        return list(self._moves)
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the deal can be settled (last trick played, no play, flush or misdeal)."""
+        return self._phase == "over" or (self._phase == "flush" and self._flush_won())
+
+    def hand(self, player: str) -> list[Card]:
+        """A player's current hand (known hands only)."""
+        if not self._known:
+            raise IllegalActionError("the hands are not known at this table")
+        if player not in self._hands:
+            raise InvalidInputError(f"no such seat: {player!r}")
+        return list(self._hands[player])
+
+    def known_holdings(self, player: str) -> list[Card]:
+        """Cards known to have been held by ``player`` from the start (evidence for §11)."""
+        return list(self._holdings.get(player, ()))
 
     @property
     def legal_moves(self) -> LegalMoves:
-        """Lazy view of the legal actions (known hands only)."""
+        """Lazy view of the legal actions now (see ``LegalMoves``)."""
         return LegalMoves(self)
 
-    def settle(self) -> Settlement:
-        """The settlement; only when the deal is over (after the last trick, or no play)."""
-        raise NotImplementedError
+    def __repr__(self) -> str:
+        return (f"<Deal {self._opts.variant} dealer={self._dealer} phase={self._phase}"
+                f" moves={len(self._moves)}>")
+
+    # ------------------------------------------------------------------ card helpers
+    def _is_trump(self, c: Card) -> bool:
+        return c.suit == self._trump or c is self._pam
+
+    def _esuit(self, c: Card) -> str:
+        if c is self._pam:
+            assert self._trump is not None
+            return self._trump
+        return c.suit
+
+    def _power(self, c: Card, led: str) -> int:
+        if c is self._pam:
+            return 1000
+        if c.suit == self._trump:
+            return 100 + c.rank
+        if c.suit == led:
+            return c.rank
+        return 0
+
+    def _tier(self, x: Card, led: str, wp: int, civil: bool) -> float:
+        """§8.2: lower tier = stronger obligation; the legal cards are those of the lowest tier."""
+        o = self._opts
+        trump = self._trump
+        if x is self._pam:
+            if o.pam_rule == "free":
+                return _FREE
+            if civil:
+                return 99.0 if o.pam_civil_strict else 2.5
+            es = trump
+            pw = 1000
+        else:
+            es = x.suit
+            pw = 100 + x.rank if es == trump else (x.rank if es == led else 0)
+        if es == led:
+            return 1.0 if (o.must_head and pw > wp) else 2.0
+        if es == trump:
+            if pw > wp:
+                return 3.0 if o.must_trump else 5.0
+            return 4.0 if (o.must_trump and o.must_undertrump) else 5.0
+        return 5.0
+
+    def _civil_now(self) -> bool:
+        """Whether "Pam be civil" binds the trick in progress (§8.6)."""
+        if self._pam is None or not self._cur:
+            return False
+        lead = self._cur[0][1]
+        if lead.suit != self._trump or lead.rank != 14 or lead is self._pam:
+            return False
+        mode = self._opts.pam_be_civil
+        if mode == "automatic":
+            return True
+        if mode == "on_call":
+            return len(self._tricks) + 1 in self._civil_called
+        return False
+
+    def _flush_won(self) -> bool:
+        return any(k is not None for _, _, k in self._claims)
+
+    def _lead_kind(self) -> str:
+        o = self._opts
+        if o.lead_rules == "none":
+            return "free"
+        t = len(self._tricks) + 1
+        if t == 1:
+            return "lead1"
+        if t == 2 and o.second_lead_rule:
+            return "lead2"
+        return "free"
+
+    # ------------------------------------------------------------------ rule checks (§8, §11)
+    def _lead_violation(self, kind: str, c: Card, ev: Sequence[Card]) -> tuple[str, Card] | None:
+        """Whether leading ``c`` while also holding ``ev`` breaks a lead law; (rule, witness)."""
+        if kind == "free":
+            return None
+        trump = self._trump
+        o = self._opts
+        is_t = self._is_trump
+        if kind == "lead2":
+            if is_t(c):
+                pc = self._power(c, "")
+                for w in ev:
+                    if is_t(w) and self._power(w, "") > pc:
+                        return ("lead_trump_after_first_trick", w)
+                return None
+            for w in ev:
+                if is_t(w):
+                    return ("lead_trump_after_first_trick", w)
+            return None
+        boss = self._boss
+        higher = boss[:boss.index(c)] if c in boss else boss
+        for w in ev:
+            if w in higher:
+                return ("lead_boss_trump", w)
+        if is_t(c):
+            if o.lead_rules == "parlett_cassell" or o.two_trumps_lead == "highest":
+                pc = self._power(c, "")
+                for w in ev:
+                    if is_t(w) and self._power(w, "") > pc:
+                        return ("lead_highest_trump", w)
+            return None
+        if o.lead_rules == "parlett_cassell":
+            for w in ev:
+                if is_t(w):
+                    return ("lead_highest_trump", w)
+            for w in ev:
+                if w.rank > c.rank:
+                    return ("lead_highest_card", w)
+            return None
+        seen = 0
+        for w in ev:
+            if is_t(w):
+                seen += 1
+                if seen == 2:
+                    rule = "lead_highest_trump" if o.two_trumps_lead == "highest" else "lead_a_trump"
+                    return (rule, w)
+        del trump
+        return None
+
+    def _follow_violation(self, r: _PlayRecord, ev: Sequence[Card]) -> tuple[str, Card] | None:
+        """Whether ``r.card`` had a lower-tier card in ``ev`` (§8.2); (rule, witness)."""
+        tc = self._tier(r.card, r.led, r.win_power, r.civil)
+        if tc == _FREE:
+            return None
+        for w in ev:
+            tw = self._tier(w, r.led, r.win_power, r.civil)
+            if tw == _FREE or tw >= tc:
+                continue
+            return (self._follow_rule(r, tc, tw), w)
+        return None
+
+    def _follow_rule(self, r: _PlayRecord, tc: float, tw: float) -> str:
+        c = r.card
+        if c is self._pam and r.civil and tc in (2.5, 99.0):
+            return "pam_civil"
+        if tw <= 2.0:
+            return "must_head" if self._esuit(c) == r.led else "must_follow"
+        if tw == 2.5:
+            return "must_follow"
+        if tw == 3.0:
+            return "must_overtrump" if (self._is_trump(c) or r.trumped) else "must_trump"
+        return "must_undertrump"
+
+    def _violation(self, r: _PlayRecord, ev: Sequence[Card]) -> tuple[str, Card] | None:
+        if r.kind == "follow":
+            return self._follow_violation(r, ev)
+        return self._lead_violation(r.kind, r.card, ev)
+
+    def _legal_cards(self) -> list[Card]:
+        """The cards the player on turn may play (known hands)."""
+        key = len(self._moves)
+        cache = self._legal_cache
+        if cache is not None and cache[0] == key:
+            return cache[1]
+        p = self.to_act
+        assert p is not None
+        hand = self._hands[p]
+        if not self._cur:
+            kind = self._lead_kind()
+            if kind == "free":
+                legal = list(hand)
+            else:
+                legal = [c for c in hand
+                         if self._lead_violation(kind, c, [x for x in hand if x is not c]) is None]
+        else:
+            led, wp, civil = self._cur_led, self._cur_power, self._civil_now()
+            tiers = [self._tier(c, led, wp, civil) for c in hand]
+            real = [t for t in tiers if t != _FREE]
+            best = min(real) if real else _FREE
+            legal = [c for c, t in zip(hand, tiers, strict=True) if t == best or t == _FREE]
+        self._legal_cache = (key, legal)
+        return legal
+
+    # ------------------------------------------------------------------ push / pop
+    def push(self, action: Action) -> None:
+        """Apply ``action``. Raises IllegalActionError (OutOfTurnError) or InvalidInputError and
+        leaves the deal unchanged when the action is not allowed now."""
+        handler = _HANDLERS.get(type(action))
+        if handler is None:
+            raise InvalidInputError(f"not an action: {action!r}")
+        handler(self, action)
+        self._moves.append(action)
 
     def play(self, player: str, card: Card | str) -> None:
-        """Shorthand for ``push(Play(player, Card.parse(card)))``."""
-        self.push(Play(player, card if isinstance(card, Card) else Card.parse(card)))
+        """Shorthand for ``push(Play(player, card))``."""
+        self.push(Play(player, _card(card)))
 
-    revokes: list[Revoke]
+    def pop(self) -> Action:
+        """Undo the last action and return it (replays the others from the start)."""
+        if not self._moves:
+            raise IllegalActionError("nothing to undo")
+        moves = self._moves
+        last = moves[-1]
+        self._reset()
+        for a in moves[:-1]:
+            self.push(a)
+        return last
+
+    def copy(self) -> Deal:
+        """An independent deal in the same position (same actions pushed)."""
+        new = object.__new__(Deal)
+        for name in ("_opts", "_players", "_dealer", "_order", "_balances_before",
+                     "_pool_before", "_antes", "_p0", "_loo", "_total", "_known", "_enforce",
+                     "_init_hands", "_init_miss", "_init_stock", "_init_holdings"):
+            setattr(new, name, getattr(self, name))
+        new._reset()
+        for a in self._moves:
+            new.push(a)
+        return new
+
+    # -- individual actions (each validates fully before changing anything)
+    def _check_phase(self, *phases: str) -> None:
+        if self._phase not in phases:
+            if self._phase == "over":
+                raise IllegalActionError("the deal is over")
+            raise IllegalActionError(f"not now: the deal is in its {self._phase} phase")
+
+    def _check_player(self, player: str) -> None:
+        if player not in self._players:
+            raise InvalidInputError(f"{player!r} is not at the table")
+
+    def _do_turn_up(self, a: TurnUp) -> None:
+        self._check_phase("turn_up")
+        c = _card(a.card)
+        if self._known:
+            for p, h in self._init_hands.items():
+                if c in h:
+                    raise IllegalActionError(f"{c} is in {p}'s hand; it cannot be the turn-up")
+            if c in self._init_miss:
+                raise IllegalActionError(f"{c} is in the miss; it cannot be the turn-up")
+            if c in self._stock:
+                self._stock.remove(c)
+        for p, cs in self._holdings.items():
+            if c in cs and not (p == self._dealer and self._opts.dealer_takes_turnup):
+                raise IllegalActionError(f"{c} is known to be in {p}'s hand")
+        o = self._opts
+        self._turn_up = c
+        self._trump = c.suit
+        if o.pam:
+            pam = {"jack_of_clubs": Card(11, "C"), "jack_of_spades": Card(11, "S"),
+                   "jack_of_trumps": Card(11, c.suit)}[o.pam_identity]
+            self._pam = None if (pam is c and not o.dealer_takes_turnup) else pam
+        ace = Card(14, c.suit)
+        top = Card(13, c.suit) if ace is c else ace
+        self._boss = (self._pam, top) if self._pam is not None else (top,)
+        club_law = o.club_law and c.suit == "C"
+        self._forced = club_law or (o.force_when_pool_is_ante_only and self._pool_before == 0)
+        if club_law or (self._forced and o.force_miss == "none"):
+            self._miss_withdrawn = True
+        if o.dealer_takes_turnup:
+            if self._known:
+                self._hands[self._dealer].append(c)
+                self._phase = "take_turnup"
+                return
+            self._holdings.setdefault(self._dealer, []).append(c)
+        self._phase = "declare"
+
+    def _do_take_turnup(self, a: TakeTurnUp) -> None:
+        self._check_phase("take_turnup")
+        hand = self._hands[self._dealer]
+        d = a.discard
+        if d is None or d not in hand or d is self._turn_up:
+            raise IllegalActionError(
+                f"{self._dealer} must discard one card of his hand other than the turn-up")
+        hand.remove(d)
+        self._discards.append((self._dealer, d))
+        self._holdings.setdefault(self._dealer, []).append(self._turn_up)  # type: ignore[arg-type]
+        self._phase = "declare"
+
+    def allowed_declarations(self) -> tuple[str, ...]:
+        """The declarations open to the player now declaring (§5.1, §6, §7.1)."""
+        if self._phase != "declare" or self._pending_exchange is not None:
+            return ()
+        o = self._opts
+        i = self._decl_idx
+        miss_free = not self._miss_withdrawn and self._miss_taker is None
+        if self._forced:
+            if o.miss and miss_free and (o.force_miss == "normal"
+                                         or (o.force_miss == "eldest_only" and i == 0)):
+                return ("play", "take_miss")
+            return ("play",)
+        if i < len(self._order) - 1:
+            return ("play", "take_miss", "pass") if miss_free else ("play", "pass")
+        standing = [self._decl[q] for q in self._order[:-1] if self._decl[q] != "pass"]
+        if standing == ["play"] and o.lone_stander == "dealer_contests":
+            return ("play", "take_miss", "defend_miss") if miss_free else ("play",)
+        return ("play", "take_miss", "pass") if miss_free else ("play", "pass")
+
+    def _do_declare(self, a: Declare) -> None:
+        self._check_phase("declare")
+        self._check_player(a.player)
+        p = self.to_act
+        if self._pending_exchange is not None:
+            raise OutOfTurnError(f"{p} must first say how many cards he exchanges")
+        if a.player != p:
+            raise OutOfTurnError(f"it is {p}'s turn to declare, not {a.player}'s")
+        allowed = self.allowed_declarations()
+        if a.action not in allowed:
+            raise IllegalActionError(
+                f"{p} may not {a.action.replace('_', ' ')} now; allowed: {', '.join(allowed)}")
+        o = self._opts
+        if a.action != "pass" and a.action != "defend_miss" and not o.allow_negative_balance:
+            have = self._balances_before[p] - self._antes.get(p, 0)
+            if have < self._loo:
+                raise IllegalActionError(
+                    f"{p} has {have} chips and cannot cover a loo of {self._loo}; he must pass")
+        self._decl[p] = a.action
+        if a.action == "take_miss":
+            self._miss_taker = p
+            if self._known:
+                self._hands[p] = list(self._init_miss)
+        elif a.action == "defend_miss" and self._known:
+            self._hands[MISS] = list(self._init_miss)
+        self._decl_idx += 1
+        if (o.exchange and o.exchange_timing == "with_declaration"
+                and a.action in ("play", "take_miss")):
+            self._pending_exchange = p
+        self._after_declaration()
+
+    def _after_declaration(self) -> None:
+        if self._pending_exchange is not None:
+            return
+        order = self._order
+        if self._decl_idx == len(order) - 1 and not self._forced:
+            if all(self._decl[q] == "pass" for q in order[:-1]):
+                # §5.1 case 2 / §7.1: everyone before the dealer passed
+                self._outcome = "all_pass"
+                self._phase = "over"
+                return
+        if self._decl_idx < len(order):
+            return
+        standers = [q for q in order if self._decl[q] in ("play", "take_miss")]
+        if self._decl[self._dealer] == "defend_miss":
+            standers.append(MISS)
+        self._standers = standers
+        if len(standers) == 1:
+            self._outcome = "lone_stander"
+            self._lone = standers[0]
+            self._phase = "over"
+            return
+        o = self._opts
+        if o.exchange and o.exchange_timing == "after_all_declare":
+            self._exch_queue = [q for q in standers if q != MISS]
+            self._phase = "exchange"
+            return
+        self._phase = "flush" if o.flushes else "play"
+
+    def _exchange_room(self, player: str) -> int:
+        """How many cards ``player`` can draw now (known hands)."""
+        n = len(self._stock)
+        if self._opts.exchange_stock_exhausted == "reshuffle_discards":
+            n += sum(1 for q, _ in self._discards if q != player)
+            n += sum(len(self._hands[q]) for q in self._players if self._decl.get(q) == "pass")
+        return n
+
+    def _do_exchange(self, a: Exchange) -> None:
+        self._check_player(a.player)
+        o = self._opts
+        if not o.exchange:
+            raise IllegalActionError(f"there is no exchange in {o.variant}")
+        if self._phase == "declare" and self._pending_exchange is not None:
+            p = self._pending_exchange
+        else:
+            self._check_phase("exchange")
+            p = self._exch_queue[0]
+        if a.player != p:
+            raise OutOfTurnError(f"it is {p}'s turn to exchange, not {a.player}'s")
+        n = o.hand_size
+        if type(a.count) is not int or not 0 <= a.count <= n:
+            raise IllegalActionError(f"a player may exchange 0 to {n} cards, not {a.count!r}")
+        if self._known:
+            hand = self._hands[p]
+            ds = list(a.discards)
+            if len(ds) != a.count or len(set(ds)) != len(ds) or any(d not in hand for d in ds):
+                raise IllegalActionError(
+                    f"{p} must name the {a.count} card(s) of his hand he discards")
+            if a.count > self._exchange_room(p):
+                raise IllegalActionError(f"the stock has too few cards for {a.count}")
+            if a.count and len(self._stock) < a.count:
+                extra = [c for q, c in self._discards if q != p]
+                for q in self._players:
+                    if self._decl.get(q) == "pass":
+                        extra.extend(self._hands[q])
+                        self._hands[q] = []
+                self._discards = [(q, c) for q, c in self._discards if q == p]
+                # Deterministic "reshuffle": the engine has no randomness of its own.
+                self._stock.extend(sorted(extra, key=lambda c: c.index))
+            for d in ds:
+                hand.remove(d)
+                self._discards.append((p, d))
+            hand.extend(self._stock[:a.count])
+            del self._stock[:a.count]
+        elif a.discards:
+            raise IllegalActionError("discards are never seen at this table; give only the count")
+        self._exchanges[p] = a.count
+        if self._pending_exchange is not None:
+            self._pending_exchange = None
+            self._after_declaration()
+        else:
+            self._exch_queue.pop(0)
+            if not self._exch_queue:
+                self._phase = "flush" if o.flushes else "play"
+
+    def _evidence_conflict(self, player: str, cards: Iterable[Card]) -> None:
+        """Cards shown by ``player`` must not be known elsewhere (vision consistency, §10.5)."""
+        for c in cards:
+            if c is self._turn_up and not (player == self._dealer
+                                           and self._opts.dealer_takes_turnup):
+                raise IllegalActionError(f"{c} is the turn-up")
+            seen = self._played.get(c)
+            if seen is not None:
+                raise IllegalActionError(f"{c} was already played by {seen[0]} in trick {seen[1]}")
+            for q, cs in self._holdings.items():
+                if q != player and c in cs:
+                    raise IllegalActionError(f"{c} is known to be in {q}'s hand")
+
+    def _do_claim_flush(self, a: ClaimFlush) -> None:
+        self._check_player(a.player)
+        o = self._opts
+        if not o.flushes:
+            raise IllegalActionError(f"there are no flushes in {o.variant}")
+        self._check_phase("exchange", "flush")
+        p = a.player
+        if p not in self._standers:
+            raise IllegalActionError(f"{p} did not stand; only a stander may claim a flush")
+        if p in self._exch_queue:
+            raise IllegalActionError(f"{p} must exchange before claiming a flush")
+        if any(q == p for q, _, _ in self._claims):
+            raise IllegalActionError(f"{p} has already claimed a flush")
+        cards = tuple(_card(c) for c in a.cards)
+        if len(cards) != 5 or len(set(cards)) != 5:
+            raise IllegalActionError("a flush claim shows five different cards")
+        if self._known:
+            if set(cards) != set(self._hands[p]):
+                raise IllegalActionError(f"{p} must show the five cards of his hand")
+        else:
+            self._evidence_conflict(p, cards)
+        assert self._trump is not None
+        key = flush_key(cards, self._trump, self._pam, o.flush_ranking)
+        self._claims.append((p, cards, key))
+        if key is None:
+            held = self._holdings.setdefault(p, [])
+            held.extend(c for c in cards if c not in held)
+            if o.false_flush_claim == "looed":
+                self._penalties.setdefault(p, []).append(2)
+        else:
+            self._phase = "flush"
+
+    def _do_show_pam(self, a: ShowPam) -> None:
+        self._check_player(a.player)
+        p = a.player
+        if self._phase != "flush" or not self._flush_won():
+            raise IllegalActionError("Pam is shown only to escape a flush")
+        if p not in self._standers:
+            raise IllegalActionError(f"{p} did not stand; his hand is dead")
+        if p in self._pam_shown:
+            raise IllegalActionError(f"{p} has already shown Pam")
+        pam = self._pam
+        if pam is None:
+            raise IllegalActionError("Pam is not in play in this deal")
+        if self._known:
+            if pam not in self._hands[p]:
+                raise IllegalActionError(f"{p} does not hold Pam")
+        else:
+            self._evidence_conflict(p, [pam])
+            for q, cs, _ in self._claims:
+                if q != p and pam in cs:
+                    raise IllegalActionError(f"Pam was shown in {q}'s flush")
+            held = self._holdings.setdefault(p, [])
+            if pam not in held:
+                held.append(pam)
+        self._pam_shown.append(p)
+
+    def _do_call_civil(self, a: CallCivil) -> None:
+        self._check_phase("play")
+        if self._opts.pam_be_civil != "on_call" or self._pam is None:
+            raise IllegalActionError("'Pam be civil' is not called at this table")
+        if len(self._cur) != 1:
+            raise IllegalActionError("'Pam be civil' is called right after the ace of trumps is led")
+        lead = self._cur[0][1]
+        if lead.suit != self._trump or lead.rank != 14:
+            raise IllegalActionError("'Pam be civil' may only be called when the ace of trumps is led")
+        t = len(self._tricks) + 1
+        if t in self._civil_called:
+            raise IllegalActionError("'Pam be civil' was already called")
+        self._civil_called.add(t)
+        self._legal_cache = None
+
+    def _do_play(self, a: Play) -> None:
+        ph = self._phase
+        if ph == "flush":
+            if self._flush_won():
+                raise IllegalActionError("a flush was claimed: there is no play this deal")
+        elif ph != "play":
+            self._check_phase("play")
+        p = a.player
+        if p != MISS:
+            self._check_player(p)
+        elif MISS not in self._standers:
+            raise IllegalActionError("the miss is not being played")
+        to_act = self.to_act
+        c = a.card if isinstance(a.card, Card) else _card(a.card)
+        if p != to_act:
+            raise OutOfTurnError(f"it is {to_act}'s turn to play, not {p}'s")
+        if self._known:
+            hand = self._hands[p]
+            if c not in hand:
+                raise IllegalActionError(f"{p} does not hold {c}")
+            if self._enforce and c not in self._legal_cards():
+                raise IllegalActionError(self._why_illegal(p, c))
+        else:
+            self._evidence_conflict(p, (c,))
+        # -- apply
+        if ph == "flush":
+            self._phase = "play"
+        t = len(self._tricks) + 1
+        cur = self._cur
+        if not cur:
+            kind = self._lead_kind()
+            led = self._esuit(c)
+            rec = _PlayRecord(p, t, c, kind, "", -1, False, False) if kind != "free" else None
+            self._cur_led = led
+            self._cur_power = self._power(c, led)
+            self._cur_winner = p
+            self._cur_trumped = False
+        else:
+            led = self._cur_led
+            rec = _PlayRecord(p, t, c, "follow", led, self._cur_power, self._cur_trumped,
+                              self._civil_now())
+            pw = self._power(c, led)
+            if pw > self._cur_power:
+                self._cur_power = pw
+                self._cur_winner = p
+            if led != self._trump and self._is_trump(c):
+                self._cur_trumped = True
+        cur.append((p, c))
+        self._played[c] = (p, t)
+        if self._known:
+            self._hands[p].remove(c)
+        if not self._enforce:
+            self._detect(p, c, rec, t)
+        self._legal_cache = None
+        if len(cur) == len(self._standers):
+            w = self._cur_winner
+            self._tricks.append(cur)
+            self._winners.append(w)
+            self._cur = []
+            self._leader = self._standers.index(w)
+            if len(self._tricks) == self._opts.hand_size:
+                self._phase = "over"
+                self._outcome = "play"
+
+    def _why_illegal(self, p: str, c: Card) -> str:
+        hand = [x for x in self._hands[p] if x is not c]
+        t = len(self._tricks) + 1
+        if not self._cur:
+            v = self._lead_violation(self._lead_kind(), c, hand)
+            rec = _PlayRecord(p, t, c, self._lead_kind(), "", -1, False, False)
+        else:
+            rec = _PlayRecord(p, t, c, "follow", self._cur_led, self._cur_power,
+                              self._cur_trumped, self._civil_now())
+            v = self._follow_violation(rec, hand)
+        if v is None:
+            return f"{p} may not play {c} now"
+        r = Revoke(p, t, v[0], c, v[1], t, rec.led)
+        return f"{p} may not play {c}: " + r.describe().split(": ", 1)[1]
+
+    # ------------------------------------------------------------------ revoke detection (§11.2)
+    def _detect(self, p: str, c: Card, rec: _PlayRecord | None, t: int) -> None:
+        """New evidence ``c`` of player ``p`` (played in trick ``t``): re-judge p's earlier plays,
+        then judge the new play against what is already known of p's hand."""
+        for r in self._records:
+            if r.player == p and not r.proven:
+                r.evidence.append(c)
+                v = self._violation(r, r.evidence)
+                if v is not None:
+                    self._prove(r, v, t)
+        if rec is not None:
+            played_before = {x for x, (q, tt) in self._played.items() if q == p and tt < t}
+            rec.evidence = [x for x in self._holdings.get(p, ()) if x is not c
+                            and x not in played_before]
+            v = self._violation(rec, rec.evidence)
+            self._records.append(rec)
+            if v is not None:
+                self._prove(rec, v, t)
+
+    def _prove(self, r: _PlayRecord, v: tuple[str, Card], detected: int) -> None:
+        r.proven = True
+        self._revokes.append(Revoke(r.player, r.trick, v[0], r.card, v[1], detected, r.led))
+
+    def _do_expose(self, a: Expose) -> None:
+        p = a.player
+        self._check_player(p)
+        if self._phase == "over":
+            raise IllegalActionError("the deal is over")
+        cards = [_card(c) for c in a.cards]
+        if not cards:
+            raise IllegalActionError("name the card(s) exposed")
+        if self._known:
+            if any(c not in self._hands[p] for c in cards):
+                raise IllegalActionError(f"{p} does not hold all of {', '.join(map(str, cards))}")
+        else:
+            self._evidence_conflict(p, cards)
+        held = self._holdings.setdefault(p, [])
+        new = [c for c in cards if c not in held]
+        held.extend(new)
+        if a.out_of_turn:
+            if self._opts.out_of_turn == "looed":
+                self._penalties.setdefault(p, []).append(2)
+            else:
+                self._warnings.append(f"{p} played {', '.join(map(str, cards))} out of turn")
+        t = self.trick_number
+        if not self._enforce:
+            for c in new:
+                for r in self._records:
+                    if r.player == p and not r.proven and c not in r.evidence:
+                        r.evidence.append(c)
+                        v = self._violation(r, r.evidence)
+                        if v is not None:
+                            self._prove(r, v, t)
+
+    def _do_penalise(self, a: Penalise) -> None:
+        self._check_player(a.player)
+        self._penalties.setdefault(a.player, []).append(1 if a.single else 2)
+
+    def _do_misdeal(self, a: Misdeal) -> None:
+        if self._cur or self._tricks or self._phase == "over" or self._flush_won():
+            raise IllegalActionError("a misdeal can only be called before the first card is played")
+        self._outcome = "misdeal"
+        self._phase = "over"
+
+    # ------------------------------------------------------------------ legal move generation
+    def _generate_legal(self) -> Iterator[Action]:
+        ph = self._phase
+        if ph == "over":
+            return
+        if ph == "turn_up":
+            if self._known:
+                cands = self._stock[:1] if self._stock else []
+                for c in cands:
+                    yield TurnUp(c)
+            return
+        if ph == "take_turnup":
+            for c in self._hands[self._dealer]:
+                if c is not self._turn_up:
+                    yield TakeTurnUp(c)
+            return
+        if ph == "declare":
+            if self._pending_exchange is not None:
+                yield from self._exchange_moves(self._pending_exchange)
+                return
+            p = self._order[self._decl_idx]
+            for d in self.allowed_declarations():
+                yield Declare(p, d)
+            return
+        if ph == "exchange":
+            yield from self._exchange_moves(self._exch_queue[0])
+            yield from self._claim_moves()
+            return
+        if ph == "flush":
+            if self._flush_won():
+                yield from self._claim_moves()
+                pam = self._pam
+                if pam is not None and self._known:
+                    winners = set(self._flush_winners())
+                    for p in self._standers:
+                        if (p not in winners and p not in self._pam_shown
+                                and pam in self._hands[p]):
+                            yield ShowPam(p)
+                return
+            yield from self._claim_moves()
+        if not self._known:
+            return
+        actor = self.to_act
+        assert actor is not None
+        for c in self._legal_cards():
+            yield Play(actor, c)
+        if (self._opts.pam_be_civil == "on_call" and self._pam is not None and len(self._cur) == 1
+                and self._cur[0][1].suit == self._trump and self._cur[0][1].rank == 14
+                and len(self._tricks) + 1 not in self._civil_called):
+            yield CallCivil()
+
+    def _exchange_moves(self, p: str) -> Iterator[Action]:
+        if not self._known:
+            return
+        hand = self._hands[p]
+        room = self._exchange_room(p)
+        for k in range(0, min(len(hand), room) + 1):
+            for ds in combinations(hand, k):
+                yield Exchange(p, k, ds)
+
+    def _claim_moves(self) -> Iterator[Action]:
+        if not self._known or not self._opts.flushes:
+            return
+        assert self._trump is not None
+        claimed = {q for q, _, _ in self._claims}
+        for p in self._standers:
+            if p in claimed or p in self._exch_queue or p == MISS:
+                continue
+            h = self._hands[p]
+            if flush_key(h, self._trump, self._pam, self._opts.flush_ranking) is not None:
+                yield ClaimFlush(p, tuple(h))
+
+    def _is_legal(self, action: object) -> bool:
+        if isinstance(action, Play):
+            if self._phase not in ("play", "flush") or (self._phase == "flush"
+                                                        and self._flush_won()):
+                return False
+            if not self._known or action.player != self.to_act:
+                return False
+            return action.card in self._legal_cards()
+        if isinstance(action, (Expose, Penalise, Misdeal)):
+            return False
+        if isinstance(action, (Declare, CallCivil)) or self._known:
+            return any(action == m for m in self._generate_legal())
+        return False
+
+    # ------------------------------------------------------------------ settlement (§9)
+    def _flush_winners(self) -> list[str]:
+        valid = [(p, k) for p, _, k in self._claims if k is not None]
+        if not valid:
+            return []
+        best = max(k for _, k in valid)
+        tied = [p for p, k in valid if k == best]
+        if len(tied) > 1:
+            pos = {q: i for i, q in enumerate(self._order)}
+            tied.sort(key=pos.__getitem__)
+            if self._opts.flush_tie == "elder_hand":
+                tied = tied[:1]
+        return tied
+
+    def audit(self) -> list[tuple[str, int, str]]:
+        """§11.1: judge every play against the complete hand; (player, trick, rule) offences."""
+        out = []
+        for r in self._records:
+            ev: list[Card] = []
+            for c, (q, tt) in self._played.items():
+                if q == r.player and tt >= r.trick and c is not r.card:
+                    ev.append(c)
+            for c in self._holdings.get(r.player, ()):
+                if c not in ev and c is not r.card:
+                    pt = self._played.get(c)
+                    if pt is None or pt[1] >= r.trick:
+                        ev.append(c)
+            v = self._violation(r, ev)
+            if v is not None:
+                out.append((r.player, r.trick, v[0]))
+        return out
+
+    def settle(self) -> Settlement:
+        """Settle the deal (§9); only when ``is_over``. Asserts Σ balances + pool unchanged."""
+        if not self.is_over:
+            if self._phase == "play" or self._phase == "flush":
+                raise IllegalActionError(
+                    "the deal cannot be settled before the last trick is complete")
+            raise IllegalActionError(f"the deal cannot be settled in its {self._phase} phase")
+        o = self._opts
+        L = self._loo
+        p0 = self._p0
+        paid: dict[str, int] = {}
+        loos: dict[str, list[int]] = {p: list(v) for p, v in self._penalties.items()}
+        shares: list[int] = []
+        flush_winner: str | list[str] | None = None
+        kind = "flush" if self._phase == "flush" else (self._outcome or "play")
+        pool_kept = p0
+        payee_loos: list[str] = []   # winners who receive loos directly (PEEL's flush payee)
+
+        def add_loo(p: str) -> None:
+            loos.setdefault(p, []).append(2)
+
+        if kind == "play" and self._revokes:
+            live = {(r.player, r.trick) for r in self._revokes}
+            audit = {(p, t) for p, t, _ in self.audit()}
+            assert audit == live, f"audit {sorted(audit)} != live {sorted(live)}"
+        if kind == "play" and self._revokes and o.revoke_action == "void_deal":
+            kind = "void"
+        if kind == "play":
+            n = o.hand_size
+            base, rem = divmod(p0, n)
+            if o.remainder_rule == "early_tricks_first":
+                shares = [base + (1 if t < rem else 0) for t in range(n)]
+            else:
+                shares = [base] * n
+            revokers = {r.player for r in self._revokes}
+            for t, w in enumerate(self._winners):
+                if w == MISS or (w in revokers and o.revoke_forfeits_tricks):
+                    continue
+                paid[w] = paid.get(w, 0) + shares[t]
+            won = set(self._winners)
+            for p in self._standers:
+                if p != MISS and p not in won:
+                    add_loo(p)
+            for r in self._revokes:
+                add_loo(self._dealer if r.player == MISS else r.player)
+        elif kind == "void":
+            for r in self._revokes:
+                add_loo(self._dealer if r.player == MISS else r.player)
+        elif kind == "all_pass":
+            if o.all_pass == "dealer_takes":
+                paid[self._dealer] = p0
+        elif kind == "lone_stander":
+            assert self._lone is not None
+            paid[self._lone] = p0
+        elif kind == "flush":
+            winners = self._flush_winners()
+            flush_winner = winners[0] if len(winners) == 1 else list(winners)
+            each, extra = divmod(p0, len(winners))
+            for i, w in enumerate(winners):
+                paid[w] = each + (1 if i < extra else 0)
+            best = max(k for _, _, k in self._claims if k is not None)
+            exempt = set(winners) | set(self._pam_shown) | {
+                p for p, _, k in self._claims if k is not None and k < best}
+            scope = (self._players if o.flush_loo_scope == "all" else
+                     [p for p in self._standers if p != MISS])
+            for p in scope:
+                if p not in exempt:
+                    add_loo(p)
+            if o.flush_loo_payee == "flush_holder":
+                payee_loos = winners
+        elif kind == "misdeal":
+            if o.misdeal == "loo_and_redeal":
+                add_loo(self._dealer)
+        looed: dict[str, int] = {}
+        for p in self._players:
+            marks = loos.get(p)
+            if not marks:
+                continue
+            full = marks.count(2)
+            single = marks.count(1)
+            if o.revoke_loo_cumulative:
+                amount = full * L + single * (L // 2)
+            else:
+                amount = L if full else L // 2
+            if amount:
+                looed[p] = amount
+        total_paid = sum(paid.values())
+        total_looed = sum(looed.values())
+        balances = {p: b - self._antes.get(p, 0) - looed.get(p, 0) + paid.get(p, 0)
+                    for p, b in self._balances_before.items()}
+        if payee_loos:
+            each, extra = divmod(total_looed, len(payee_loos))
+            for i, w in enumerate(payee_loos):
+                balances[w] += each + (1 if i < extra else 0)
+            pool_after = pool_kept - total_paid
+        else:
+            pool_after = pool_kept - total_paid + total_looed
+        after_total = sum(balances.values()) + pool_after
+        assert after_total == self._total, f"chips not conserved: {after_total} != {self._total}"
+        assert pool_after >= 0
+        return Settlement(
+            kind=kind,
+            trick_winners=list(self._winners),
+            revokes=list(self._revokes),
+            flush_winner=flush_winner,
+            shares=shares,
+            paid={p: v for p, v in paid.items() if v},
+            looed=looed,
+            balances_after=balances,
+            pool_after=pool_after,
+            total_chips=self._total,
+            antes=dict(self._antes),
+            pool_at_play=p0,
+        )
+
+
+_HANDLERS: dict[type, Any] = {
+    TurnUp: Deal._do_turn_up,
+    TakeTurnUp: Deal._do_take_turnup,
+    Declare: Deal._do_declare,
+    Exchange: Deal._do_exchange,
+    ClaimFlush: Deal._do_claim_flush,
+    ShowPam: Deal._do_show_pam,
+    CallCivil: Deal._do_call_civil,
+    Play: Deal._do_play,
+    Expose: Deal._do_expose,
+    Penalise: Deal._do_penalise,
+    Misdeal: Deal._do_misdeal,
+}
