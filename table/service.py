@@ -1,0 +1,97 @@
+"""`TableService`: what the dashboard (`web.create_app(service)`) is given by the controller.
+
+It implements the protocol in `web/service.py`. Reads take the referee's lock for a moment;
+commands go through the referee's one queue (`Referee.call`) so a dashboard correction is ordered
+with the presses and cards around it. Bad input raises ValueError and changes nothing (the referee
+tries every event on a clone of the state before it writes it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from table.referee import Referee
+
+__all__ = ["TableService", "COMMANDS"]
+
+COMMANDS = (
+    "confirm_card", "correct_card", "undo", "adjust_chips", "pause", "resume", "end_game",
+    "update_settings", "set_zones",
+)
+
+
+class TableService:
+    """The dashboard's view of the table; thread-safe (waitress calls it from many threads)."""
+
+    def __init__(self, referee: Referee, *, timeout: float = 10.0) -> None:
+        self.referee = referee
+        self.timeout = timeout
+
+    # -- live state --------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        return self.referee.snapshot()
+
+    def changes_since(self, version: int, timeout: float) -> list[dict[str, Any]]:
+        snap = self.referee.wait_for_change(int(version), max(0.0, float(timeout)))
+        if snap is None:
+            return []
+        return [{"id": snap["version"], "event": "state", "data": snap}]
+
+    # -- history -----------------------------------------------------------------------------------
+    def deals(self) -> list[dict[str, Any]]:
+        with self.referee.lock:
+            st = self.referee.state
+            out = [dict(f["summary"]) for f in st.finished if "summary" in f]
+            if st.deal is not None:
+                out.append(st.deal_summary())
+            return out
+
+    def hand_records(self) -> list[dict[str, Any]]:
+        with self.referee.lock:
+            return [dict(f["record"]) for f in self.referee.state.finished]
+
+    def ledger_rows(self) -> list[dict[str, Any]]:
+        return [e.row() for e in self.referee.ledger.iter_events()]
+
+    def chip_history(self) -> dict[str, list[int]]:
+        with self.referee.lock:
+            return {p: list(v) for p, v in self.referee.state.chip_history.items()}
+
+    def settings(self) -> dict[str, Any]:
+        from engine import Options
+
+        with self.referee.lock:
+            st = self.referee.state
+            try:
+                options = Options.from_dict(st.variant, st.options).to_dict()
+            except ValueError:
+                options = dict(st.options)
+            return {
+                "players": list(st.players),
+                "variant": st.variant,
+                "options": _json_safe(options),
+                "starting_chips": st.starting_chips,
+                "chip_value": st.chip_value,
+                "zones": dict(st.zones),
+                "game_started": st.deal_number > 0,
+            }
+
+    # -- admin -------------------------------------------------------------------------------------
+    def command(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if name not in COMMANDS:
+            raise ValueError(f"unknown command {name!r} (one of {', '.join(COMMANDS)})")
+        if not isinstance(payload, dict):
+            raise ValueError("the payload must be a JSON object")
+        result = self.referee.call(name, payload, timeout=self.timeout)
+        result.setdefault("version", self.referee.version)
+        return result
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
