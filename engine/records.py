@@ -604,7 +604,16 @@ def _drive_before_play(record: HandRecord, deal: Deal) -> None:
     d_index = 0
     while deal.phase in ("take_turnup", "declare", "exchange", "flush"):
         phase = deal.phase
-        if phase == "declare":
+        if phase == "exchange" or (phase == "declare" and not deal.allowed_declarations()):
+            # after all declared, or (exchange_timing = with_declaration) right after standing
+            who = deal.to_act
+            assert who is not None
+            count = exchanges.pop(who, 0)
+            try:
+                deal.push(Exchange(who, count))
+            except LooError as exc:
+                raise _fail(f"exchanges[{who!r}]", exc) from None
+        elif phase == "declare":
             if d_index >= len(declarations):
                 raise RecordError(
                     f"declarations end before everyone has declared ({deal.to_act} is to declare)"
@@ -615,14 +624,6 @@ def _drive_before_play(record: HandRecord, deal: Deal) -> None:
             except LooError as exc:
                 raise _fail(f"declarations[{d_index}] ({player} {action})", exc) from None
             d_index += 1
-        elif phase == "exchange":
-            player = deal.to_act
-            assert player is not None
-            count = exchanges.pop(player, 0)
-            try:
-                deal.push(Exchange(player, count))
-            except LooError as exc:
-                raise _fail(f"exchanges[{player!r}]", exc) from None
         elif phase == "flush":
             if claims:
                 player, cards = claims.pop(0)
@@ -646,6 +647,11 @@ def _drive_before_play(record: HandRecord, deal: Deal) -> None:
             f"declarations[{d_index}] ({player} {action}): nobody is to declare any more "
             f"(the deal is in phase {deal.phase!r})"
         )
+    if exchanges and deal.is_over and not deal.tricks:
+        # A lone stander may have exchanged before the others passed (FC15): the count is seen
+        # but changes nothing, since there is no play.
+        stood = {p for p, a in deal.declarations.items() if a in ("play", "take_miss")}
+        exchanges = {p: n for p, n in exchanges.items() if p not in stood}
     if exchanges:
         raise RecordError(
             f"exchanges: {', '.join(exchanges)} did not exchange (only standers exchange, once)"
@@ -765,11 +771,10 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
     shown: list[str] = []
     civil: list[int] = []
     known: dict[str, list[Card]] = {}
-    tricks: list[list[tuple[str, Card]]] = []
     turn_up: Card | None = None
     misdeal = False
-    current: list[tuple[str, Card]] = []
-    done = 0
+    plays = 0
+    seats = max(1, len(deal.standers))
     for action in deal.moves:
         if isinstance(action, TurnUp):
             turn_up = action.card
@@ -782,21 +787,16 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
         elif isinstance(action, ShowPam):
             shown.append(action.player)
         elif isinstance(action, CallCivil):
-            civil.append(done + 1)
+            civil.append((plays - 1) // seats + 1)
         elif isinstance(action, Expose):
             known.setdefault(action.player, []).extend(action.cards)
         elif isinstance(action, Misdeal):
             misdeal = True
         elif isinstance(action, Play):
-            current.append((action.player, action.card))
-    # Group plays into tricks by the engine's own record of them (the trick count is its truth).
-    flat = current
-    pos = 0
-    for trick in deal.tricks:
-        tricks.append(flat[pos : pos + len(trick)])
-        pos += len(trick)
-    if pos < len(flat):
-        tricks.append(flat[pos:])
+            plays += 1
+    tricks = deal.tricks
+    if deal.current_trick:
+        tricks.append(deal.current_trick)
     settled = deal.is_over
     ante = {p: n for p, n in deal.antes.items() if n}
     hands = {p: tuple(cs) for p, cs in _played_hands(tricks).items()}
@@ -817,7 +817,7 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
         civil_called=tuple(civil),
         known_holdings={p: tuple(cs) for p, cs in known.items()},
         tricks=tuple(tuple(t) for t in tricks),
-        redeal=deal.redeal,
+        redeal=not deal.antes,
         ante=ante if derived else None,
         pool_at_play=deal.pool_at_play if derived else None,
         trump=deal.trump if derived and turn_up is not None else None,
