@@ -84,13 +84,13 @@ class LegalMoves:
         self._deal = deal
 
     def __iter__(self) -> Iterator[Action]:
-        return self._deal._generate_legal()
+        return iter(self._deal._legal_list())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self._deal._legal_list())
 
     def __bool__(self) -> bool:
-        return any(True for _ in self)
+        return bool(self._deal._legal_list())
 
     def __contains__(self, action: object) -> bool:
         return self._deal._is_legal(action)
@@ -129,6 +129,9 @@ def _card(value: Card | str) -> Card:
 
 class Deal:
     """One deal (§4–§11), driven by ``push(action)``. See the module docstring for the modes."""
+
+    _version = 0
+    """Global counter: every state of every deal gets a fresh number (keys the legal-move caches)."""
 
     # ------------------------------------------------------------------ construction
     def __init__(
@@ -320,6 +323,9 @@ class Deal:
         self._lone: str | None = None
         self._warnings: list[str] = []
         self._legal_cache: tuple[int, list[Card]] | None = None
+        self._moves_cache: tuple[int, list[Action]] | None = None
+        Deal._version += 1
+        self._state = Deal._version
 
     # ------------------------------------------------------------------ read-only state
     @property
@@ -666,28 +672,60 @@ class Deal:
             return self._follow_violation(r, ev)
         return self._lead_violation(r.kind, r.card, ev)
 
+    def legal_cards(self) -> list[Card]:
+        """The cards the player on turn may play now (known hands): a fast path for bots that
+        avoids building ``Play`` actions. Empty when no card may be played."""
+        if not self._known or self._phase not in ("play", "flush") or (
+                self._phase == "flush" and self._flush_won()):
+            return []
+        return list(self._legal_cards())
+
     def _legal_cards(self) -> list[Card]:
         """The cards the player on turn may play (known hands)."""
-        key = len(self._moves)
+        key = self._state
         cache = self._legal_cache
         if cache is not None and cache[0] == key:
             return cache[1]
-        p = self.to_act
-        assert p is not None
-        hand = self._hands[p]
-        if not self._cur:
+        cur = self._cur
+        st = self._standers
+        hand = self._hands[st[(self._leader + len(cur)) % len(st)]]
+        if not cur:
             kind = self._lead_kind()
             if kind == "free":
                 legal = list(hand)
             else:
                 legal = [c for c in hand
                          if self._lead_violation(kind, c, [x for x in hand if x is not c]) is None]
-        else:
+        elif self._pam is not None and self._pam in hand:
             led, wp, civil = self._cur_led, self._cur_power, self._civil_now()
             tiers = [self._tier(c, led, wp, civil) for c in hand]
             real = [t for t in tiers if t != _FREE]
-            best = min(real) if real else _FREE
-            legal = [c for c, t in zip(hand, tiers, strict=True) if t == best or t == _FREE]
+            best_t = min(real) if real else _FREE
+            legal = [c for c, t in zip(hand, tiers, strict=True) if t == best_t or t == _FREE]
+        else:
+            # Fast path of §8.2's tiers (no Pam in this hand), inlined for simulation speed.
+            led, wp, trump = self._cur_led, self._cur_power, self._trump
+            o = self._opts
+            head, trump_duty = o.must_head, o.must_trump
+            under = trump_duty and o.must_undertrump
+            best = 9
+            legal = []
+            for c in hand:
+                su = c.suit
+                if su == led:
+                    t = 1 if head and (100 + c.rank if su == trump else c.rank) > wp else 2
+                elif su == trump:
+                    if 100 + c.rank > wp:
+                        t = 3 if trump_duty else 5
+                    else:
+                        t = 4 if under else 5
+                else:
+                    t = 5
+                if t < best:
+                    best = t
+                    legal = [c]
+                elif t == best:
+                    legal.append(c)
         self._legal_cache = (key, legal)
         return legal
 
@@ -700,6 +738,8 @@ class Deal:
             raise InvalidInputError(f"not an action: {action!r}")
         handler(self, action)
         self._moves.append(action)
+        Deal._version += 1
+        self._state = Deal._version
 
     def play(self, player: str, card: Card | str) -> None:
         """Shorthand for ``push(Play(player, card))``."""
@@ -1007,21 +1047,24 @@ class Deal:
         self._legal_cache = None
 
     def _do_play(self, a: Play) -> None:
+        # The hot path of simulation: keep it flat (no helper calls on the common branch).
         ph = self._phase
-        if ph == "flush":
+        if ph != "play":
+            if ph != "flush":
+                self._check_phase("play")
             if self._flush_won():
                 raise IllegalActionError("a flush was claimed: there is no play this deal")
-        elif ph != "play":
-            self._check_phase("play")
         p = a.player
-        if p != MISS:
-            self._check_player(p)
-        elif MISS not in self._standers:
-            raise IllegalActionError("the miss is not being played")
-        to_act = self.to_act
-        c = a.card if isinstance(a.card, Card) else _card(a.card)
+        cur = self._cur
+        st = self._standers
+        to_act = st[(self._leader + len(cur)) % len(st)]
+        c = a.card
         if p != to_act:
+            if p != MISS:
+                self._check_player(p)
             raise OutOfTurnError(f"it is {to_act}'s turn to play, not {p}'s")
+        if type(c) is not Card:
+            raise InvalidInputError(f"not a card: {c!r}")
         if self._known:
             hand = self._hands[p]
             if c not in hand:
@@ -1034,38 +1077,49 @@ class Deal:
         if ph == "flush":
             self._phase = "play"
         t = len(self._tricks) + 1
-        cur = self._cur
+        trump = self._trump
+        rec: _PlayRecord | None = None
+        if c is self._pam:
+            pw = 1000
+            es = trump
+        else:
+            es = c.suit
+            pw = -1
         if not cur:
-            kind = self._lead_kind()
-            led = self._esuit(c)
-            rec = _PlayRecord(p, t, c, kind, "", -1, False, False) if kind != "free" else None
-            self._cur_led = led
-            self._cur_power = self._power(c, led)
+            if pw < 0:
+                pw = 100 + c.rank if es == trump else c.rank
+            self._cur_led = es  # type: ignore[assignment]
+            self._cur_power = pw
             self._cur_winner = p
             self._cur_trumped = False
+            if not self._enforce:
+                kind = self._lead_kind()
+                if kind != "free":
+                    rec = _PlayRecord(p, t, c, kind, "", -1, False, False)
         else:
             led = self._cur_led
-            rec = _PlayRecord(p, t, c, "follow", led, self._cur_power, self._cur_trumped,
-                              self._civil_now())
-            pw = self._power(c, led)
+            if not self._enforce:
+                rec = _PlayRecord(p, t, c, "follow", led, self._cur_power, self._cur_trumped,
+                                  self._civil_now())
+            if pw < 0:
+                pw = 100 + c.rank if es == trump else (c.rank if es == led else 0)
             if pw > self._cur_power:
                 self._cur_power = pw
                 self._cur_winner = p
-            if led != self._trump and self._is_trump(c):
+            if es == trump and led != trump:
                 self._cur_trumped = True
         cur.append((p, c))
         self._played[c] = (p, t)
         if self._known:
-            self._hands[p].remove(c)
-        if not self._enforce:
+            hand.remove(c)
+        if rec is not None or not self._enforce:
             self._detect(p, c, rec, t)
-        self._legal_cache = None
-        if len(cur) == len(self._standers):
+        if len(cur) == len(st):
             w = self._cur_winner
             self._tricks.append(cur)
             self._winners.append(w)
             self._cur = []
-            self._leader = self._standers.index(w)
+            self._leader = st.index(w)
             if len(self._tricks) == self._opts.hand_size:
                 self._phase = "over"
                 self._outcome = "play"
@@ -1150,6 +1204,14 @@ class Deal:
         self._phase = "over"
 
     # ------------------------------------------------------------------ legal move generation
+    def _legal_list(self) -> list[Action]:
+        cache = self._moves_cache
+        if cache is not None and cache[0] == self._state:
+            return cache[1]
+        moves = list(self._generate_legal())
+        self._moves_cache = (self._state, moves)
+        return moves
+
     def _generate_legal(self) -> Iterator[Action]:
         ph = self._phase
         if ph == "over":
@@ -1232,7 +1294,7 @@ class Deal:
         if isinstance(action, (Expose, Penalise, Misdeal)):
             return False
         if isinstance(action, (Declare, CallCivil)) or self._known:
-            return any(action == m for m in self._generate_legal())
+            return action in self._legal_list()
         return False
 
     # ------------------------------------------------------------------ settlement (§9)
@@ -1288,7 +1350,7 @@ class Deal:
         def add_loo(p: str) -> None:
             loos.setdefault(p, []).append(2)
 
-        if kind == "play" and self._revokes:
+        if kind == "play" and self._records:
             live = {(r.player, r.trick) for r in self._revokes}
             audit = {(p, t) for p, t, _ in self.audit()}
             assert audit == live, f"audit {sorted(audit)} != live {sorted(live)}"
