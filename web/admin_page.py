@@ -11,7 +11,7 @@ from flask import Blueprint, Response, jsonify, redirect, render_template, reque
 from web import web_state
 from web.options import VARIANTS, option_fields
 from web.security import ApiError, check_pin, client_address, is_admin, pin_hash
-from web.table_page import etag_for, not_modified
+from web.table_page import etag_for, not_modified, with_etag
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -81,7 +81,7 @@ def partial() -> Response:
     version = int(snapshot.get("version", 0))
     etag = etag_for("admin", version)
     if not_modified(etag):
-        return Response(status=304, headers={"ETag": etag, "X-Loo-Version": str(version)})
+        return with_etag(Response(status=304), etag, version)
     resp = Response(render_template("_admin_live.html", s=snapshot), mimetype="text/html")
-    resp.headers.update({"ETag": etag, "Cache-Control": "no-store", "X-Loo-Version": str(version)})
-    return resp
+    resp.headers["Cache-Control"] = "no-cache, private"
+    return with_etag(resp, etag, version)

@@ -23,7 +23,7 @@ def _json(data: Any, *, etag: str | None = None, filename: str | None = None) ->
     resp = Response(json.dumps(data, separators=(",", ":")), mimetype="application/json")
     resp.headers["Cache-Control"] = "no-cache"
     if etag:
-        resp.headers["ETag"] = etag
+        resp.set_etag(etag)
     if filename:
         resp.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return resp
@@ -35,7 +35,9 @@ def state() -> Response:
     snapshot = web_state().service.snapshot()
     etag = etag_for("state", int(snapshot.get("version", 0)))
     if not_modified(etag):
-        return Response(status=304, headers={"ETag": etag})
+        resp = Response(status=304)
+        resp.set_etag(etag)
+        return resp
     return _json(snapshot, etag=etag)
 
 

@@ -51,9 +51,10 @@ def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrid
 
 
 def close_server(app: Flask, server: Any) -> None:
-    """Stop: end the open streams first (they hold threads), then close the listening socket."""
+    """Stop: end the open streams (they hold threads), let the worker threads finish, then close every
+    socket of the server's loop so ``server.run()`` returns."""
+    from waitress import wasyncore
+
     app.extensions["loo"].stop.set()
-    server.close()
-    dispatcher = getattr(server, "task_dispatcher", None)
-    if dispatcher is not None:
-        dispatcher.shutdown(timeout=5)
+    server.task_dispatcher.shutdown(timeout=5)
+    wasyncore.close_all(server._map)

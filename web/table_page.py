@@ -12,11 +12,17 @@ bp = Blueprint("table", __name__)
 
 def etag_for(kind: str, version: int) -> str:
     """A strong ETag from the snapshot version (versions only grow; ``boot`` covers a restart)."""
-    return f'"{kind}-{web_state().boot}-{version}"'
+    return f"{kind}-{web_state().boot}-{version}"
 
 
 def not_modified(etag: str) -> bool:
-    return etag in request.if_none_match
+    return request.if_none_match.contains(etag)
+
+
+def with_etag(resp: Response, etag: str, version: int) -> Response:
+    resp.set_etag(etag)
+    resp.headers["X-Loo-Version"] = str(version)
+    return resp
 
 
 def render_table_partial(snapshot: dict) -> str:
@@ -49,10 +55,10 @@ def partial() -> Response:
     version = int(snapshot.get("version", 0))
     etag = etag_for("table", version)
     if not_modified(etag):
-        return Response(status=304, headers={"ETag": etag, "X-Loo-Version": str(version)})
+        return with_etag(Response(status=304), etag, version)
     resp = Response(render_table_partial(snapshot), mimetype="text/html")
-    resp.headers.update({"ETag": etag, "Cache-Control": "no-cache", "X-Loo-Version": str(version)})
-    return resp
+    resp.headers["Cache-Control"] = "no-cache"
+    return with_etag(resp, etag, version)
 
 
 @bp.get("/qr.svg")
