@@ -934,6 +934,11 @@ class Deal:
             if len(ds) != a.count or len(set(ds)) != len(ds) or any(d not in hand for d in ds):
                 raise IllegalActionError(
                     f"{p} must name the {a.count} card(s) of his hand he discards")
+            shown = set(self._holdings.get(p, ()))
+            if shown.intersection(ds):
+                raise IllegalActionError(
+                    f"{p} cannot exchange a card the table has seen in his hand"
+                    f" ({', '.join(str(d) for d in ds if d in shown)})")
             if a.count > self._exchange_room(p):
                 raise IllegalActionError(f"the stock has too few cards for {a.count}")
             if a.count and len(self._stock) < a.count:
@@ -1265,7 +1270,8 @@ class Deal:
     def _exchange_moves(self, p: str) -> Iterator[Action]:
         if not self._known:
             return
-        hand = self._hands[p]
+        shown = set(self._holdings.get(p, ()))
+        hand = [c for c in self._hands[p] if c not in shown]
         room = self._exchange_room(p)
         for k in range(0, min(len(hand), room) + 1):
             for ds in combinations(hand, k):

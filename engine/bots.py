@@ -1,0 +1,225 @@
+"""Seeded bot players: they declare, exchange, claim flushes and play from known hands.
+
+Bots choose only among ``deal.legal_moves`` (so they exercise the legal-play generator), except
+that a bot with ``revoke_rate > 0`` now and then plays a card the rules forbid -- the demo and the
+property tests need revokes to happen. Every choice draws from the ``random.Random`` handed in, so
+a seed fixes a whole night. The play is plain card sense (win cheaply, else throw the lowest),
+not strength: bots exist to drive the engine, not to beat people.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+
+from engine.actions import (
+    MISS,
+    Action,
+    CallCivil,
+    ClaimFlush,
+    Declare,
+    Exchange,
+    Play,
+    ShowPam,
+    TakeTurnUp,
+)
+from engine.cards import Card
+from engine.deal import Deal
+from engine.errors import IllegalActionError
+from engine.game import DealResult, Game
+from engine.options import Options, Variant
+
+__all__ = ["Bot", "play_deal", "play_game"]
+
+
+def _power(deal: Deal, card: Card, led: str) -> int:
+    """The trick-winning power of ``card`` when ``led`` was led (§8.1)."""
+    if card is deal.pam:
+        return 1000
+    if card.suit == deal.trump:
+        return 100 + card.rank
+    return card.rank if card.suit == led else 0
+
+
+class Bot:
+    """One seeded player. ``boldness`` (0..1) shifts how often he stands on a middling hand."""
+
+    def __init__(self, rng: random.Random, *, revoke_rate: float = 0.0, boldness: float = 0.5) -> None:
+        if not 0.0 <= revoke_rate <= 1.0:
+            raise ValueError("revoke_rate must be between 0 and 1")
+        self.rng = rng
+        self.revoke_rate = revoke_rate
+        self.boldness = boldness
+
+    # ------------------------------------------------------------------ judgement
+    def _strength(self, deal: Deal, hand: Sequence[Card]) -> float:
+        score = 0.0
+        for c in hand:
+            if c is deal.pam:
+                score += 2.0
+            elif c.suit == deal.trump:
+                score += 1.0 + (c.rank - 2) / 12
+            elif c.rank >= 13:
+                score += 0.6
+        return score / len(hand) * 3 if hand else 0.0
+
+    def declare(self, deal: Deal, player: str) -> Declare:
+        """Stand on a decent hand, sometimes take the miss on a poor one, else pass."""
+        allowed = deal.allowed_declarations()
+        strength = self._strength(deal, deal.hand(player))
+        want = strength + self.rng.uniform(-0.6, 0.6) + (self.boldness - 0.5)
+        if "defend_miss" in allowed and want < 1.0:
+            return Declare(player, "defend_miss")
+        if "take_miss" in allowed and want < 0.7 and self.rng.random() < 0.5:
+            return Declare(player, "take_miss")
+        if "pass" in allowed and want < 1.0:
+            return Declare(player, "pass")
+        return Declare(player, "play" if "play" in allowed else allowed[0])
+
+    def exchange(self, deal: Deal, player: str, options: Sequence[Exchange]) -> Exchange:
+        """Keep trumps, Pam and aces; throw the rest (fewer if the stock is short)."""
+        hand = deal.hand(player)
+        keep = {c for c in hand if c is deal.pam or c.suit == deal.trump or c.rank >= 13}
+        suits = {c.suit for c in hand if c is not deal.pam}
+        if deal.options.flushes and len(suits) == 1:
+            keep = set(hand)  # a flush already: stand pat
+        throw = {c for c in hand if c not in keep}
+        best = min(options, key=lambda e: (len(set(e.discards) ^ throw), -e.count))
+        return best
+
+    def play(self, deal: Deal, player: str, legal: Sequence[Card]) -> Card:
+        """A card to play: now and then (``revoke_rate``) an illegal one, else a sensible legal one."""
+        hand = deal.hand(player)
+        if self.revoke_rate and self.rng.random() < self.revoke_rate:
+            illegal = [c for c in hand if c not in legal]
+            if illegal:
+                return self.rng.choice(illegal)
+        trick = deal.current_trick
+        if not trick:
+            trumps = [c for c in legal if c is deal.pam or c.suit == deal.trump]
+            pool = trumps if trumps and self.rng.random() < 0.5 else list(legal)
+            return max(pool, key=lambda c: _power(deal, c, c.suit))
+        first = trick[0][1]
+        led = deal.trump if first is deal.pam else first.suit
+        assert led is not None
+        best = max(_power(deal, c, led) for _, c in trick)
+        winners = [c for c in legal if _power(deal, c, led) > best]
+        if winners:
+            return min(winners, key=lambda c: _power(deal, c, led))
+        return min(legal, key=lambda c: (_power(deal, c, led), c.rank))
+
+    def call_civil(self) -> bool:
+        """Whether to say "Pam be civil" after leading the ace of trumps (usually)."""
+        return self.rng.random() < 0.8
+
+    def take_turnup(self, deal: Deal) -> TakeTurnUp:
+        """Take the turn-up and discard the weakest other card."""
+        hand = [c for c in deal.hand(deal.dealer) if c is not deal.turn_up]
+        return TakeTurnUp(min(hand, key=lambda c: (_power(deal, c, ""), c.rank)))
+
+
+def _bot_for(bots: Mapping[str, Bot] | Bot, deal: Deal, player: str) -> Bot:
+    if isinstance(bots, Bot):
+        return bots
+    return bots[deal.dealer if player == MISS else player]
+
+
+def play_deal(
+    deal: Deal,
+    bots: Mapping[str, Bot] | Bot,
+    *,
+    on_action: Callable[[Deal, Action], None] | None = None,
+) -> None:
+    """Drive a known-hands deal to its end with ``bots`` (one per seat, or one for all).
+
+    ``on_action(deal, action)`` is called after each action is pushed (the demo prints from it).
+    A bot's revoke needs a deal built with ``enforce=False``; with ``enforce=True`` the refused card
+    is replaced by a legal one.
+    """
+
+    def push(action: Action) -> None:
+        deal.push(action)
+        if on_action is not None:
+            on_action(deal, action)
+
+    while not deal.is_over:
+        phase = deal.phase
+        actor = deal.to_act
+        if phase == "take_turnup":
+            push(_bot_for(bots, deal, deal.dealer).take_turnup(deal))
+        elif phase == "declare":
+            assert actor is not None
+            moves = list(deal.legal_moves)
+            exchanges = [m for m in moves if isinstance(m, Exchange)]
+            if exchanges:  # exchange_timing = with_declaration
+                push(_bot_for(bots, deal, actor).exchange(deal, actor, exchanges))
+            else:
+                push(_bot_for(bots, deal, actor).declare(deal, actor))
+        elif phase == "exchange":
+            assert actor is not None
+            offers = [m for m in deal.legal_moves if isinstance(m, Exchange)]
+            push(_bot_for(bots, deal, actor).exchange(deal, actor, offers))
+        elif phase == "flush" and actor is None:
+            # a flush has won: the others show Pam if they can (always worth it)
+            shows = [m for m in deal.legal_moves if isinstance(m, (ShowPam, ClaimFlush))]
+            if not shows:
+                break
+            push(shows[0])
+        elif phase in ("flush", "play"):
+            assert actor is not None
+            moves = list(deal.legal_moves)
+            claims = [m for m in moves if isinstance(m, ClaimFlush)]
+            if claims:
+                push(claims[0])
+                continue
+            if CallCivil() in moves and _bot_for(bots, deal, deal.current_trick[0][0]).call_civil():
+                push(CallCivil())
+                continue
+            legal = [m.card for m in moves if isinstance(m, Play)]
+            card = _bot_for(bots, deal, actor).play(deal, actor, legal)
+            try:
+                push(Play(actor, card))
+            except IllegalActionError:
+                push(Play(actor, legal[0]))
+        else:  # pragma: no cover - a phase without a bot decision would loop forever
+            raise IllegalActionError(f"bots cannot act in phase {phase!r}")
+
+
+def play_game(
+    options: Options | Variant | str,
+    players: Sequence[str],
+    rng: random.Random,
+    *,
+    balances: int | Mapping[str, int] = 100,
+    revoke_rate: float = 0.0,
+    max_deals: int | None = None,
+    misdeal_rate: float = 0.0,
+    on_deal: Callable[[Game, Deal], None] | None = None,
+    on_action: Callable[[Deal, Action], None] | None = None,
+    on_result: Callable[[Game, DealResult], None] | None = None,
+) -> Game:
+    """A whole seeded night with one bot per seat; returns the finished (or capped) game.
+
+    ``misdeal_rate``: the chance that the operator calls a misdeal before a deal is played.
+    ``max_deals`` caps the number of deals (the end-of-game rule can keep a night going).
+    """
+    from engine.actions import Misdeal
+
+    game = Game(options, players, balances=balances, rng=rng)
+    bots = {p: Bot(random.Random(rng.getrandbits(64)), revoke_rate=revoke_rate,
+                   boldness=0.3 + 0.4 * i / max(1, len(players) - 1))
+            for i, p in enumerate(players)}
+    while not game.is_over and (max_deals is None or len(game.results) < max_deals):
+        deal = game.new_deal(rng=random.Random(rng.getrandbits(64)), enforce=revoke_rate == 0)
+        if on_deal is not None:
+            on_deal(game, deal)
+        if misdeal_rate and rng.random() < misdeal_rate:
+            deal.push(Misdeal())
+            if on_action is not None:
+                on_action(deal, Misdeal())
+        else:
+            play_deal(deal, bots, on_action=on_action)
+        result = game.finish_deal()
+        if on_result is not None:
+            on_result(game, result)
+    return game
