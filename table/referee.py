@@ -112,6 +112,8 @@ class Referee:
         self._flash_until: dict[int, float] = {}
         self._revoke_keys: dict[tuple[Any, ...], int] = {}
         self._exchange_counts: dict[str, int] = {}
+        # cards confirmed as played out of turn: they lie in the zone and count when the turn comes
+        self.pending_plays: dict[int, Card] = {}
         self._snapshot: dict[str, Any] = {}
         self.version = 0
         self.last_progress = clock()
@@ -120,8 +122,9 @@ class Referee:
         self.stats = {"cards_seen": 0, "revokes_caught": 0, "corrections": 0, "holds": 0}
         if setup is not None and not self.state.started:
             self._commit("game_started", setup)
-        self._sync_revokes(announce=False)
-        self._after_step()
+        with self.lock:
+            self._sync_revokes(announce=False)
+            self._after_step()
 
     # -- the loop ----------------------------------------------------------------------------------
     def submit(self, item: Any) -> None:
@@ -215,9 +218,22 @@ class Referee:
                 self._button(item)
             else:
                 self._vision(item)
+            self._play_pending()
         except StateError as exc:
             self.message = str(exc)
             self._info_alert("refused", str(exc))
+
+    def _play_pending(self) -> None:
+        """A card confirmed as played out of turn is played when its seat's turn comes."""
+        while self.hold is None and self.pending_plays:
+            deal = self.state.deal
+            if deal is None or deal.is_over or deal.phase != "play" or deal.to_act not in self.state.players:
+                return
+            seat = self.state.players.index(deal.to_act)
+            card = self.pending_plays.pop(seat, None)
+            if card is None:
+                return
+            self._act(Play(deal.to_act, card), source="table")
 
     def _release(self) -> None:
         """The hold was resolved: replay what arrived meanwhile, in order."""
@@ -272,15 +288,15 @@ class Referee:
             return  # a press out of turn means nothing; the LEDs show whose turn it is
         key = f"button:{ev.seat}:{ev.gesture}:{ev.timestamp!r}"
         if deal.phase == "declare":
-            last: StateError | None = None
+            first: StateError | None = None
             for choice in DECLARE_GESTURES.get(ev.gesture, ()):
                 try:
                     self._act(Declare(player, choice), source="button", key=key)
                     return
                 except StateError as exc:
-                    last = exc
-            if last is not None:
-                raise last
+                    first = first or exc
+            if first is not None:
+                raise first
         elif deal.phase == "exchange":
             if ev.gesture == HOLD:
                 count = self._exchange_counts.pop(player, 0)
@@ -314,6 +330,7 @@ class Referee:
 
     def _new_deal(self) -> None:
         self._exchange_counts = {}
+        self.pending_plays = {}
         self.alerts = [a for a in self.alerts if a["kind"] == "camera"]
         self._revoke_keys = {}
         self._flash_until = {}
@@ -375,7 +392,7 @@ class Referee:
         seen = {c for t in deal.tricks for _, c in t} | {c for _, c in deal.current_trick}
         if deal.turn_up is not None:
             seen.add(deal.turn_up)
-        return seen
+        return seen | set(self.pending_plays.values())
 
     def _place(self, seat: int, card: Card, *, source: str, key: str | None = None,
                confidence: float | None = None, ev: Any = None) -> None:
@@ -501,6 +518,7 @@ class Referee:
         if hold["kind"] == "out_of_turn":
             player = hold["seat"]
             self._act(Expose(player, (chosen,), out_of_turn=True), source="dashboard")
+            self.pending_plays[self.state.players.index(player)] = chosen
         elif hold["zone"] == "turn_up":
             self._act(TurnUp(chosen), source="dashboard")
         else:
@@ -510,7 +528,10 @@ class Referee:
             if card is not None and hold.get("card") and str(card) != hold["card"]:
                 self.stats["corrections"] += 1
         self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
-        if self.hold is None or self.hold["id"] == hold["id"]:
+        if self.hold is hold:
+            self.hold = None
+        if self.hold is None:
+            self._play_pending()
             self._release()
         return {}
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import engine
 from engine import Card, Deal, Options, Play, TurnUp, parse_action
+from engine.records import deal_to_record
 
 __all__ = ["TableState", "StateError", "DealEntry", "split_residue"]
 
@@ -422,58 +423,11 @@ class TableState:
 
     # -- records -----------------------------------------------------------------------------------
     def hand_record(self) -> dict[str, Any]:
-        """The current deal as a ``loo-hand/1`` record (hand-record.md): only what the table saw."""
+        """The current deal as a ``loo-hand/1`` record (the engine's writer: only what the table saw)."""
         if self.deal is None:
             raise StateError("no deal in progress")
-        info = self.deal_info
-        opts = Options.from_dict(info["variant"], info["options"])
-        record: dict[str, Any] = {
-            "format": "loo-hand/1",
-            "id": f"deal-{info['number']}",
-            "variant": info["variant"],
-            "options": opts.changed(),
-            "players": list(self.players),
-            "dealer": info["dealer"],
-            "balances_before": dict(info["balances_before"]),
-            "pool_before": info["pool_before"],
-        }
-        kinds = [type(e.action).__name__ for e in self.entries]
-        if "Misdeal" in kinds:
-            record["kind"] = "misdeal"
-            return record
-        declarations: list[list[str]] = []
-        exchanges: dict[str, int] = {}
-        flush_claims: list[dict[str, Any]] = []
-        pam_shown: list[str] = []
-        known: dict[str, list[str]] = {}
-        for e in self.entries:
-            a = e.action
-            name = type(a).__name__
-            if name == "TurnUp":
-                record["turn_up"] = str(a.card)
-            elif name == "Declare":
-                declarations.append([a.player, a.action])
-            elif name == "Exchange":
-                exchanges[a.player] = a.count
-            elif name == "ClaimFlush":
-                flush_claims.append({"player": a.player, "cards": [str(c) for c in a.cards]})
-            elif name == "ShowPam":
-                pam_shown.append(a.player)
-            elif name == "Expose":
-                known.setdefault(a.player, []).extend(str(c) for c in a.cards)
-        tricks = [{"plays": [[p, str(c)] for p, c in t]} for t in self.deal.tricks]
-        if self.deal.current_trick:
-            tricks.append({"plays": [[p, str(c)] for p, c in self.deal.current_trick]})
-        record["declarations"] = declarations
-        if exchanges:
-            record["exchanges"] = exchanges
-        if flush_claims:
-            record["flush_claims"] = flush_claims
-        if pam_shown:
-            record["pam_shown"] = pam_shown
-        if known:
-            record["known_holdings"] = known
-        record["tricks"] = tricks
+        record = deal_to_record(self.deal, id=f"deal-{self.deal_number}", derived=True)
+        record.pop("hands", None)  # the camera never knows whole hands in advance
         return record
 
     def deal_summary(self, settlement: Any = None) -> dict[str, Any]:
