@@ -189,7 +189,7 @@ class CardClassifier:
         if prototypes is not None:
             from vision.enroll import Prototypes  # local: enrolment is optional
 
-            self.prototypes = Prototypes.load(prototypes, labels=self.labels)
+            self.prototypes = Prototypes.load(prototypes, labels=self.labels, model_path=self.model_path)
 
     # -- validation ---------------------------------------------------------------------------
     def _check_shapes(self, meta_path: Path) -> None:

@@ -1,0 +1,58 @@
+"""The card network: a small plain CNN (about 0.25 M parameters, about 30 M multiply-adds).
+
+Plain 3×3 convolutions with batch norm fold into single Conv nodes in ONNX and quantise cleanly
+to int8; depthwise blocks would be smaller but onnxruntime runs them slower per FLOP on one core.
+The head pools to a 3×2 grid (not a global average) so the network can tell where on the card a
+feature sits (the index corners versus the pips), then a 128-d embedding used both by the
+classifier layer and by deck enrolment (nearest prototypes).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+N_CLASSES = 53
+EMBED_DIM = 128
+
+
+def _block(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    )
+
+
+class CardNet(nn.Module):
+    """Input: (N, 3, 88, 64) BGR in 0..1. Outputs: logits (N, 53) and embedding (N, 128)."""
+
+    def __init__(self, width: int = 16, n_classes: int = N_CLASSES, embed_dim: int = EMBED_DIM) -> None:
+        super().__init__()
+        w = width
+        self.features = nn.Sequential(
+            _block(3, w, 2),  # 44x32
+            _block(w, 2 * w),
+            nn.MaxPool2d(2),  # 22x16
+            _block(2 * w, 3 * w),
+            _block(3 * w, 3 * w),
+            nn.MaxPool2d(2),  # 11x8
+            _block(3 * w, 6 * w),
+            _block(6 * w, 6 * w),
+            nn.AvgPool2d(kernel_size=(5, 4), stride=(3, 4)),  # 11x8 -> 3x2 (top, middle, bottom; left, right)
+        )
+        self.embed = nn.Sequential(nn.Flatten(), nn.Linear(6 * w * 6, embed_dim), nn.ReLU(inplace=True))
+        self.drop = nn.Dropout(0.2)
+        self.classifier = nn.Linear(embed_dim, n_classes)
+        # Normalisation lives in the graph so the runtime only scales to 0..1.
+        self.register_buffer("mean", torch.tensor([0.45, 0.45, 0.45]).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor([0.25, 0.25, 0.25]).view(1, 3, 1, 1))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = (x - self.mean) / self.std
+        emb = self.embed(self.features(x))
+        return self.classifier(self.drop(emb)), emb
+
+
+def count_parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())

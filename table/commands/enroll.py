@@ -1,0 +1,188 @@
+"""`loo-table enroll`: adapt the card reader to your own deck, card by card.
+
+Two ways in, both guided:
+
+- photos: one photo per card (any number per card), named after the card: ``2C.jpg``,
+  ``QH-2.jpg``, ``10D.png``, ``back.jpg``; pass the files or their folder;
+- a short video: show the cards one at a time in the guide order (``loo-table enroll --guide``),
+  each for about a second, taking each card away before showing the next.
+
+The command reports card by card what it got (and which cards are still missing or read as
+another card, i.e. a misnamed photo), then writes the prototypes file (default
+``deck-prototypes.npz``; point ``[model] prototypes`` of the table config at it, or pass
+``--prototypes`` to ``loo-table identify``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from table.cli import CommandError
+from table.commands.identify import add_model_arguments, default_model, load_classifier
+
+VIDEO_EXT = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".h264", ".mjpeg"}
+IMAGE_EXT = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sources", nargs="*", type=Path, metavar="PHOTO|FOLDER|VIDEO",
+                        help="photos named after their card (2C.jpg, QH-2.jpg, back.jpg), folders of them, or one video")
+    parser.add_argument("--guide", action="store_true", help="print how to photograph or film the deck, then exit")
+    parser.add_argument("--out", type=Path, default=Path("deck-prototypes.npz"),
+                        help="prototypes file to write (default: deck-prototypes.npz, beside your config)")
+    parser.add_argument("--cards", default=None,
+                        help="for a video: the cards it shows, in order, comma-separated (default: the guide order)")
+    parser.add_argument("--every", type=int, default=2, help="for a video: use every Nth frame (default 2)")
+    add_model_arguments(parser)
+
+
+def _guide(order: tuple[str, ...]) -> str:
+    lines = [
+        "Enrol your deck: lay each card face up under the table camera (or any camera), alone,",
+        "on the table you play on. Either photograph each card and name the file after it",
+        "(2C.jpg, 10H.jpg, QS.jpg, back.jpg; several photos per card help), or film the cards",
+        "one at a time in this order, about a second each, taking each away before the next:",
+        "",
+    ]
+    for i in range(0, len(order), 13):
+        lines.append("  " + " ".join(order[i : i + 13]))
+    lines += ["", "Then run: loo-table enroll PHOTOS-OR-VIDEO --out deck-prototypes.npz"]
+    return "\n".join(lines)
+
+
+def _largest_card(image: Any) -> Any:
+    from vision.finder import find_cards
+
+    found = find_cards(image)
+    if not found:
+        return None
+    import cv2
+
+    return max(found, key=lambda f: cv2.contourArea(f.corners)).crop
+
+
+def _from_photos(paths: list[Path], clf: Any) -> list[tuple[str, Any, str]]:
+    import cv2
+
+    from vision.enroll import label_from_filename
+
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_EXT)
+        else:
+            files.append(p)
+    items: list[tuple[str, Any, str]] = []
+    for f in files:
+        label = label_from_filename(f)
+        if label is None:
+            print(f"error: {f}: name the photo after its card (2C.jpg, 10H-2.png, back.jpg)", file=sys.stderr)
+            continue
+        image = cv2.imread(str(f), cv2.IMREAD_COLOR) if f.is_file() else None
+        if image is None:
+            print(f"error: {f}: cannot read image", file=sys.stderr)
+            continue
+        crop = _largest_card(image)
+        if crop is None:
+            print(f"error: {f}: no whole card found (lay it flat, all four corners in view)", file=sys.stderr)
+            continue
+        items.append((label, crop, str(f)))
+    return items
+
+
+def _from_video(path: Path, order: tuple[str, ...], clf: Any, every: int) -> list[tuple[str, Any, str]]:
+    """Split a video into runs of one card each (consecutive frames showing the same card)."""
+    import cv2
+    import numpy as np
+
+    cap = cv2.VideoCapture(str(path))
+    if not cap.isOpened():
+        raise CommandError(f"{path}: cannot open video")
+    runs: list[list[tuple[Any, Any]]] = []  # each: [(crop, embedding)]
+    current: list[tuple[Any, Any]] = []
+    idx = 0
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        idx += 1
+        if (idx - 1) % max(1, every):
+            continue
+        crop = _largest_card(frame)
+        if crop is None:
+            if current:
+                runs.append(current)
+                current = []
+            continue
+        emb = clf.embed([crop])[0]
+        if current:
+            mean = np.mean([e for _, e in current], axis=0)
+            if float(emb @ mean / max(np.linalg.norm(mean), 1e-8)) < 0.8:  # another card replaced it
+                runs.append(current)
+                current = []
+        current.append((crop, emb))
+    cap.release()
+    if current:
+        runs.append(current)
+    runs = [r for r in runs if len(r) >= 3]  # shorter runs are a card sliding in or out
+    if len(runs) != len(order):
+        raise CommandError(
+            f"{path}: found {len(runs)} cards shown one at a time, expected {len(order)} "
+            f"({order[0]} ... {order[-1]}); film again following --guide, or use photos"
+        )
+    items = []
+    for label, run in zip(order, runs, strict=True):
+        step = max(1, len(run) // 8)
+        for crop, _ in run[::step][:8]:
+            items.append((label, crop, f"{path}#{label}"))
+    return items
+
+
+def run(args: argparse.Namespace) -> int:
+    from vision.enroll import EnrollError, Prototypes, guide_order, model_digest
+
+    order = guide_order()
+    if args.guide or not args.sources:
+        print(_guide(order))
+        return 0
+    clf = load_classifier(args)
+    if not clf.has_embedding:
+        raise CommandError(f"{clf.model_path}: model has no embedding output; enrolment needs one")
+
+    videos = [p for p in args.sources if p.suffix.lower() in VIDEO_EXT]
+    if videos and len(args.sources) > 1:
+        raise CommandError("give one video, or photos/folders, not both")
+    if videos:
+        cards = tuple(c.strip() for c in args.cards.split(",")) if args.cards else order
+        unknown = [c for c in cards if c not in clf.labels]
+        if unknown:
+            raise CommandError(f"--cards: unknown card {unknown[0]!r}")
+        items = _from_video(videos[0], cards, clf, args.every)
+    else:
+        items = _from_photos(list(args.sources), clf)
+    if not items:
+        raise CommandError("no card could be enrolled")
+
+    readings = clf.classify([crop for _, crop, _ in items])
+    embeddings = clf.embed([crop for _, crop, _ in items])
+    got: dict[str, int] = {}
+    for (label, _, src), r in zip(items, readings, strict=True):
+        got[label] = got.get(label, 0) + 1
+        read = r.card or ("back" if r.face_down else None)
+        if read is not None and read != label:
+            print(f"warning: {src}: enrolled as {label} but reads as {read} ({r.confidence:.2f}); check its name",
+                  file=sys.stderr)
+    for label in order:
+        n = got.get(label, 0)
+        print(f"{label:>4}  {'ok, ' + str(n) + ' view' + ('s' if n > 1 else '') if n else 'missing: add a photo named ' + label + '.jpg'}")
+    try:
+        protos = Prototypes.build(clf.labels, [(lab, e) for (lab, _, _), e in zip(items, embeddings, strict=True)],
+                                  model_sha256=model_digest(args.model or default_model()))
+        protos.save(args.out)
+    except (EnrollError, OSError) as exc:
+        raise CommandError(str(exc)) from None
+    print(f"enrolled {len(protos.enrolled)} of {len(order)} cards ({len(items)} views) -> {args.out}")
+    return 0

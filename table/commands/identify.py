@@ -1,0 +1,72 @@
+"""`loo-table identify IMAGE...`: find and read the cards in still photos, one JSON line per image.
+
+Each line is ``{"image": path, "cards": [{"card": "QH", "confidence": 0.998, "corners": [[x, y],
+...4]}]}``. A card the model is unsure of has ``"card": null`` and ``"top3"``; a face-down card
+has ``"card": null`` and ``"face_down": true``. An image that cannot be read gives an ``error:``
+line on stderr, the remaining images are still read, and the exit status is 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from table.cli import CommandError
+
+
+def default_model() -> Path:
+    """The shipped model inside the installed ``models`` package."""
+    from importlib.resources import files
+
+    return Path(str(files("models") / "card_classifier.onnx"))
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared by identify and enroll."""
+    parser.add_argument("--model", type=Path, default=None, help="ONNX card model (default: the shipped models/card_classifier.onnx)")
+    parser.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads (default 1)")
+    parser.add_argument("--provider", action="append", default=None, metavar="NAME",
+                        help="onnxruntime execution provider in order of preference (repeatable; default: TensorRT, CUDA, CPU when present)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("images", nargs="+", type=Path, metavar="IMAGE", help="photos of cards on a table")
+    add_model_arguments(parser)
+    parser.add_argument("--threshold", type=float, default=None, help="open-set confidence threshold (default: the model's)")
+    parser.add_argument("--margin", type=float, default=None, help="open-set top-1/top-2 margin (default: the model's)")
+    parser.add_argument("--prototypes", type=Path, default=None, help="enrolment file from `loo-table enroll` (reads your deck better)")
+
+
+def load_classifier(args: argparse.Namespace, **kw: object):  # type: ignore[no-untyped-def]
+    from vision.classifier import CardClassifier, ModelError
+
+    try:
+        return CardClassifier(args.model or default_model(), threads=args.threads, providers=args.provider, **kw)
+    except (ModelError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    import cv2
+
+    from vision.finder import find_cards
+
+    clf = load_classifier(args, threshold=args.threshold, margin=args.margin, prototypes=args.prototypes)
+    status = 0
+    for path in args.images:
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
+        if image is None:
+            print(f"error: {path}: cannot read image", file=sys.stderr)
+            status = 2
+            continue
+        found = find_cards(image)
+        readings = clf.classify([f.crop for f in found])
+        cards = []
+        for f, r in zip(found, readings, strict=True):
+            entry = r.to_dict()
+            entry["corners"] = [[round(float(x), 1), round(float(y), 1)] for x, y in f.corners]
+            cards.append(entry)
+        print(json.dumps({"image": str(path), "cards": cards}), flush=True)
+    return status

@@ -1,0 +1,139 @@
+"""Deck enrolment: adapt the classifier to one physical deck with nearest prototypes.
+
+A network trained on rendered artwork reads an unfamiliar deck well but not perfectly; a few
+photos of the user's own cards fix most of the rest without retraining (no torch on the Pi). Each
+enrolled crop is embedded by the model's ``embedding`` output and stored; at run time the cosine
+similarity to the nearest stored crop of each card is added to the network's log-probabilities,
+so an enrolled card that looks exactly like a stored one wins, and cards not enrolled still fall
+back to the network alone.
+
+The file is a small ``.npz`` (float16 vectors, about 13 kB for a deck with three crops per card)
+that records the model file's SHA-256, so a prototype file made for another model is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: Weight of the prototype similarity against the network's log-probability (chosen on a held-out
+#: deck design, see models/README.md).
+DEFAULT_WEIGHT = 20.0
+MAX_PER_CARD = 8
+
+
+class EnrollError(ValueError):
+    """The enrolment input or file cannot be used (one line, naming the file)."""
+
+
+def model_digest(model_path: str | os.PathLike[str]) -> str:
+    return hashlib.sha256(Path(model_path).read_bytes()).hexdigest()
+
+
+@dataclass
+class Prototypes:
+    """Stored embeddings: ``vectors`` (K, D) unit rows, ``owners`` (K,) label index per row."""
+
+    labels: tuple[str, ...]
+    vectors: np.ndarray
+    owners: np.ndarray
+    model_sha256: str = ""
+    weight: float = DEFAULT_WEIGHT
+
+    @classmethod
+    def build(cls, labels: Sequence[str], items: Iterable[tuple[str, np.ndarray]], *, model_sha256: str = "",
+              weight: float = DEFAULT_WEIGHT) -> Prototypes:
+        """From ``(label, embedding)`` pairs; at most :data:`MAX_PER_CARD` kept per label."""
+        index = {lab: i for i, lab in enumerate(labels)}
+        vecs: list[np.ndarray] = []
+        owners: list[int] = []
+        count: dict[str, int] = {}
+        for label, emb in items:
+            if label not in index:
+                raise EnrollError(f"unknown card {label!r} (expected one of {', '.join(labels[:3])}, ..., back)")
+            if count.get(label, 0) >= MAX_PER_CARD:
+                continue
+            count[label] = count.get(label, 0) + 1
+            v = np.asarray(emb, np.float32).reshape(-1)
+            vecs.append(v / max(float(np.linalg.norm(v)), 1e-8))
+            owners.append(index[label])
+        if not vecs:
+            raise EnrollError("no cards to enrol")
+        return cls(tuple(labels), np.stack(vecs), np.array(owners, np.int32), model_sha256, weight)
+
+    @property
+    def enrolled(self) -> set[str]:
+        return {self.labels[int(i)] for i in set(self.owners.tolist())}
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, labels=np.array(self.labels), vectors=self.vectors.astype(np.float16),
+                                owners=self.owners, model_sha256=np.array(self.model_sha256),
+                                weight=np.array(self.weight))
+        os.replace(tmp, path)  # a power cut leaves the old file or the new one, never half of one
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, labels: Sequence[str] | None = None,
+             model_path: str | os.PathLike[str] | None = None) -> Prototypes:
+        path = Path(path)
+        if not path.is_file():
+            raise EnrollError(f"{path}: enrolment file missing")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                protos = cls(tuple(str(x) for x in z["labels"]), z["vectors"].astype(np.float32),
+                             z["owners"].astype(np.int32), str(z["model_sha256"]), float(z["weight"]))
+        except Exception as exc:  # zipfile / KeyError / ValueError: all mean "not our file"
+            raise EnrollError(f"{path}: not an enrolment file ({type(exc).__name__})") from None
+        if labels is not None and tuple(labels) != protos.labels:
+            raise EnrollError(f"{path}: made for a model with other labels")
+        if model_path is not None and protos.model_sha256 and protos.model_sha256 != model_digest(model_path):
+            raise EnrollError(f"{path}: made for another model file than {Path(model_path).name}; enrol again")
+        return protos
+
+    def similarities(self, emb: np.ndarray) -> np.ndarray:
+        """(N, len(labels)) cosine similarity to the nearest stored crop of each label (NaN if none)."""
+        e = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-8)
+        sim = e @ self.vectors.T  # (N, K)
+        out = np.full((len(e), len(self.labels)), np.nan, np.float32)
+        for li in np.unique(self.owners):
+            out[:, li] = sim[:, self.owners == li].max(axis=1)
+        return out
+
+    def probabilities(self, emb: np.ndarray, net_probs: np.ndarray) -> np.ndarray:
+        """Network probabilities re-weighted by prototype similarity (rows sum to 1)."""
+        sim = self.similarities(emb)
+        enrolled = ~np.isnan(sim[0]) if len(sim) else np.zeros(len(self.labels), bool)
+        # labels with no prototype get the mean similarity of the row's enrolled ones: neutral
+        fill = np.nanmean(sim, axis=1, keepdims=True) if enrolled.any() else np.zeros((len(sim), 1), np.float32)
+        sim = np.where(np.isnan(sim), fill, sim)
+        logit = np.log(np.maximum(net_probs, 1e-9)) + self.weight * sim
+        logit -= logit.max(axis=1, keepdims=True)
+        p = np.exp(logit)
+        return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def guide_order() -> tuple[str, ...]:
+    """The order in which `loo-table enroll` asks for the cards: suit by suit, 2..A, then a back."""
+    from vision.classifier import LABELS
+
+    return LABELS
+
+
+def label_from_filename(path: Path) -> str | None:
+    """``QH.jpg``, ``qh-2.png``, ``10h_front.jpeg`` -> ``"QH"`` / ``"10H"``; ``back.jpg`` -> ``"back"``."""
+    from vision.classifier import LABELS
+
+    stem = path.stem.replace("_", "-").split("-")[0].strip()
+    if stem.lower() == "back":
+        return "back"
+    up = stem.upper()
+    if up.startswith("T") and len(up) == 2:
+        up = "10" + up[1]
+    return up if up in LABELS else None

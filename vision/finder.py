@@ -1,0 +1,225 @@
+"""Find every card lying on a table in a still photo and perspective-correct it.
+
+A global Otsu threshold assumes a dark cloth under white cards and finds nothing on a beige desk.
+So candidates come from two independent cues and are merged:
+
+1. *background-relative colour*: the table's colour is estimated from the image border (the
+   border is table far more often than card), and pixels far from it in CIE Lab are foreground;
+   the cut-off comes from Otsu on that distance, floored so a uniform table gives nothing;
+2. *edges*: Canny edges, closed and filled, for a white card on a white desk where colour alone
+   fails (its outline, the shadow under it and the printed border still make edges).
+
+Each blob becomes a quadrilateral (convex hull, reduced to four corners) that must look like a
+whole card: aspect ratio near 2.5:3.5, the blob must fill its quadrilateral, and it must not touch
+the image edge (a card cut off by the frame would give a partial warp). The warp is portrait, of
+:data:`vision.classifier.CANONICAL_SIZE`; which short edge is "top" is left to the classifier (it
+reads cards either way up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.classifier import CANONICAL_SIZE
+
+CARD_ASPECT = 3.5 / 2.5  # long side / short side of a standard card
+_WORK_SIDE = 800  # detection runs on an image at most this wide/high (speed); warps use the original
+
+
+@dataclass(frozen=True)
+class FoundCard:
+    """One card in the photo: ``corners`` (4×2 float32, image pixels, clockwise from the card's
+    top-left, portrait) and ``crop`` (canonical-size BGR warp). ``score`` (0..1) says how card-like
+    the outline was; ``cue`` names the cue that found it ("colour" or "edges")."""
+
+    corners: np.ndarray
+    crop: np.ndarray
+    score: float
+    cue: str
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        c = self.corners.mean(axis=0)
+        return float(c[0]), float(c[1])
+
+
+def _border_colour(lab: np.ndarray) -> np.ndarray:
+    h, w = lab.shape[:2]
+    b = max(2, min(h, w) // 40)
+    border = np.concatenate(
+        [lab[:b].reshape(-1, 3), lab[-b:].reshape(-1, 3), lab[:, :b].reshape(-1, 3), lab[:, -b:].reshape(-1, 3)]
+    )
+    return np.median(border, axis=0)
+
+
+def _colour_mask(img: np.ndarray) -> np.ndarray:
+    lab = cv2.cvtColor(cv2.GaussianBlur(img, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+    bg = _border_colour(lab)
+    diff = lab - bg
+    diff[:, :, 0] *= 0.8  # lightness differences count a little less than colour (uneven light)
+    dist = np.sqrt((diff * diff).sum(axis=2))
+    d8 = np.clip(dist * 2.0, 0, 255).astype(np.uint8)
+    t, _ = cv2.threshold(d8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    t = max(t, 24.0)  # a floor: on a uniform table Otsu would split noise
+    mask = (d8 >= t).astype(np.uint8) * 255
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, k, iterations=2)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, k)
+    return _fill_holes(mask)
+
+
+def _edge_mask(img: np.ndarray) -> np.ndarray:
+    gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+    gray = cv2.GaussianBlur(gray, (5, 5), 0)
+    med = float(np.median(gray))
+    edges = cv2.Canny(gray, max(5.0, 0.33 * med), max(20.0, 0.9 * med))
+    edges = cv2.dilate(edges, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)), iterations=1)
+    return _fill_holes(edges)
+
+
+def _fill_holes(mask: np.ndarray) -> np.ndarray:
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    out = np.zeros_like(mask)
+    cv2.drawContours(out, contours, -1, 255, thickness=cv2.FILLED)
+    return out
+
+
+def _quad_from_contour(contour: np.ndarray) -> np.ndarray | None:
+    hull = cv2.convexHull(contour)
+    peri = cv2.arcLength(hull, True)
+    for eps in (0.02, 0.03, 0.04, 0.06, 0.08):
+        approx = cv2.approxPolyDP(hull, eps * peri, True)
+        if len(approx) == 4:
+            return approx.reshape(4, 2).astype(np.float32)
+        if len(approx) < 4:
+            break
+    # rounded corners or a finger on an edge: fall back to the minimum-area rectangle
+    return cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
+
+
+def order_corners(quad: np.ndarray) -> np.ndarray:
+    """Clockwise (in image coordinates) from the card's top-left, with the first edge a short edge.
+
+    Of the two orientations that make the card portrait, the one whose first corner is nearer the
+    image's top-left is chosen, so the order is deterministic.
+    """
+    c = quad.mean(axis=0)
+    ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
+    q = quad[np.argsort(ang)]  # clockwise on screen (y down)
+    e01 = np.linalg.norm(q[1] - q[0])
+    e12 = np.linalg.norm(q[2] - q[1])
+    if e01 > e12:  # make 0->1 a short edge
+        q = np.roll(q, -1, axis=0)
+    alt = np.roll(q, -2, axis=0)
+    if alt[0].sum() < q[0].sum():
+        q = alt
+    return q.astype(np.float32)
+
+
+def _plausible(contour: np.ndarray, quad: np.ndarray, shape: tuple[int, int], min_area: float) -> float:
+    """0 if the quadrilateral cannot be a whole card, else a score in (0, 1]."""
+    h, w = shape
+    if not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
+        return 0.0
+    q_area = cv2.contourArea(quad)
+    if q_area < min_area or q_area > 0.9 * h * w:
+        return 0.0
+    margin = 2
+    if (quad[:, 0].min() < margin or quad[:, 1].min() < margin
+            or quad[:, 0].max() > w - 1 - margin or quad[:, 1].max() > h - 1 - margin):
+        return 0.0  # cut off by the frame: a warp would cover only part of the card
+    sides = [np.linalg.norm(quad[i] - quad[(i + 1) % 4]) for i in range(4)]
+    short = (sides[0] + sides[2]) / 2
+    long_ = (sides[1] + sides[3]) / 2
+    if short > long_:
+        short, long_ = long_, short
+    if short < 8:
+        return 0.0
+    aspect = long_ / short
+    if not 1.15 <= aspect <= 1.75:
+        return 0.0
+    # opposite sides of similar length (a perspective view from above keeps them close)
+    if min(sides[0], sides[2]) / max(sides[0], sides[2]) < 0.7 or min(sides[1], sides[3]) / max(sides[1], sides[3]) < 0.7:
+        return 0.0
+    fill = cv2.contourArea(contour) / max(q_area, 1.0)
+    if fill < 0.82 or fill > 1.15:
+        return 0.0
+    aspect_score = 1.0 - min(abs(aspect - CARD_ASPECT) / 0.35, 1.0)
+    return float(0.5 + 0.25 * aspect_score + 0.25 * min(fill, 1.0))
+
+
+def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CANONICAL_SIZE) -> np.ndarray:
+    """Perspective-correct the card at ``corners`` (ordered as :func:`order_corners`) to ``size``.
+
+    Large cards are warped at a multiple of the size and then area-averaged down, as a camera
+    integrates over a pixel; warping straight to 64×88 from a 400 px card would alias the index.
+    """
+    w, h = size
+    card_h = float(np.linalg.norm(corners[3] - corners[0]) + np.linalg.norm(corners[2] - corners[1])) / 2
+    k = int(np.clip(round(card_h / h), 1, 4))
+    dst = np.array([[0, 0], [w * k - 1, 0], [w * k - 1, h * k - 1], [0, h * k - 1]], np.float32)
+    M = cv2.getPerspectiveTransform(corners.astype(np.float32), dst)
+    big = cv2.warpPerspective(image, M, (w * k, h * k), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if k == 1:
+        return big
+    return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
+
+
+def _iou_boxes(a: np.ndarray, b: np.ndarray) -> float:
+    ax0, ay0 = a.min(axis=0)
+    ax1, ay1 = a.max(axis=0)
+    bx0, by0 = b.min(axis=0)
+    bx1, by1 = b.max(axis=0)
+    iw = max(0.0, min(ax1, bx1) - max(ax0, bx0))
+    ih = max(0.0, min(ay1, by1) - max(ay0, by0))
+    inter = iw * ih
+    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
+def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64) -> list[FoundCard]:
+    """Every whole card in ``image_bgr`` (any rotation, light or dark table), top-to-bottom, left-to-right.
+
+    ``min_card_px`` is the shortest card side (in the original image) worth reading.
+    """
+    if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+        raise ValueError("find_cards expects an H×W×3 BGR image")
+    H, W = image_bgr.shape[:2]
+    scale = min(1.0, _WORK_SIDE / max(H, W))
+    small = cv2.resize(image_bgr, (int(W * scale), int(H * scale)), interpolation=cv2.INTER_AREA) if scale < 1 else image_bgr
+    sh, sw = small.shape[:2]
+    min_area = (min_card_px * scale) ** 2 * CARD_ASPECT
+
+    candidates: list[tuple[float, np.ndarray, str]] = []
+    for cue, mask in (("colour", _colour_mask(small)), ("edges", _edge_mask(small))):
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        for cnt in contours:
+            if cv2.contourArea(cnt) < min_area * 0.8:
+                continue
+            quad = _quad_from_contour(cnt)
+            if quad is None:
+                continue
+            quad = order_corners(quad)
+            score = _plausible(cnt, quad, (sh, sw), min_area)
+            if score > 0:
+                candidates.append((score + (0.01 if cue == "colour" else 0.0), quad, cue))
+
+    # merge the two cues: keep the best-scoring quad where they overlap
+    candidates.sort(key=lambda c: -c[0])
+    kept: list[tuple[float, np.ndarray, str]] = []
+    for cand in candidates:
+        if all(_iou_boxes(cand[1], k[1]) < 0.5 for k in kept):
+            kept.append(cand)
+        if len(kept) >= max_cards:
+            break
+    # a quad that holds another is a merged blob (e.g. two overlapping cards' outline): drop it
+    found: list[FoundCard] = []
+    for score, quad, cue in kept:
+        corners = quad / scale
+        found.append(FoundCard(corners=corners.astype(np.float32), crop=warp_card(image_bgr, corners),
+                               score=round(min(score, 1.0), 3), cue=cue))
+    found.sort(key=lambda f: (round(f.centre[1] / max(H / 8, 1)), f.centre[0]))
+    return found
