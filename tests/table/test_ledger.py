@@ -100,3 +100,88 @@ def test_not_a_database_at_all(tmp_path):
     db.write_bytes(b"this is a text file, not SQLite" * 100)
     with pytest.raises(LedgerCorrupt, match="no backup found"):
         Ledger(db, backup_dir=tmp_path / "none")
+
+
+# -- loo-table ledger verify / export ------------------------------------------------------------
+
+
+def _played_ledger(tmp_path):
+    from conftest import Table
+    from test_referee import REVOKE_DEAL, start_deal
+
+    t = Table(tmp_path / "ledger.db")
+    start_deal(t)
+    for p, c in REVOKE_DEAL:
+        t.card(p, c)
+    t.dealer()
+    t.ref.call("adjust_chips", {"player": "Ann", "delta": 7, "reason": "late buy-in"})
+    t.close()
+    return tmp_path / "ledger.db"
+
+
+def test_verify_passes_on_a_played_night(tmp_path, capsys):
+    import json
+
+    from table.cli import main
+
+    db = _played_ledger(tmp_path)
+    assert main(["ledger", "verify", "--db", str(db), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["integrity"] == "ok" and report["records_rescored"] == 1
+    assert report["total_chips"] == report["chips_brought"] == 407
+
+
+def test_verify_catches_an_event_that_does_not_replay(tmp_path, capsys):
+    from table.cli import main
+
+    db = _played_ledger(tmp_path)
+    con = sqlite3.connect(db)  # someone wrote behind the referee's back
+    con.execute("INSERT INTO events(key, kind, data, at) VALUES ('x', 'action', '{\"action\": \"Ann:ZZ\"}', 0)")
+    con.commit()
+    con.close()
+    assert main(["ledger", "verify", "--db", str(db)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "does not replay" in err and "\n" not in err
+
+
+def test_verify_catches_a_doctored_outcome(tmp_path, capsys):
+    import json
+
+    from table.cli import main
+    from table.ledger import Ledger
+
+    db = tmp_path / "l.db"
+    src = _played_ledger(tmp_path)
+    with Ledger(src) as good, Ledger(db) as bad:
+        for e in good.events():
+            data = e.data
+            if e.kind == "deal_closed":
+                data = json.loads(json.dumps(data))
+                data["record"]["tricks"][0]["plays"][1][1] = "4S"  # the record no longer matches
+            bad.append(e.kind, data, key=e.key)
+    assert main(["ledger", "verify", "--db", str(db)]) == 1
+    assert "scores differently" in capsys.readouterr().err
+
+
+def test_export_json_and_csv(tmp_path, capsys):
+    import csv
+    import io
+    import json
+
+    from table.cli import main
+
+    db = _played_ledger(tmp_path)
+    assert main(["ledger", "export", "--db", str(db), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["kind"] == "game_started" and rows[-1]["data"]["reason"] == "late buy-in"
+    out = tmp_path / "ledger.csv"
+    assert main(["ledger", "export", "--db", str(db), "--format", "csv", "-o", str(out)]) == 0
+    table = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert len(table) == len(rows) and json.loads(table[-1]["data"])["delta"] == 7
+
+
+def test_missing_ledger_is_one_line(tmp_path, capsys):
+    from table.cli import main
+
+    assert main(["ledger", "verify", "--db", str(tmp_path / "nope.db")]) == 1
+    assert capsys.readouterr().err.strip().endswith("nope.db: no such ledger")
