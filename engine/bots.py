@@ -68,11 +68,11 @@ class Bot:
         allowed = deal.allowed_declarations()
         strength = self._strength(deal, deal.hand(player))
         want = strength + self.rng.uniform(-0.6, 0.6) + (self.boldness - 0.5)
-        if "defend_miss" in allowed and want < 1.0:
+        if "defend_miss" in allowed and want < 0.75:
             return Declare(player, "defend_miss")
         if "take_miss" in allowed and want < 0.7 and self.rng.random() < 0.5:
             return Declare(player, "take_miss")
-        if "pass" in allowed and want < 1.0:
+        if "pass" in allowed and want < 0.75:
             return Declare(player, "pass")
         return Declare(player, "play" if "play" in allowed else allowed[0])
 
