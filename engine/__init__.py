@@ -28,6 +28,7 @@ from engine.errors import (
     OutOfTurnError,
     RecordError,
 )
+from engine.notation import deal_from_text, deal_to_text
 from engine.options import Options, Variant
 from engine.outcome import Revoke, Settlement
 
@@ -37,6 +38,7 @@ __all__ = [
     "DECK", "Card", "parse_cards",
     "Deal", "LegalMoves",
     "IllegalActionError", "InvalidInputError", "LooError", "OutOfTurnError", "RecordError",
+    "deal_from_text", "deal_to_text",
     "Options", "Variant",
     "Revoke", "Settlement",
 ]
