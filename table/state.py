@@ -2,8 +2,9 @@
 
 `TableState.replay(events)` and a live state fed one event at a time by `apply` are the same code
 path, so "the state after a restart equals a replay of the log" holds by construction; `digest()`
-lets tests and `ledger verify` compare the two. Every chip movement comes from `engine.Deal.settle()`
-(the engine) — this module only carries its results from deal to deal.
+lets tests and `ledger verify` compare the two. The night is an `engine.Game` (antes, settlement,
+dealer rotation, re-deals, end of the night and its residue): every chip the engine moves; this
+module adds only what a real table needs around it (corrections, undo, chip adjustments, zones).
 
 Event kinds (``data`` in brackets):
 
@@ -28,9 +29,10 @@ from typing import Any
 
 import engine
 from engine import Card, Deal, Options, Play, TurnUp, parse_action
+from engine.game import Game
 from engine.records import deal_to_record
 
-__all__ = ["TableState", "StateError", "DealEntry", "split_residue"]
+__all__ = ["TableState", "StateError", "DealEntry", "end_night_now"]
 
 
 class StateError(ValueError):
@@ -46,45 +48,39 @@ class DealEntry:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def split_residue(pool: int, players: list[str], first: int) -> dict[str, int]:
-    """§9.7 end_residue = split_equally: equal shares, the remainder one chip each from `first`.
+def end_night_now(game: Game) -> dict[str, int]:
+    """The host ends the night early: the engine shares the pool out (§9.7 end_residue).
 
-    Written here (one small function) because the engine's skeleton has no end-of-game settlement;
-    the rule text is loo-rules.md §9.7.
+    `Game` has no public "stop now" yet, so this calls its residue sharing directly; it stays the
+    engine's arithmetic either way.
     """
-    n = len(players)
-    base, rest = divmod(pool, n)
-    out = {p: base for p in players}
-    for k in range(rest):
-        out[players[(first + k) % n]] += 1
-    return out
+    end_now = getattr(game, "end_now", None)
+    if callable(end_now):
+        return dict(end_now())
+    last = game.results[-1].dealer if game.results else game.dealer
+    residue = game._share_residue(last)  # noqa: SLF001 - see the docstring
+    game._over = True  # noqa: SLF001
+    return residue
 
 
 class TableState:
-    """The night at the table: seats, chips, the current deal, the finished deals."""
+    """The night at the table: an `engine.Game` plus what the table adds (corrections, zones...)."""
 
     def __init__(self) -> None:
-        self.started = False
-        self.players: list[str] = []
+        self.game: Game | None = None
         self.variant = "three_card"
         self.options: dict[str, Any] = {}
         self.starting_chips = 0
         self.chip_value = "0"
         self.zones: dict[str, Any] = {}
-        self.balances: dict[str, int] = {}
-        self.pool = 0
-        self.dealer = 0  # index of the dealer of the current / next deal
         self.deal_number = 0
-        self.deal: Deal | None = None
         self.entries: list[DealEntry] = []
         self.deal_info: dict[str, Any] = {}
-        self.next_antes: dict[str, int] | None = None  # {} after a misdeal re-deal: no second ante
         self.finished: list[dict[str, Any]] = []
         self.chip_history: dict[str, list[int]] = {}
         self.adjust: dict[str, int] = {}  # adjustments made during a deal, added when it closes
-        self.total_in = 0  # chips brought to the table: opening chips + adjustments
         self.paused = False
-        self.game_over = False
+        self.ended_by_host = False
         self.last_seq = 0
         self.events_applied = 0
 
@@ -98,58 +94,88 @@ class TableState:
 
     def clone(self) -> TableState:
         """A copy that can be changed without touching this one (the Deal is copied by the engine)."""
-        deal = self.deal
-        self.deal = None
+        game = self.game
+        deal = game.current if game is not None else None
+        if game is not None:
+            game.current = None
         try:
             other = copy.deepcopy(self)
         finally:
-            self.deal = deal
-        other.deal = deal.copy() if deal is not None else None
-        other.entries = [DealEntry(e.seq, e.action, dict(e.meta)) for e in self.entries]
+            if game is not None:
+                game.current = deal
+        if other.game is not None and deal is not None:
+            other.game.current = deal.copy()
         return other
 
     # -- derived views -----------------------------------------------------------------------------
     @property
+    def started(self) -> bool:
+        return self.game is not None
+
+    @property
+    def players(self) -> list[str]:
+        return list(self.game.players) if self.game is not None else []
+
+    @property
+    def deal(self) -> Deal | None:
+        return self.game.current if self.game is not None else None
+
+    @property
+    def game_over(self) -> bool:
+        return self.game is not None and self.game.is_over
+
+    @property
+    def balances(self) -> dict[str, int]:
+        return dict(self.game.balances) if self.game is not None else {}
+
+    @property
+    def pool(self) -> int:
+        return int(self.game.pool) if self.game is not None else 0
+
+    @property
+    def total_in(self) -> int:
+        """Chips brought to the table: opening chips plus every adjustment (the engine's total)."""
+        if self.game is None:
+            return 0
+        return int(self.game.total_chips) + sum(self.adjust.values())
+
+    @property
     def options_obj(self) -> Options:
         return Options.from_dict(self.variant, self.options)
 
-    @property
-    def deal_over(self) -> bool:
-        return self.deal is not None and bool(self.deal.is_over)
-
-    @property
-    def in_deal(self) -> bool:
-        return self.deal is not None
-
     def dealer_name(self) -> str:
-        return self.players[self.dealer]
+        assert self.game is not None
+        return str(self.game.dealer)
 
     def settlement(self) -> Any:
         """The engine's settlement of the current deal once it is over, else None."""
-        if self.deal is not None and self.deal.is_over:
-            return self.deal.settle()
+        deal = self.deal
+        if deal is not None and deal.is_over:
+            return deal.settle()
         return None
 
     def chips(self) -> dict[str, int]:
         """What each player holds now (after antes and, once a deal is over, its settlement)."""
-        if self.deal is None:
-            base = dict(self.balances)
+        deal = self.deal
+        if deal is None:
+            base = self.balances
         else:
             s = self.settlement()
             if s is not None:
                 base = dict(s.balances_after)
             else:
-                antes = dict(self.deal.antes or {})
+                antes = dict(deal.antes or {})
                 base = {p: self.deal_info["balances_before"][p] - antes.get(p, 0) for p in self.players}
         return {p: base[p] + self.adjust.get(p, 0) for p in self.players}
 
     def pool_now(self) -> int:
-        if self.deal is None:
+        deal = self.deal
+        if deal is None:
             return self.pool
         s = self.settlement()
         if s is not None:
             return int(s.pool_after)
-        return int(self.deal.pool_at_play)
+        return int(deal.pool_at_play)
 
     def total_chips(self) -> int:
         return sum(self.chips().values()) + self.pool_now()
@@ -159,7 +185,7 @@ class TableState:
         return {
             "started": self.started, "players": self.players, "variant": self.variant,
             "options": self.options, "balances": self.balances, "pool": self.pool,
-            "dealer": self.dealer, "deal_number": self.deal_number,
+            "dealer": self.dealer_name() if self.started else None, "deal_number": self.deal_number,
             "deal": [str(e.action) for e in self.entries] if self.deal is not None else None,
             "chips": self.chips() if self.started else {}, "pool_now": self.pool_now(),
             "finished": len(self.finished), "adjust": self.adjust, "total_in": self.total_in,
@@ -186,62 +212,56 @@ class TableState:
         self.last_seq = max(self.last_seq, event.seq)
         self.events_applied += 1
 
-    def _require_started(self) -> None:
-        if not self.started:
+    def _require_started(self) -> Game:
+        if self.game is None:
             raise StateError("the game has not started")
-        if self.game_over:
+        if self.game.is_over:
             raise StateError("the game is over")
+        return self.game
+
+    def _new_game(self, players: list[str], variant: str, options: dict[str, Any], chips: int,
+                  dealer: int) -> None:
+        if len(set(players)) != len(players):
+            raise StateError("player names must be different")
+        opts = Options.from_dict(variant, options)
+        if not opts.players_min <= len(players) <= opts.players_max:
+            raise StateError(f"{variant} is for {opts.players_min} to {opts.players_max} players")
+        if not 0 <= dealer < len(players):
+            raise StateError("first_dealer is not a seat")
+        if chips < 0:
+            raise StateError("starting chips must not be negative")
+        self.game = Game(opts, players, balances=chips, dealer=players[dealer])
+        self.variant, self.options, self.starting_chips = variant, options, chips
+        self.chip_history = {p: [chips] for p in players}
+        self.adjust = {}
 
     def _on_game_started(self, seq: int, d: dict[str, Any]) -> None:
         if self.deal_number > 0:
             raise StateError("the game is already under way")
-        players = [str(p) for p in d["players"]]
-        if len(set(players)) != len(players) or not 3 <= len(players) <= 17:
-            raise StateError("players must be 3 or more distinct names")
-        variant = str(d.get("variant", "three_card"))
-        options = dict(d.get("options") or {})
-        opts = Options.from_dict(variant, options)
-        if not opts.players_min <= len(players) <= opts.players_max:
-            raise StateError(f"{variant} is for {opts.players_min} to {opts.players_max} players")
-        chips = int(d.get("chips", 100))
-        first = int(d.get("first_dealer", 0))
-        if not 0 <= first < len(players):
-            raise StateError("first_dealer is not a seat")
-        self.started = True
-        self.game_over = False
-        self.players, self.variant, self.options = players, variant, options
-        self.starting_chips = chips
+        self._new_game([str(p) for p in d["players"]], str(d.get("variant", "three_card")),
+                       dict(d.get("options") or {}), int(d.get("chips", 100)), int(d.get("first_dealer", 0)))
         self.chip_value = str(d.get("chip_value", self.chip_value))
-        self.balances = {p: chips for p in players}
-        self.pool = 0
-        self.dealer = first
-        self.total_in = chips * len(players)
-        self.chip_history = {p: [chips] for p in players}
-        self.adjust = {}
 
     def _on_settings(self, seq: int, d: dict[str, Any]) -> None:
-        self._require_started()
-        if self.deal is not None:
+        game = self._require_started()
+        if game.current is not None:
             raise StateError("settings can change only between deals")
         variant = str(d.get("variant", self.variant))
-        options = dict(d["options"]) if "options" in d else dict(self.options)
-        if variant != self.variant and "options" not in d:
-            options = {}
+        options = dict(d["options"]) if "options" in d else (dict(self.options) if variant == self.variant else {})
         opts = Options.from_dict(variant, options)  # validates
         players = [str(p) for p in d.get("players", self.players)]
         chips = int(d.get("starting_chips", self.starting_chips))
-        if (players != self.players or chips != self.starting_chips) and self.deal_number > 0:
-            raise StateError("players and starting chips can change only before the first deal")
-        if not opts.players_min <= len(players) <= opts.players_max or len(set(players)) != len(players):
-            raise StateError(f"{variant} needs {opts.players_min} to {opts.players_max} distinct players")
-        self.variant, self.options = variant, options
-        self.chip_value = str(d.get("chip_value", self.chip_value))
         if players != self.players or chips != self.starting_chips:
-            self.players, self.starting_chips = players, chips
-            self.balances = {p: chips for p in players}
-            self.total_in = chips * len(players)
-            self.chip_history = {p: [chips] for p in players}
-            self.dealer = min(self.dealer, len(players) - 1)
+            if self.deal_number > 0:
+                raise StateError("players and starting chips can change only before the first deal")
+            dealer = min(self.players.index(self.dealer_name()), len(players) - 1)
+            self._new_game(players, variant, options, chips, dealer)
+        else:
+            if not opts.players_min <= len(players) <= opts.players_max:
+                raise StateError(f"{variant} is for {opts.players_min} to {opts.players_max} players")
+            game.options = opts
+            self.variant, self.options = variant, options
+        self.chip_value = str(d.get("chip_value", self.chip_value))
 
     def _on_zones(self, seq: int, d: dict[str, Any]) -> None:
         zones = d["zones"]
@@ -250,38 +270,37 @@ class TableState:
         self.zones = dict(zones)
 
     def _on_deal_started(self, seq: int, d: dict[str, Any]) -> None:
-        self._require_started()
-        if self.deal is not None:
+        game = self._require_started()
+        if game.current is not None:
             raise StateError("a deal is in progress; close it first")
         number = int(d["number"])
         if number != self.deal_number + 1:
             raise StateError(f"deal {number} cannot follow deal {self.deal_number}")
-        dealer = str(d["dealer"])
-        if dealer != self.dealer_name():
-            raise StateError(f"it is {self.dealer_name()}'s deal, not {dealer}'s")
-        new = Deal(self.options_obj, self.players, dealer, balances=dict(self.balances),
-                   pool_before=self.pool, antes=self.next_antes)
-        self.deal = new
+        if str(d["dealer"]) != game.dealer:
+            raise StateError(f"it is {game.dealer}'s deal, not {d['dealer']}'s")
+        balances_before, pool_before, redeal = dict(game.balances), game.pool, game.redeal_pending
+        game.new_deal()  # unknown hands: the camera's table
         self.entries = []
         self.deal_number = number
-        self.deal_info = {"number": number, "dealer": dealer, "balances_before": dict(self.balances),
-                          "pool_before": self.pool, "antes": self.next_antes, "seq": seq,
-                          "variant": self.variant, "options": dict(self.options)}
+        self.deal_info = {"number": number, "dealer": game.dealer, "balances_before": balances_before,
+                          "pool_before": pool_before, "redeal": redeal, "seq": seq}
 
     def _rebuild(self, entries: list[DealEntry]) -> Deal:
+        assert self.game is not None
         info = self.deal_info
-        deal = Deal(Options.from_dict(info["variant"], info["options"]), self.players, info["dealer"],
-                    balances=info["balances_before"], pool_before=info["pool_before"], antes=info["antes"])
+        deal = Deal(self.game.options, self.players, info["dealer"], balances=info["balances_before"],
+                    pool_before=info["pool_before"], antes={} if info["redeal"] else None)
         for e in entries:
             deal.push(e.action)
         return deal
 
     def _on_action(self, seq: int, d: dict[str, Any]) -> None:
         self._require_started()
-        if self.deal is None:
+        deal = self.deal
+        if deal is None:
             raise StateError("no deal in progress: press the dealer button to start one")
         action = parse_action(str(d["action"]))
-        self.deal.push(action)  # the engine leaves the deal unchanged if it refuses
+        deal.push(action)  # the engine leaves the deal unchanged if it refuses
         meta = {k: v for k, v in d.items() if k != "action"}
         self.entries.append(DealEntry(seq, action, meta))
 
@@ -292,8 +311,8 @@ class TableState:
         raise StateError(f"event {target} is not part of the current deal")
 
     def _on_correct(self, seq: int, d: dict[str, Any]) -> None:
-        self._require_started()
-        if self.deal is None:
+        game = self._require_started()
+        if game.current is None:
             raise StateError("no deal in progress")
         i = self._entry(int(d["target"]))
         card = Card.parse(str(d["card"]))
@@ -308,98 +327,68 @@ class TableState:
         entries[i] = DealEntry(entries[i].seq, new_action,
                                {**entries[i].meta, "corrected_by": seq, "was": str(old.card)})
         deal = self._rebuild(entries)  # raises if the corrected deal is impossible
-        self.deal, self.entries = deal, entries
+        game.current, self.entries = deal, entries
 
     def _on_undo(self, seq: int, d: dict[str, Any]) -> None:
-        self._require_started()
-        if self.deal is None:
+        game = self._require_started()
+        deal = game.current
+        if deal is None:
             raise StateError("nothing to undo: no deal in progress")
         target = int(d["target"])
         if self.entries:
             if self.entries[-1].seq != target:
                 raise StateError("only the last event of the deal can be undone")
-            self.deal.pop()
+            deal.pop()
             self.entries.pop()
         else:
             if target != self.deal_info["seq"]:
                 raise StateError("only the last event of the deal can be undone")
-            self.deal = None  # the deal had not begun: as if it was never started
+            game.abandon_deal()  # the deal had not begun: as if it was never started
             self.deal_number -= 1
             self.deal_info = {}
 
     def _on_deal_closed(self, seq: int, d: dict[str, Any]) -> None:
-        self._require_started()
-        if self.deal is None or not self.deal.is_over:
+        game = self._require_started()
+        deal = game.current
+        if deal is None or not deal.is_over:
             raise StateError("the deal is not over yet")
         if int(d["number"]) != self.deal_number:
             raise StateError(f"deal {d['number']} is not the current deal ({self.deal_number})")
-        settlement = self.deal.settle()
-        outcome = settlement.to_dict()
+        outcome = deal.settle().to_dict()
         stored = d.get("outcome")
         if stored is not None and json.loads(json.dumps(stored)) != json.loads(json.dumps(outcome)):
             raise StateError(f"deal {self.deal_number}: the recorded outcome differs from the engine's")
         record = d.get("record") or self.hand_record()
-        kind = settlement.kind
-        self.finished.append({"number": self.deal_number, "dealer": self.deal_info["dealer"],
-                              "record": record, "outcome": outcome, "kind": kind,
-                              "had_loo": bool(settlement.had_loo), "seq": seq,
-                              "summary": self.deal_summary(settlement)})
-        self.balances = {p: int(settlement.balances_after[p]) + self.adjust.get(p, 0) for p in self.players}
-        self.pool = int(settlement.pool_after)
+        summary = self.deal_summary()
+        try:
+            result = game.finish_deal()  # the engine settles, passes the deal, ends the night (§9.7)
+        except AssertionError as exc:
+            raise StateError(str(exc)) from None
+        for p, delta in self.adjust.items():
+            game.balances[p] += delta
+            game.total_chips += delta
         self.adjust = {}
-        opts = Options.from_dict(self.deal_info["variant"], self.deal_info["options"])
-        if kind == "misdeal" and opts.misdeal != "lose_deal":
-            self.next_antes = {}  # the same dealer deals again; no second ante (MD01)
-        else:
-            self.next_antes = None
-            self.dealer = (self.dealer + 1) % len(self.players)
-        self.deal = None
+        self.finished.append({"number": self.deal_number, "dealer": result.dealer, "record": record,
+                              "outcome": outcome, "kind": result.settlement.kind,
+                              "had_loo": result.had_loo, "residue": dict(result.residue), "seq": seq,
+                              "summary": summary})
         self.entries = []
-        if self._night_ends(opts):
-            self._finish_game()
         for p in self.players:
-            self.chip_history[p].append(self.balances[p])
-        if self.total_chips() != self.total_in:
-            raise StateError(f"chips not conserved after deal {self.deal_number}: "
-                             f"{self.total_chips()} on the table, {self.total_in} brought")
-
-    def _night_ends(self, opts: Options) -> bool:
-        """§9.7: the scheduled deals, then on until a deal without a loo (fixed_deals: stop at once)."""
-        played = sum(1 for f in self.finished if f["kind"] != "misdeal")
-        scheduled = opts.deals_per_player * len(self.players)
-        if played < scheduled:
-            return False
-        if opts.end_rule == "fixed_deals":
-            return True
-        return not self.finished[-1]["had_loo"]
-
-    def _finish_game(self) -> None:
-        """End the night: the pool's residue is divided (§9.7) and no further deal starts."""
-        if self.pool:
-            opts = self.options_obj
-            if opts.end_residue == "to_last_dealer":
-                last = self.finished[-1]["dealer"] if self.finished else self.dealer_name()
-                self.balances[last] += self.pool
-            else:
-                eldest = (self.players.index(self.finished[-1]["dealer"]) + 1) if self.finished else 0
-                for p, share in split_residue(self.pool, self.players, eldest % len(self.players)).items():
-                    self.balances[p] += share
-            self.pool = 0
-        self.game_over = True
+            self.chip_history[p].append(game.balances[p])
 
     def _on_adjust_chips(self, seq: int, d: dict[str, Any]) -> None:
-        self._require_started()
+        game = self._require_started()
         player, delta, reason = str(d["player"]), int(d["delta"]), str(d["reason"]).strip()
         if player not in self.players:
             raise StateError(f"{player!r} is not at the table")
         if delta == 0 or not reason:
             raise StateError("a chip adjustment needs a non-zero amount and a reason")
-        if self.deal is None:
-            self.balances[player] += delta
-            self.chip_history[player][-1] = self.balances[player]
-        else:
+        if game.current is None:
+            game.balances[player] += delta
+            game.total_chips += delta
+            self.chip_history[player][-1] = game.balances[player]
+        else:  # the deal in progress settles from the balances it started with
             self.adjust[player] = self.adjust.get(player, 0) + delta
-        self.total_in += delta
 
     def _on_pause(self, seq: int, d: dict[str, Any]) -> None:
         self._require_started()
@@ -410,16 +399,22 @@ class TableState:
         self.paused = False
 
     def _on_end_game(self, seq: int, d: dict[str, Any]) -> None:
-        self._require_started()
-        if self.deal is not None and not self.deal.is_over:
+        game = self._require_started()
+        if game.current is not None:
+            if game.current.is_over:
+                raise StateError("close the finished deal before ending the game")
             # an unfinished deal is abandoned: as if it had not been dealt (antes go back)
-            self.deal, self.entries, self.deal_info = None, [], {}
+            game.abandon_deal()
+            self.entries, self.deal_info = [], {}
             self.deal_number -= 1
-        elif self.deal is not None:
-            raise StateError("close the finished deal before ending the game")
-        self._finish_game()
+        for p, delta in self.adjust.items():
+            game.balances[p] += delta
+            game.total_chips += delta
+        self.adjust = {}
+        end_night_now(game)
+        self.ended_by_host = True
         for p in self.players:
-            self.chip_history[p][-1] = self.balances[p]
+            self.chip_history[p][-1] = game.balances[p]
 
     # -- records -----------------------------------------------------------------------------------
     def hand_record(self) -> dict[str, Any]:
