@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from functools import lru_cache
 from typing import TextIO
 
 import segno
@@ -31,6 +32,7 @@ def dashboard_url(host: str, port: int) -> str:
     return f"http://{host}:{port}/"
 
 
+@lru_cache(maxsize=8)
 def qr_svg(url: str) -> Markup:
     """The QR code as inline SVG, black on white with its quiet zone (dark mode would hurt scanning)."""
     svg = segno.make(url, error="m").svg_inline(scale=4, dark="#000", light="#fff", svgclass="qr",

@@ -1,0 +1,108 @@
+"""Server-Sent Events: first bytes, state frames, Last-Event-ID resume, keep-alive, the stream cap."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+
+def read_until(resp, predicate, limit_s=3.0):
+    """Collect the streamed body until ``predicate(text)`` holds (the stream never ends by itself)."""
+    text = ""
+    deadline = time.monotonic() + limit_s
+    for chunk in resp.response:
+        text += chunk.decode()
+        if predicate(text) or time.monotonic() > deadline:
+            break
+    return text
+
+
+def frames(text):
+    out = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            out.append(fields)
+    return out
+
+
+def test_stream_opens_with_comment_then_full_snapshot(client, app):
+    resp = client.get("/api/stream", buffered=False)
+    assert resp.mimetype == "text/event-stream" and resp.headers["Cache-Control"] == "no-cache"
+    text = read_until(resp, lambda t: "event: state" in t and t.endswith("\n\n"))
+    resp.close()
+    assert text.startswith(": open\n\n")
+    (f,) = frames(text)
+    assert f["id"] == "1" and f["event"] == "state" and json.loads(f["data"])["pool"] == 9
+    assert app.extensions["loo"].streams.open == 0  # slot given back on close
+
+
+def test_stream_delivers_each_new_version_in_order(client, service):
+    resp = client.get("/api/stream", buffered=False)
+    it = resp.response
+    assert b": open" in next(it)
+
+    def play():
+        time.sleep(0.1)
+        service.play("Cal", "2H")
+        service.play("Ann", "3H")
+
+    t = threading.Thread(target=play)
+    t.start()
+    text = ""
+    while text.count("event: state") < 3:
+        text += next(it).decode()
+    t.join()
+    resp.close()
+    ids = [int(f["id"]) for f in frames(text)]
+    assert ids == [1, 2, 3]
+    assert json.loads(frames(text)[-1]["data"])["trick"]["plays"][-1]["card"] == "3H"
+
+
+def test_last_event_id_resumes_with_only_what_was_missed(client, service):
+    service.play("Cal", "2H")  # version 2
+    service.play("Ann", "3H")  # version 3
+    resp = client.get("/api/stream", headers={"Last-Event-ID": "2"}, buffered=False)
+    text = read_until(resp, lambda t: "event: state" in t and t.endswith("\n\n"))
+    resp.close()
+    assert [f["id"] for f in frames(text)] == ["3"]
+
+
+def test_up_to_date_client_gets_keepalive_comments(client):
+    resp = client.get("/api/stream", headers={"Last-Event-ID": "1"}, buffered=False)
+    text = read_until(resp, lambda t: ": keep-alive" in t)  # KEEPALIVE_S is 0.2 in the tests
+    resp.close()
+    assert ": keep-alive\n\n" in text and "event: state" not in text
+
+
+def test_garbage_last_event_id_starts_afresh(client):
+    resp = client.get("/api/stream", headers={"Last-Event-ID": "abc"}, buffered=False)
+    text = read_until(resp, lambda t: "event: state" in t and t.endswith("\n\n"))
+    resp.close()
+    assert frames(text)[0]["id"] == "1"
+
+
+def test_over_the_cap_clients_are_told_to_poll(client, app):
+    first = client.get("/api/stream", buffered=False)
+    second = client.get("/api/stream", buffered=False)
+    assert app.extensions["loo"].streams.open == 2  # MAX_STREAMS is 2 in the tests
+    third = client.get("/api/stream")
+    text = third.get_data(as_text=True)
+    (f,) = frames(text)
+    assert f["event"] == "overloaded" and json.loads(f["data"])["poll_interval_ms"] == 2000
+    first.close()
+    second.close()
+    assert app.extensions["loo"].streams.open == 0
+    fourth = client.get("/api/stream", buffered=False)
+    assert b": open" in next(fourth.response)
+    fourth.close()
+
+
+def test_stop_ends_open_streams(client, app):
+    resp = client.get("/api/stream", headers={"Last-Event-ID": "1"}, buffered=False)
+    next(resp.response)
+    app.extensions["loo"].stop.set()
+    rest = b"".join(resp.response)  # ends instead of blocking forever
+    resp.close()
+    assert b"event: state" not in rest
