@@ -1395,9 +1395,8 @@ class Deal:
             each, extra = divmod(p0, len(winners))
             for i, w in enumerate(winners):
                 paid[w] = each + (1 if i < extra else 0)
-            best = max(k for _, _, k in self._claims if k is not None)
-            exempt = set(winners) | set(self._pam_shown) | {
-                p for p, _, k in self._claims if k is not None and k < best}
+            # A valid flush that lost (inferior, or equal and beaten by the elder hand) exempts.
+            exempt = set(self._pam_shown) | {p for p, _, k in self._claims if k is not None}
             scope = (self._players if o.flush_loo_scope == "all" else
                      [p for p in self._standers if p != MISS])
             for p in scope:
