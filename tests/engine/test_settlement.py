@@ -116,8 +116,8 @@ def test_cumulative_loos() -> None:
     d = tc(tricks, revoke_loo_cumulative=True)
     assert [(r.rule, r.detected_in_trick) for r in d.revokes] == [
         ("lead_boss_trump", 3), ("must_trump", 3)]
-    assert d.settle().looed == {"A": 6}
-    assert tc(tricks).settle().looed == {"A": 3}
+    assert d.settle().looed == {"A": 6, "C": 3}
+    assert tc(tricks).settle().looed == {"A": 3, "C": 3}
 
 
 def test_operator_penalties() -> None:
