@@ -1299,7 +1299,22 @@ class Deal:
             return action.card in self._legal_cards()
         if isinstance(action, (Expose, Penalise, Misdeal)):
             return False
-        if isinstance(action, (Declare, CallCivil)) or self._known:
+        if isinstance(action, Declare):
+            return (action.player == self.to_act
+                    and action.action in self.allowed_declarations())
+        if isinstance(action, Exchange):
+            # Checked directly: listing every subset of a five-card hand is 32 actions.
+            if not self._known or action.player != self.to_act or not (
+                    self._phase == "exchange"
+                    or (self._phase == "declare" and self._pending_exchange is not None)):
+                return False
+            hand = self._hands[action.player]
+            shown = self._holdings.get(action.player, ())
+            ds = action.discards
+            return (len(ds) == action.count and len(set(ds)) == len(ds)
+                    and all(d in hand and d not in shown for d in ds)
+                    and action.count <= self._exchange_room(action.player))
+        if isinstance(action, CallCivil) or self._known:
             return action in self._legal_list()
         return False
 
