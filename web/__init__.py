@@ -176,9 +176,9 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
     _register_errors(app)
 
     from web import admin_page, api, history_page, live, table_page
-    from web.cards import card_svg
+    from web.cards import card_image, evidence_markup
 
-    app.jinja_env.globals["card_svg"] = card_svg
+    app.jinja_env.globals.update(card_svg=card_image, evidence=evidence_markup)
     app.register_blueprint(table_page.bp)
     app.register_blueprint(history_page.bp)
     app.register_blueprint(admin_page.bp)

@@ -56,3 +56,27 @@ def card_svg(code: str | None, width: int = 56) -> Markup:
         f'<text x="5" y="29" class="card-pip-small">{pip}</text>'
         f'<text x="25" y="55" text-anchor="middle" class="card-pip">{pip}</text></svg>'
     )
+
+
+def card_image(code: object, width: int = 56) -> Markup:
+    """``card_svg`` for templates: anything that is not a card is shown as text, never an error
+    (a page must render whatever the controller puts in a snapshot)."""
+    if code is None:
+        return card_svg(None, width)
+    try:
+        return card_svg(normalize_card(code), width)
+    except ValueError:
+        return Markup("<span class=\"card-text\">{}</span>").format(code)
+
+
+def evidence_markup(value: object, width: int = 28) -> Markup:
+    """A revoke's evidence: a list of cards, or a sentence whose card codes become small images."""
+    if isinstance(value, list | tuple):
+        return Markup("").join(card_image(v, width) for v in value)
+    words = []
+    for word in str(value).split():
+        if _CARD_RE.match(word) and not word.startswith("T"):  # canonical codes only ("as" stays a word)
+            words.append(Markup(f"{card_svg(word, width)}<b>{escape(word)}</b>"))
+        else:
+            words.append(escape(word))
+    return Markup(" ").join(words)

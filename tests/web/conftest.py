@@ -1,138 +1,11 @@
-"""A small in-memory TableService (a test double of web.service.TableService) and app fixtures."""
+"""Fixtures for the dashboard tests: the in-memory service, an app on a temp state dir, an admin."""
 
 from __future__ import annotations
 
-import copy
-import threading
-from typing import Any
-
 import pytest
+from web_fakes import ORIGIN, PIN, FakeService, csrf_of
 
 from web import create_app
-
-PIN = "246810"
-ORIGIN = "http://localhost"
-
-
-class FakeService:
-    """Thread-safe in-memory table: enough state to render every page and apply every command."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self.commands: list[tuple[str, dict[str, Any]]] = []
-        self.refuse: str | None = None  # make command() raise ValueError(refuse)
-        self._settings: dict[str, Any] = {
-            "players": ["Ann", "Bea", "Cal"], "variant": "three_card", "options": {},
-            "starting_chips": 50, "chip_value": "0.10", "game_started": True,
-            "zones": {"seat:0": {"x": 0.0, "y": 0.0, "width": 120.0, "height": 160.0}},
-        }
-        self._state: dict[str, Any] = {
-            "version": 1, "status": {"state": "ready", "message": ""}, "variant": "three_card",
-            "deal_number": 2, "phase": "play", "pool": 9, "turn_up": "7H", "trump": "H",
-            "seats": [
-                {"index": 0, "name": "Ann", "chips": 47, "dealer": False, "to_act": True,
-                 "declaration": "play", "tricks_won": 0},
-                {"index": 1, "name": "Bea", "chips": 53, "dealer": False, "to_act": False,
-                 "declaration": "play", "tricks_won": 1},
-                {"index": 2, "name": "Cal", "chips": 41, "dealer": True, "to_act": False,
-                 "declaration": "pass", "tricks_won": 0},
-            ],
-            "trick": {"number": 2, "plays": [{"player": "Bea", "card": "AH"}]},
-            "alerts": [{"id": 5, "kind": "unsure", "seat": "Ann", "message": "Ann's card is unclear",
-                        "needs_confirmation": True, "card": "8C", "top3": [["8C", 0.61], ["6C", 0.3], ["9C", 0.05]]}],
-            "last_settlement": {"paid": {"Bea": 3}, "looed": {"Cal": 3}, "pool_after": 3},
-            "game_over": False,
-        }
-        self._history: list[dict[str, Any]] = [copy.deepcopy(self._state)]
-        self.history = {"Ann": [50, 50, 47], "Bea": [50, 47, 53], "Cal": [50, 53, 41]}  # pool holds 9
-        self._deals = [{
-            "number": 1, "dealer": "Bea", "turn_up": "2S", "trump": "S",
-            "declarations": [["Cal", "play"], ["Ann", "play"], ["Bea", "play"]],
-            "tricks": [{"plays": [["Cal", "AS"], ["Ann", "3S"], ["Bea", "4S"]], "winner": "Cal"}],
-            "revokes": [{"player": "Ann", "trick": 1, "rule": "must_head", "witness": "KS",
-                         "message": "Ann revoked in trick 1: held KS when spades were led"}],
-            "paid": {"Cal": 3}, "looed": {"Ann": 3}, "pool_after": 0,
-            "balances_after": {"Ann": 47, "Bea": 47, "Cal": 53}, "flush_winner": None, "finished": True,
-        }]
-        self.records = [{"format": "loo-hand/1", "id": "deal-1", "variant": "three_card",
-                         "players": ["Ann", "Bea", "Cal"], "dealer": "Bea",
-                         "balances_before": {"Ann": 50, "Bea": 50, "Cal": 50}, "pool_before": 0,
-                         "turn_up": "2S", "declarations": [], "tricks": []}]
-        self.ledger = [
-            {"seq": 1, "kind": "deal_start", "player": "", "amount": 0, "reason": ""},
-            {"seq": 2, "kind": "adjust", "player": "Ann", "amount": -3, "reason": "=HYPERLINK(1)"},
-        ]
-
-    # ---------------------------------------------------------------- protocol
-    def snapshot(self) -> dict[str, Any]:
-        with self._cond:
-            return copy.deepcopy(self._state)
-
-    def changes_since(self, version: int, timeout: float) -> list[dict[str, Any]]:
-        with self._cond:
-            self._cond.wait_for(lambda: self._state["version"] > version, timeout=timeout)
-            return [{"id": s["version"], "event": "state", "data": copy.deepcopy(s)}
-                    for s in self._history if s["version"] > version]
-
-    def deals(self) -> list[dict[str, Any]]:
-        return copy.deepcopy(self._deals)
-
-    def hand_records(self) -> list[dict[str, Any]]:
-        return copy.deepcopy(self.records)
-
-    def ledger_rows(self) -> list[dict[str, Any]]:
-        return copy.deepcopy(self.ledger)
-
-    def chip_history(self) -> dict[str, list[int]]:
-        return copy.deepcopy(self.history)
-
-    def settings(self) -> dict[str, Any]:
-        with self._cond:
-            return copy.deepcopy(self._settings)
-
-    def command(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        with self._cond:
-            if self.refuse:
-                raise ValueError(self.refuse)
-            seats = {s["name"]: s for s in self._state["seats"]}
-            if name == "adjust_chips":
-                if payload["player"] not in seats:
-                    raise ValueError(f"no player {payload['player']!r} at the table")
-                seats[payload["player"]]["chips"] += payload["delta"]
-            elif name == "correct_card":
-                if "alert_id" in payload:
-                    self._state["alerts"] = [a for a in self._state["alerts"] if a["id"] != payload["alert_id"]]
-                    seats["Ann"]["chips"] -= 1  # the correction moves chips, as a re-scored deal would
-                else:
-                    for play in self._state["trick"]["plays"]:
-                        if play["player"] == payload["player"]:
-                            play["card"] = payload["card"]
-            elif name == "confirm_card":
-                self._state["alerts"] = [a for a in self._state["alerts"] if a["id"] != payload["alert_id"]]
-            elif name == "pause":
-                self._state["status"] = {"state": "paused", "message": "paused by the host"}
-            elif name == "resume":
-                self._state["status"] = {"state": "ready", "message": ""}
-            elif name == "end_game":
-                self._state["game_over"] = True
-            elif name in ("update_settings", "set_zones"):
-                self._settings.update(payload)
-            self.commands.append((name, payload))
-            self._bump()
-            return {"ok": True, "version": self._state["version"], "message": f"{name} done"}
-
-    # ---------------------------------------------------------------- test helpers
-    def play(self, player: str, card: str) -> int:
-        """A card played at the table (what the referee would publish)."""
-        with self._cond:
-            self._state["trick"]["plays"].append({"player": player, "card": card})
-            self._bump()
-            return int(self._state["version"])
-
-    def _bump(self) -> None:
-        self._state["version"] += 1
-        self._history.append(copy.deepcopy(self._state))
-        self._cond.notify_all()
 
 
 @pytest.fixture
@@ -149,13 +22,6 @@ def app(service: FakeService, tmp_path):
 @pytest.fixture
 def client(app):
     return app.test_client()
-
-
-def csrf_of(client) -> str:
-    """Open a page (which creates the session's CSRF token) and read the token back."""
-    client.get("/")
-    with client.session_transaction() as sess:
-        return str(sess["csrf"])
 
 
 @pytest.fixture

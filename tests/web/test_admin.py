@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 import pytest
-from conftest import ORIGIN
+from web_fakes import ORIGIN
 
 from engine.options import Options
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from conftest import ORIGIN, PIN, csrf_of
+from web_fakes import ORIGIN, PIN, csrf_of
 
 from web import create_app, ensure_admin_pin
 from web.security import PIN_FILE, SECRET_FILE, LoginLimiter

@@ -40,6 +40,9 @@
     } else if (f.classList.contains("fix-form")) {
       ev.preventDefault();
       send("correct_card", { trick: parseInt(f.dataset.trick, 10), player: f.dataset.player, card: f.card.value.trim() });
+    } else if (f.id === "fix-any-form") {
+      ev.preventDefault();
+      send("correct_card", { trick: parseInt(f.trick.value, 10), player: f.player.value, card: f.card.value.trim() });
     } else if (f.id === "adjust-form") {
       ev.preventDefault();
       send("adjust_chips", { player: f.player.value, delta: parseInt(f.delta.value, 10), reason: f.reason.value });
