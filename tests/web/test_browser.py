@@ -23,7 +23,6 @@ from table.ledger import Ledger  # noqa: E402
 from table.referee import Referee  # noqa: E402
 from table.service import TableService  # noqa: E402
 from vision.events import VisionEvent  # noqa: E402
-
 from web import close_server, create_app, make_server  # noqa: E402
 
 # platform-facts: without the networking flags Chromium keeps trying to reach the internet.
