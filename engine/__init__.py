@@ -14,6 +14,7 @@ from engine.actions import (
     Misdeal,
     Penalise,
     Play,
+    Replay,
     ShowPam,
     TakeTurnUp,
     TurnUp,
@@ -34,7 +35,7 @@ from engine.outcome import Revoke, Settlement
 
 __all__ = [
     "MISS", "Action", "CallCivil", "ClaimFlush", "Declare", "Exchange", "Expose", "Misdeal",
-    "Penalise", "Play", "ShowPam", "TakeTurnUp", "TurnUp", "parse_action",
+    "Penalise", "Play", "Replay", "ShowPam", "TakeTurnUp", "TurnUp", "parse_action",
     "DECK", "Card", "parse_cards",
     "Deal", "LegalMoves",
     "IllegalActionError", "InvalidInputError", "LooError", "OutOfTurnError", "RecordError",

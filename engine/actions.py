@@ -27,6 +27,7 @@ __all__ = [
     "Expose",
     "Penalise",
     "Misdeal",
+    "Replay",
     "DECLARATIONS",
     "parse_action",
 ]
@@ -173,9 +174,19 @@ class Misdeal:
         return "*misdeal"
 
 
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """With ``revoke_action = replay_from_offence``: after the last trick, the players take back
+    their cards from the first offending trick on and play again (PEEL, §10.1). The proven revokes
+    stand (looed, tricks forfeited) and the cards taken back become known holdings."""
+
+    def __str__(self) -> str:
+        return "*replay"
+
+
 Action = (
     TurnUp | TakeTurnUp | Declare | Exchange | ClaimFlush | ShowPam | CallCivil | Play | Expose
-    | Penalise | Misdeal
+    | Penalise | Misdeal | Replay
 )
 
 
@@ -198,6 +209,8 @@ def parse_action(text: str) -> Action:
                 return CallCivil()
             if t == "*misdeal":
                 return Misdeal()
+            if t == "*replay":
+                return Replay()
         elif len(parts) >= 2 and parts[0]:
             player, verb = parts[0], parts[1]
             if len(parts) == 2:

@@ -33,6 +33,7 @@ from engine.actions import (
     Misdeal,
     Penalise,
     Play,
+    Replay,
     ShowPam,
     TakeTurnUp,
     TurnUp,
@@ -250,6 +251,8 @@ class Deal:
             if self._known and any(c not in self._init_hands[p] for c in cs):
                 raise InvalidInputError(f"{p}'s known holdings are not in his hand")
             self._init_holdings[p] = cs
+        self._carried: list[Revoke] = []
+        self._replay_holdings: dict[str, list[Card]] = {}
         self._reset()
 
     @classmethod
@@ -306,6 +309,7 @@ class Deal:
         self._claims: list[tuple[str, tuple[Card, ...], tuple[int, ...] | None]] = []
         self._pam_shown: list[str] = []
         self._holdings: dict[str, list[Card]] = {p: list(c) for p, c in self._init_holdings.items()}
+        self._trick_starts: list[int] = []
         self._penalties: dict[str, list[int]] = {}
         self._tricks: list[list[tuple[str, Card]]] = []
         self._cur: list[tuple[str, Card]] = []
@@ -476,8 +480,9 @@ class Deal:
 
     @property
     def revokes(self) -> list[Revoke]:
-        """Revokes proven so far, in order of detection (grows during play)."""
-        return list(self._revokes)
+        """Revokes proven so far, in order of detection (grows during play); after a ``Replay``
+        the earlier ones stay first."""
+        return self._carried + self._revokes
 
     @property
     def flush_claims(self) -> list[tuple[str, tuple[Card, ...], bool]]:
@@ -751,6 +756,8 @@ class Deal:
             raise IllegalActionError("nothing to undo")
         moves = self._moves
         last = moves[-1]
+        self._carried = []
+        self._replay_holdings = {}
         self._reset()
         for a in moves[:-1]:
             self.push(a)
@@ -763,6 +770,8 @@ class Deal:
                      "_pool_before", "_antes", "_p0", "_loo", "_total", "_known", "_enforce",
                      "_init_hands", "_init_miss", "_init_stock", "_init_holdings"):
             setattr(new, name, getattr(self, name))
+        new._carried = []
+        new._replay_holdings = {}
         new._reset()
         for a in self._moves:
             new.push(a)
@@ -1091,6 +1100,7 @@ class Deal:
             es = c.suit
             pw = -1
         if not cur:
+            self._trick_starts.append(len(self._moves))
             if pw < 0:
                 pw = 100 + c.rank if es == trump else c.rank
             self._cur_led = es  # type: ignore[assignment]
@@ -1201,6 +1211,43 @@ class Deal:
     def _do_penalise(self, a: Penalise) -> None:
         self._check_player(a.player)
         self._penalties.setdefault(a.player, []).append(1 if a.single else 2)
+
+    def _do_replay(self, a: Replay) -> None:
+        if self._opts.revoke_action != "replay_from_offence":
+            raise IllegalActionError("this table does not replay after a revoke (revoke_action)")
+        if self._phase != "over" or self._outcome != "play" or not self._revokes:
+            raise IllegalActionError(
+                "a replay is offered only after the last trick of a deal with a revoke")
+        t0 = min(r.trick for r in self._revokes)
+        cut = self._trick_starts[t0 - 1]
+        history = self._moves
+        carried = self._carried + self._revokes
+        holdings = {p: list(cs) for p, cs in self._replay_holdings.items()}
+        for trick in self._tricks[t0 - 1:]:
+            for p, c in trick:
+                hs = holdings.setdefault(p, [])
+                if c not in hs:
+                    hs.append(c)
+        self._carried = []
+        self._replay_holdings = {}
+        self._reset()
+        for act in history[:cut]:
+            self.push(act)
+        self._moves = list(history)  # the whole history stays: pop() and copy() replay it
+        self._carried = carried
+        self._replay_holdings = holdings
+        for p, cs in holdings.items():
+            h = self._holdings.setdefault(p, [])
+            h.extend(c for c in cs if c not in h)
+
+    @property
+    def replay_from(self) -> int | None:
+        """With ``revoke_action = replay_from_offence`` and a finished deal with a revoke: the trick
+        from which ``Replay()`` would have the cards played again; else None."""
+        if (self._opts.revoke_action == "replay_from_offence" and self._phase == "over"
+                and self._outcome == "play" and self._revokes):
+            return min(r.trick for r in self._revokes)
+        return None
 
     def _do_misdeal(self, a: Misdeal) -> None:
         if self._cur or self._tricks or self._phase == "over" or self._flush_won():
@@ -1375,7 +1422,8 @@ class Deal:
             live = {(r.player, r.trick) for r in self._revokes}
             audit = {(p, t) for p, t, _ in self.audit()}
             assert audit == live, f"audit {sorted(audit)} != live {sorted(live)}"
-        if kind == "play" and self._revokes and o.revoke_action == "void_deal":
+        all_revokes = self._carried + self._revokes
+        if kind == "play" and all_revokes and o.revoke_action == "void_deal":
             kind = "void"
         if kind == "play":
             n = o.hand_size
@@ -1384,7 +1432,7 @@ class Deal:
                 shares = [base + (1 if t < rem else 0) for t in range(n)]
             else:
                 shares = [base] * n
-            revokers = {r.player for r in self._revokes}
+            revokers = {r.player for r in all_revokes}
             for t, w in enumerate(self._winners):
                 if w == MISS or (w in revokers and o.revoke_forfeits_tricks):
                     continue
@@ -1393,10 +1441,10 @@ class Deal:
             for p in self._standers:
                 if p != MISS and p not in won:
                     add_loo(p)
-            for r in self._revokes:
+            for r in all_revokes:
                 add_loo(self._dealer if r.player == MISS else r.player)
         elif kind == "void":
-            for r in self._revokes:
+            for r in all_revokes:
                 add_loo(self._dealer if r.player == MISS else r.player)
         elif kind == "all_pass":
             if o.all_pass == "dealer_takes":
@@ -1452,7 +1500,7 @@ class Deal:
         return Settlement(
             kind=kind,
             trick_winners=list(self._winners),
-            revokes=list(self._revokes),
+            revokes=all_revokes,
             flush_winner=flush_winner,
             shares=shares,
             paid={p: v for p, v in paid.items() if v},
@@ -1477,4 +1525,5 @@ _HANDLERS: dict[type, Any] = {
     Expose: Deal._do_expose,
     Penalise: Deal._do_penalise,
     Misdeal: Deal._do_misdeal,
+    Replay: Deal._do_replay,
 }

@@ -219,3 +219,30 @@ def test_false_flush_claim_is_looed_and_play_goes_on() -> None:
     assert d.phase == "flush" and not d.is_over and d.to_act == "A"
     s_opts = Options.for_variant("five_card", false_flush_claim="no_penalty")
     assert s_opts.false_flush_claim == "no_penalty"
+
+
+def test_replay_from_offence() -> None:
+    from engine import IllegalActionError, Replay, deal_from_text, deal_to_text
+
+    tricks = [[("A", "AS"), ("B", "9H"), ("C", "4S")], [("A", "3D"), ("B", "9D"), ("C", "4D")],
+              [("B", "8S"), ("C", "2H"), ("A", "KH")]]
+    with pytest.raises(IllegalActionError):
+        tc(tricks).push(Replay())  # play_on table
+    d = tc(tricks, revoke_action="replay_from_offence")
+    assert d.replay_from == 1
+    d.push(Replay())
+    assert (d.phase, d.tricks, d.to_act, len(d.revokes)) == ("play", [], "A", 1)
+    assert set(map(str, d.known_holdings("B"))) == {"9H", "9D", "8S"}
+    d.push(Play("A", Card.parse("AS")))
+    d.push(Play("B", Card.parse("9H")))  # the same revoke again: proven at once now
+    assert [(r.trick, r.detected_in_trick) for r in d.revokes] == [(1, 3), (1, 1)]
+    d.pop()
+    assert len(d.revokes) == 1
+    for p, c in [("B", "8S"), ("C", "4S"), ("A", "KH"), ("B", "9H"), ("C", "2H"),
+                 ("A", "3D"), ("B", "9D"), ("C", "4D")]:
+        d.push(Play(p, Card.parse(c)))
+    s = d.settle()
+    assert s.trick_winners == ["A", "A", "B"]
+    assert s.paid == {"A": 6} and s.looed == {"B": 3, "C": 3} and s.pool_after == 9
+    back = deal_from_text(deal_to_text(d))
+    assert back.settle() == s
