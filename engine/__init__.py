@@ -29,6 +29,7 @@ from engine.errors import (
     OutOfTurnError,
     RecordError,
 )
+from engine.game import DealResult, Game
 from engine.notation import deal_from_text, deal_to_text
 from engine.options import Options, Variant
 from engine.outcome import Revoke, Settlement
@@ -38,6 +39,7 @@ __all__ = [
     "Penalise", "Play", "Replay", "ShowPam", "TakeTurnUp", "TurnUp", "parse_action",
     "DECK", "Card", "parse_cards",
     "Deal", "LegalMoves",
+    "DealResult", "Game",
     "IllegalActionError", "InvalidInputError", "LooError", "OutOfTurnError", "RecordError",
     "deal_from_text", "deal_to_text",
     "Options", "Variant",
