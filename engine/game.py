@@ -340,15 +340,15 @@ class Game:
     @classmethod
     def replay(cls, records: Iterable[object]) -> Game:
         """Rebuild a night from its hand records (the first one gives seats, chips and options)."""
-        parsed = [parse_record(r) for r in records]
-        if not parsed:
+        items = list(records)
+        if not items:
             raise RecordError("no records to replay")
-        first = parsed[0]
+        first = parse_record(items[0])
         if first.kind == "end_of_game":
             raise RecordError("an end_of_game record is not a deal")
         game = cls(first.options, first.players, balances=first.balances_before,
                    pool=first.pool_before, dealer=first.dealer)
         game._redeal = first.redeal
-        for record in parsed:
-            game.play_record(record)
+        for item in items:
+            game.play_record(item)
         return game

@@ -281,6 +281,8 @@ class _Seats:
         self._set = frozenset(players)
 
     def name(self, value: object, where: str, *, miss: bool = False) -> str:
+        if type(value) is str and value in self._set:
+            return value
         name = _str(value, where)
         if name in self._set or (miss and name == MISS):
             return name
@@ -296,6 +298,28 @@ class _Seats:
 
 
 # --------------------------------------------------------------------------- parsing
+_OPTIONS_CACHE: dict[tuple[Variant, str], Options] = {}
+
+
+def _options(variant: Variant, mapping: dict[str, Any]) -> Options:
+    """``Options.from_dict`` memoised: a night's records all carry the same house rules."""
+    try:
+        key = (variant, json.dumps(mapping, sort_keys=True))
+    except (TypeError, ValueError):
+        key = None
+    if key is not None:
+        cached = _OPTIONS_CACHE.get(key)
+        if cached is not None:
+            return cached
+    try:
+        options = Options.from_dict(variant, mapping)
+    except InvalidInputError as exc:
+        raise RecordError(f"options: {exc}") from None
+    if key is not None and len(_OPTIONS_CACHE) < 256:
+        _OPTIONS_CACHE[key] = options
+    return options
+
+
 def parse_record(raw: object) -> HandRecord:
     """Check a decoded record's shapes, names and cards; return it typed.
 
@@ -327,10 +351,7 @@ def parse_record(raw: object) -> HandRecord:
     options_map = {} if options_raw is None else dict(_obj(options_raw, "options"))
     if kind == "end_of_game" and "deals_per_player" in rec:
         options_map.setdefault("deals_per_player", rec["deals_per_player"])
-    try:
-        options = Options.from_dict(variant, options_map)
-    except InvalidInputError as exc:
-        raise RecordError(f"options: {exc}") from None
+    options = _options(variant, options_map)
 
     if "players" not in rec:
         raise RecordError("the record has no 'players' (seat names in clockwise order)")
@@ -663,26 +684,27 @@ def _drive_before_play(record: HandRecord, deal: Deal) -> None:
 
 def _drive_tricks(record: HandRecord, deal: Deal) -> None:
     civil = set(record.civil_called)
+    seats = len(deal.standers)  # every stander (and a defended miss) plays once to each trick
+    push = deal.push
     for t, plays in enumerate(record.tricks, start=1):
         if deal.is_over:
             raise RecordError(f"tricks[{t - 1}]: the deal was already over")
         for j, (player, card) in enumerate(plays):
-            where = f"tricks[{t - 1}].plays[{j}] ({player} {card})"
-            if len(deal.tricks) != t - 1:
+            if j == seats:
                 raise RecordError(
-                    f"{where}: trick {t} already has a card from every player "
-                    f"({len(plays)} plays listed)"
+                    f"tricks[{t - 1}].plays[{j}] ({player} {card}): trick {t} already has a card "
+                    f"from every player ({len(plays)} plays listed, {seats} play)"
                 )
             try:
-                deal.push(Play(player, card))
+                push(Play(player, card))
             except LooError as exc:
-                raise _fail(where, exc) from None
+                raise _fail(f"tricks[{t - 1}].plays[{j}] ({player} {card})", exc) from None
             if j == 0 and t in civil:
                 try:
-                    deal.push(CallCivil())
+                    push(CallCivil())
                 except LooError as exc:
                     raise _fail(f"civil_called ({t})", exc) from None
-        if len(deal.tricks) != t:
+        if len(plays) < seats:
             raise RecordError(
                 f"tricks[{t - 1}]: trick {t} is incomplete ({deal.to_act} has not played to it)"
             )
