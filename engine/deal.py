@@ -604,9 +604,16 @@ class Deal:
         """Whether leading ``c`` while also holding ``ev`` breaks a lead law; (rule, witness)."""
         if kind == "free":
             return None
-        trump = self._trump
         o = self._opts
         is_t = self._is_trump
+        boss = self._boss
+        if o.pam_rule == "free" and self._pam is not None:
+            # AM-HOYLE: Pam "is subject to no laws": never forced, never a witness.
+            pam = self._pam
+            if c is pam:
+                return None
+            ev = [w for w in ev if w is not pam]
+            boss = tuple(b for b in boss if b is not pam)
         if kind == "lead2":
             if is_t(c):
                 pc = self._power(c, "")
@@ -618,7 +625,6 @@ class Deal:
                 if is_t(w):
                     return ("lead_trump_after_first_trick", w)
             return None
-        boss = self._boss
         higher = boss[:boss.index(c)] if c in boss else boss
         for w in ev:
             if w in higher:
@@ -645,7 +651,6 @@ class Deal:
                 if seen == 2:
                     rule = "lead_highest_trump" if o.two_trumps_lead == "highest" else "lead_a_trump"
                     return (rule, w)
-        del trump
         return None
 
     def _follow_violation(self, r: _PlayRecord, ev: Sequence[Card]) -> tuple[str, Card] | None:
