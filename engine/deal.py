@@ -55,7 +55,7 @@ class _PlayRecord:
     """One card played, with what is needed to judge it later (§11.2)."""
 
     __slots__ = ("player", "trick", "card", "kind", "led", "win_power", "trumped", "civil",
-                 "evidence", "proven")
+                 "evidence", "proven", "tier")
 
     def __init__(self, player: str, trick: int, card: Card, kind: str, led: str,
                  win_power: int, trumped: bool, civil: bool) -> None:
@@ -67,8 +67,9 @@ class _PlayRecord:
         self.win_power = win_power  # power of the current winner before this card
         self.trumped = trumped      # a trump was already on a plain-suit trick
         self.civil = civil          # "Pam be civil" in force on this trick
-        self.evidence: list[Card] = []
+        self.evidence: list[Card] = []   # lead checks only: what is known of the rest of the hand
         self.proven = False
+        self.tier = 0.0                  # follow checks only: tier of the card played (§8.2)
 
 
 class LegalMoves:
@@ -322,6 +323,7 @@ class Deal:
         self._civil_called: set[int] = set()
         self._played: dict[Card, tuple[str, int]] = {}
         self._records: list[_PlayRecord] = []
+        self._open: dict[str, list[_PlayRecord]] = {}
         self._revokes: list[Revoke] = []
         self._outcome: str | None = None
         self._lone: str | None = None
@@ -1161,22 +1163,49 @@ class Deal:
 
     # ------------------------------------------------------------------ revoke detection (§11.2)
     def _detect(self, p: str, c: Card, rec: _PlayRecord | None, t: int) -> None:
-        """New evidence ``c`` of player ``p`` (played in trick ``t``): re-judge p's earlier plays,
-        then judge the new play against what is already known of p's hand."""
-        for r in self._records:
-            if r.player == p and not r.proven:
-                r.evidence.append(c)
-                v = self._violation(r, r.evidence)
-                if v is not None:
-                    self._prove(r, v, t)
-        if rec is not None:
-            played_before = {x for x, (q, tt) in self._played.items() if q == p and tt < t}
-            rec.evidence = [x for x in self._holdings.get(p, ()) if x is not c
-                            and x not in played_before]
-            v = self._violation(rec, rec.evidence)
-            self._records.append(rec)
-            if v is not None:
-                self._prove(rec, v, t)
+        """New evidence ``c`` of player ``p`` (played in trick ``t``): re-judge p's open plays,
+        then judge the new play against what is already known of p's hand.
+
+        Detection is monotone (§11.2): a play not yet proven illegal can only be proven by the new
+        card, so each open following check compares one tier, not the whole known hand."""
+        open_ = self._open.get(p)
+        if open_:
+            for r in open_:
+                self._feed(r, c, t)
+            if any(r.proven for r in open_):
+                self._open[p] = [r for r in open_ if not r.proven]
+        if rec is None:
+            return
+        if rec.kind == "follow":
+            rec.tier = self._tier(c, rec.led, rec.win_power, rec.civil)
+            if rec.tier == _FREE or rec.tier == 1.0:
+                return  # nothing can ever prove this play illegal
+        self._records.append(rec)
+        held = self._holdings.get(p)
+        if held:
+            played = self._played
+            for x in held:
+                if x is not c and (x not in played or played[x][1] >= t):
+                    self._feed(rec, x, t)
+                    if rec.proven:
+                        return
+        self._open.setdefault(p, []).append(rec)
+
+    def _feed(self, r: _PlayRecord, c: Card, t: int) -> None:
+        """Judge open record ``r`` against one more card of its player's hand."""
+        if r.proven:
+            return
+        if r.kind == "follow":
+            tw = self._tier(c, r.led, r.win_power, r.civil)
+            if tw != _FREE and tw < r.tier:
+                self._prove(r, (self._follow_rule(r, r.tier, tw), c), t)
+            return
+        if c in r.evidence:
+            return
+        r.evidence.append(c)
+        v = self._lead_violation(r.kind, r.card, r.evidence)
+        if v is not None:
+            self._prove(r, v, t)
 
     def _prove(self, r: _PlayRecord, v: tuple[str, Card], detected: int) -> None:
         r.proven = True
@@ -1205,13 +1234,11 @@ class Deal:
                 self._warnings.append(f"{p} played {', '.join(map(str, cards))} out of turn")
         t = self.trick_number
         if not self._enforce:
+            open_ = self._open.get(p, [])
             for c in new:
-                for r in self._records:
-                    if r.player == p and not r.proven and c not in r.evidence:
-                        r.evidence.append(c)
-                        v = self._violation(r, r.evidence)
-                        if v is not None:
-                            self._prove(r, v, t)
+                for r in open_:
+                    self._feed(r, c, t)
+            self._open[p] = [r for r in open_ if not r.proven]
 
     def _do_penalise(self, a: Penalise) -> None:
         self._check_player(a.player)

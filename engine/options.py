@@ -63,6 +63,9 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
 }
 """The accepted values of every option whose value is a word."""
 
+_CACHE: dict[tuple[str, tuple[tuple[str, Any], ...]], Options] = {}
+"""Options are immutable, so records with the same house rules share one validated value."""
+
 _PLAYERS_MAX: Final = {Variant.THREE_CARD: 16, Variant.IRISH: 17, Variant.FIVE_CARD: 10}
 
 
@@ -190,6 +193,20 @@ class Options:
     def from_dict(cls, variant: Variant | str, mapping: Mapping[str, Any] | None) -> Options:
         """Options from a record's ``options`` object; unknown names or values raise
         InvalidInputError naming the option."""
+        try:
+            key = (str(variant), tuple(sorted((mapping or {}).items())))
+            hit = _CACHE.get(key)
+        except TypeError:  # unhashable values: validate() will name them
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        options = cls._build(variant, mapping)
+        if key is not None and len(_CACHE) < 256:
+            _CACHE[key] = options
+        return options
+
+    @classmethod
+    def _build(cls, variant: Variant | str, mapping: Mapping[str, Any] | None) -> Options:
         values = cls.defaults(variant)
         mapping = dict(mapping or {})
         if "variant" in mapping:
