@@ -14,9 +14,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from gpiozero import LED, RGBLED, Button, Buzzer, CompositeDevice
+
+from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 
 __all__ = [
     "PRESS",
@@ -30,24 +31,9 @@ __all__ = [
     "TableControls",
 ]
 
-PRESS = "press"
-HOLD = "hold"
-DOUBLE = "double"
-
 # LED states the referee asks for.
 LIGHT_STATES = ("off", "on", "blink", "flash")
 STATUS_STATES = ("off", "ready", "attention", "fault")
-
-
-@dataclass(frozen=True)
-class ButtonEvent:
-    """A decoded button gesture: `source` is "seat" (with `seat`) or "dealer"."""
-
-    source: str
-    gesture: str
-    seat: int | None = None
-    timestamp: float = 0.0
-
 
 Sink = Callable[[ButtonEvent], None]
 

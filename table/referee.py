@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
-from table.devices import DOUBLE, HOLD, PRESS, ButtonEvent
+from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, Ledger, LedgerWriteError
 from table.state import StateError, TableState
 

@@ -93,18 +93,25 @@ class TableState:
         return state
 
     def clone(self) -> TableState:
-        """A copy that can be changed without touching this one (the Deal is copied by the engine)."""
+        """A copy that can be changed without touching this one, in time independent of the
+        night's length (history is shared: finished deals are never changed, only appended)."""
+        other = copy.copy(self)
+        other.options = dict(self.options)
+        other.zones = dict(self.zones)
+        other.entries = [DealEntry(e.seq, e.action, dict(e.meta)) for e in self.entries]
+        other.deal_info = copy.deepcopy(self.deal_info)
+        other.finished = list(self.finished)
+        other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
+        other.adjust = dict(self.adjust)
         game = self.game
-        deal = game.current if game is not None else None
         if game is not None:
-            game.current = None
-        try:
-            other = copy.deepcopy(self)
-        finally:
-            if game is not None:
-                game.current = deal
-        if other.game is not None and deal is not None:
-            other.game.current = deal.copy()
+            g = copy.copy(game)
+            g.balances = dict(game.balances)
+            g.results = list(game.results)
+            g.cuts = list(game.cuts)
+            g._undo = list(game._undo)  # noqa: SLF001 - a copy of Game's own undo stack
+            g.current = game.current.copy() if game.current is not None else None
+            other.game = g
         return other
 
     # -- derived views -----------------------------------------------------------------------------

@@ -1,0 +1,169 @@
+"""Virtual players for a table with nobody at it: the demo, the crash test and the benchmark.
+
+`VirtualPlayers` sits seeded bots (`engine.bots.Bot`) at the table. They hold real cards — a
+known-hands "shadow" `engine.Deal` dealt from a pack shuffled by the seed — and act only the way
+people do: the dealer presses his button, a card is laid in a zone, a seat button is pressed or
+held. What they do is an `Intent`; a transport delivers it (straight onto the referee's queue here,
+or through MockFactory pins and the synthetic camera in `loo-table demo`). The referee never sees the
+shadow: it learns the game exactly as it would from real people.
+
+The shadow is rebuilt from the referee's own record of the deal whenever they differ (after an undo,
+a correction, or a restart of the controller), so the bots always continue the deal the table has.
+Only Three-Card Loo is simulated end to end (exchanges would need the unseen discards).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from engine import MISS, Deal, Declare, Play, TurnUp
+from engine.bots import Bot
+from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
+
+__all__ = ["Intent", "VirtualPlayers", "DirectTransport", "GESTURE_FOR", "run_night", "Stuck"]
+
+GESTURE_FOR = {"play": PRESS, "pass": HOLD, "defend_miss": HOLD, "take_miss": DOUBLE}
+
+
+@dataclass(frozen=True)
+class Intent:
+    """One physical act: ``dealer`` / ``seat`` (a gesture), ``place`` (a card into a zone),
+    ``gather`` (the trick's cards are swept off the seat zones), ``clear`` (the deal is picked up)."""
+
+    kind: str
+    gesture: str = PRESS
+    seat: int | None = None
+    zone: str | None = None
+    card: str | None = None
+    player: str | None = None
+
+
+class VirtualPlayers:
+    """Seeded bots; `next_intents(state)` says what the table's people do next (empty: night over)."""
+
+    def __init__(self, seed: int, *, revoke_rate: float = 0.0) -> None:
+        self.seed = int(seed)
+        self.revoke_rate = revoke_rate
+        self._shadow: Deal | None = None
+        self._key: tuple[int, int] | None = None
+        self._synced: list[str] = []
+        self.attempts = 0  # consecutive intents that changed nothing (a refused gesture)
+
+    # -- the shadow deal ---------------------------------------------------------------------------
+    def _rng(self, *parts: Any) -> random.Random:
+        return random.Random("/".join(str(p) for p in (self.seed, *parts)))
+
+    def shadow(self, state: Any) -> Deal | None:
+        """The real cards of the table's current deal, in step with what the referee recorded."""
+        deal = state.deal
+        if deal is None:
+            self._shadow, self._key, self._synced = None, None, []
+            return None
+        info = state.deal_info
+        key = (state.deal_number, info["seq"])
+        recorded = [str(e.action) for e in state.entries]
+        if key != self._key or recorded[: len(self._synced)] != self._synced:
+            self._shadow = Deal.shuffled(
+                state.game.options, state.players, info["dealer"], self._rng("deal", *key),
+                balances=info["balances_before"], pool_before=info["pool_before"],
+                antes={} if info["redeal"] else None, enforce=False,
+            )
+            self._key, self._synced = key, []
+        shadow = self._shadow
+        assert shadow is not None
+        for e in state.entries[len(self._synced):]:
+            if not isinstance(e.action, TurnUp):  # Deal.shuffled has turned up already
+                shadow.push(e.action)
+            self._synced.append(str(e.action))
+        return shadow
+
+    def _bot(self, state: Any, player: str, step: int) -> Bot:
+        boldness = self._rng("bold", player).uniform(0.3, 0.8)
+        return Bot(self._rng("bot", state.deal_number, step, self.attempts), revoke_rate=self.revoke_rate,
+                   boldness=boldness)
+
+    # -- decisions ---------------------------------------------------------------------------------
+    def next_intents(self, state: Any) -> list[Intent]:
+        if not state.started or state.game_over:
+            return []
+        deal = state.deal
+        if deal is None or deal.is_over:
+            return [Intent("dealer")]
+        shadow = self.shadow(state)
+        assert shadow is not None
+        step = len(state.entries)
+        if deal.phase == "turn_up":
+            return [Intent("place", zone="turn_up", card=str(shadow.turn_up))]
+        actor = shadow.to_act
+        if actor is None:
+            return []
+        seat = state.players.index(info_dealer(state) if actor == MISS else actor)
+        if deal.phase == "declare":
+            decl: Declare = self._bot(state, actor, step).declare(shadow, actor)
+            return [Intent("seat", gesture=GESTURE_FOR[decl.action], seat=seat, player=actor)]
+        if deal.phase in ("play", "flush"):
+            legal = [m.card for m in shadow.legal_moves if isinstance(m, Play)]
+            if not legal:
+                legal = list(shadow.hand(actor))
+            card = self._bot(state, actor, step).play(shadow, actor, legal)
+            return [Intent("place", zone=f"seat:{seat}", card=str(card), player=actor)]
+        raise NotImplementedError(f"virtual players cannot act in phase {deal.phase!r} "
+                                  "(only Three-Card Loo is simulated)")
+
+def info_dealer(state: Any) -> str:
+    return str(state.deal_info["dealer"])
+
+
+class DirectTransport:
+    """Delivers intents straight onto a referee as the gestures and camera events they would cause."""
+
+    def __init__(self, referee: Any, *, event_type: Any = None) -> None:
+        if event_type is None:
+            from vision.events import VisionEvent as event_type  # what the camera's watcher emits
+        self.referee = referee
+        self.event_type = event_type
+        self.t = 0.0
+
+    def deliver(self, intent: Intent) -> None:
+        VisionEvent = self.event_type
+        self.t += 1.0
+        if intent.kind == "dealer":
+            self.referee.step(ButtonEvent("dealer", intent.gesture, None, self.t))
+        elif intent.kind == "seat":
+            self.referee.step(ButtonEvent("seat", intent.gesture, intent.seat, self.t))
+        elif intent.kind == "place":
+            self.referee.step(VisionEvent("card_placed", str(intent.zone), self.t, intent.card, 0.99))
+
+
+class Stuck(RuntimeError):
+    """The table refused the virtual players' acts too many times in a row (a bug, not a game)."""
+
+
+def run_night(referee: Any, players: VirtualPlayers, transport: Any, *, max_deals: int | None = None,
+              max_steps: int = 1_000_000, on_step: Any = None) -> int:
+    """Let the virtual players act until the night ends (or `max_deals` deals are closed); returns
+    the number of intents delivered. `on_step(intent)` runs after each one (the demo's checks)."""
+    state = referee.state
+    steps = 0
+    while steps < max_steps:
+        deal = state.deal
+        if (max_deals is not None and deal is not None and deal.is_over and not state.game_over
+                and len(state.finished) + 1 >= max_deals):
+            referee.call("end_game", {})  # closes the last deal and ends the night there
+            break
+        intents = players.next_intents(state)
+        if not intents:
+            break
+        before = state.last_seq
+        for intent in intents:
+            transport.deliver(intent)
+            steps += 1
+            if on_step is not None:
+                on_step(intent)
+        players.attempts = 0 if state.last_seq != before else players.attempts + 1
+        if players.attempts > 50:
+            raise Stuck(f"the table refused 50 acts in a row; last: {intents[-1]}; "
+                        f"status: {referee.status()}")
+    return steps

@@ -1,0 +1,51 @@
+"""The child process of test_crash: a simulated night on the real referee and ledger.
+
+Prints ``start SEQ DIGEST`` once the ledger is open and replayed, then ``ack SEQ DIGEST`` after
+every committed event (the acknowledgement: COMMIT has returned). The test kills it with SIGKILL.
+"""
+
+import sys
+from dataclasses import dataclass
+
+from table.ledger import Ledger
+from table.referee import Referee
+from table.simulate import DirectTransport, VirtualPlayers, run_night
+
+
+@dataclass(frozen=True)
+class CardEvent:
+    """The fields of vision.events.VisionEvent the referee reads (importing OpenCV would cost
+    0.3 s per restart, and this test restarts 50 times)."""
+
+    kind: str
+    zone: str
+    timestamp: float
+    card: str | None = None
+    confidence: float | None = None
+    top3: tuple = ()
+
+
+def main() -> None:
+    db, seed = sys.argv[1], int(sys.argv[2])
+    ledger = Ledger(db)
+    referee = Referee(ledger, setup={"players": ["Ann", "Bea", "Cal", "Dot"], "variant": "three_card",
+                                     "options": {"deals_per_player": 100}, "chips": 100, "first_dealer": 0})
+    state = referee.state
+    out = sys.stdout
+    out.write(f"start {state.last_seq} {state.digest()}\n")
+    out.flush()
+    last = [state.last_seq]
+
+    def on_step(_intent: object) -> None:
+        if state.last_seq != last[0]:
+            last[0] = state.last_seq
+            out.write(f"ack {state.last_seq} {state.digest()}\n")
+            out.flush()
+
+    run_night(referee, VirtualPlayers(seed, revoke_rate=0.05), DirectTransport(referee, event_type=CardEvent), on_step=on_step)
+    out.write("done\n")
+    out.flush()
+
+
+if __name__ == "__main__":
+    main()
