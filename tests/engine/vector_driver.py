@@ -33,8 +33,8 @@ def load_vectors() -> list[dict[str, Any]]:
     return [v for v in json.loads(VECTORS.read_text())["vectors"]]
 
 
-def drive(v: dict[str, Any], *, known: bool = False) -> Deal:
-    """Build and play the deal of vector ``v``; ``known`` gives the engine the hands (enforce=False)."""
+def drive(v: dict[str, Any], *, known: bool = False, enforce: bool = False) -> Deal:
+    """Build and play the deal of vector ``v``; ``known`` gives the engine the hands."""
     opts = Options.from_dict(v["variant"], v.get("options") or {})
     kw: dict[str, Any] = dict(
         balances=v["balances_before"], pool_before=v["pool_before"],
@@ -42,7 +42,7 @@ def drive(v: dict[str, Any], *, known: bool = False) -> Deal:
     )
     if known and v.get("kind") != "misdeal":
         kw.update(_known_hands(v, opts))
-        kw["enforce"] = False
+        kw["enforce"] = enforce
     deal = Deal(opts, v["players"], v["dealer"], **kw)
     if v.get("kind") == "misdeal":
         deal.push(Misdeal())
