@@ -4,8 +4,8 @@
 
 1. Simulation: six players, known hands, full legality checking (``enforce=True``: every action
    is checked by ``push`` against the rules). Each deal is shuffled, turned up, declared,
-   exchanged, flush-checked, played out and settled; every decision is a seeded random choice
-   among ``deal.legal_moves``. A second figure uses the seeded bots of ``engine.bots``.
+   exchanged, flush-checked, played out and settled; every decision is a seeded random legal
+   choice (``_random_deal``). A second figure uses the seeded bots of ``engine.bots``.
 2. Replay: a 500-deal five-card night (6 players) is played by bots, its ``loo-hand/1`` records
    written as JSON text, and the night rebuilt from that text with ``Game.replay`` (JSON decoding,
    record validation, every deal through an unknown-hands Deal with live revoke detection, the
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import Deal, Options  # noqa: E402
+from engine import ClaimFlush, Deal, Declare, Exchange, Options, Play  # noqa: E402
 from engine.bots import Bot, play_deal, play_game  # noqa: E402
 from engine.game import Game  # noqa: E402
 
@@ -46,6 +46,33 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
+def _random_deal(deal: Deal, rng: random.Random) -> None:
+    """Play a known-hands deal to its end with seeded random choices; every push is checked.
+
+    Declarations come from ``allowed_declarations()``, plays from ``legal_cards()`` (the cheap
+    view of ``legal_moves`` for the seat on turn); exchanges are drawn at random (0-3 cards) and
+    validated by ``push``; a stander holding a flush claims it (found through ``legal_moves``).
+    """
+    push = deal.push
+    while not deal.is_over:
+        phase = deal.phase
+        actor = deal.to_act
+        assert actor is not None
+        if phase == "declare" and deal.allowed_declarations():
+            push(Declare(actor, rng.choice(deal.allowed_declarations())))
+        elif phase in ("declare", "exchange"):
+            hand = deal.hand(actor)
+            k = rng.randint(0, 3)
+            push(Exchange(actor, k, tuple(rng.sample(hand, k))))
+        else:
+            if phase == "flush":
+                claims = [m for m in deal.legal_moves if isinstance(m, ClaimFlush)]
+                if claims:
+                    push(claims[0])
+                    continue
+            push(Play(actor, rng.choice(deal.legal_cards())))
+
+
 def simulate(seconds: float, *, bots: bool, seed: int = 1) -> dict[str, float]:
     """Play fresh five-card deals for about ``seconds`` of CPU time; return the rates."""
     opts = Options.for_variant("five_card")
@@ -60,8 +87,7 @@ def simulate(seconds: float, *, bots: bool, seed: int = 1) -> dict[str, float]:
         if bots:
             play_deal(deal, bot)
         else:
-            while not deal.is_over:
-                deal.push(rng.choice(list(deal.legal_moves)))
+            _random_deal(deal, rng)
         deal.settle()
         plays += sum(len(t) for t in deal.tricks)
         deals += 1
@@ -102,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
     if not args.json:
         print(f"machine: {machine}", flush=True)
-        print(f"simulating five-card deals, 6 players, random legal moves ({args.seconds:g} CPU s)...",
+        print(f"simulating five-card deals, 6 players, random legal choices ({args.seconds:g} CPU s)...",
               flush=True)
     sim = simulate(args.seconds, bots=False)
     if not args.json:

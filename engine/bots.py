@@ -76,16 +76,14 @@ class Bot:
             return Declare(player, "pass")
         return Declare(player, "play" if "play" in allowed else allowed[0])
 
-    def exchange(self, deal: Deal, player: str, options: Sequence[Exchange]) -> Exchange:
-        """Keep trumps, Pam and aces; throw the rest (fewer if the stock is short)."""
+    def exchange(self, deal: Deal, player: str) -> Exchange:
+        """Keep trumps, Pam and aces and kings; throw the rest (a flush stands pat)."""
         hand = deal.hand(player)
-        keep = {c for c in hand if c is deal.pam or c.suit == deal.trump or c.rank >= 13}
-        suits = {c.suit for c in hand if c is not deal.pam}
-        if deal.options.flushes and len(suits) == 1:
-            keep = set(hand)  # a flush already: stand pat
-        throw = {c for c in hand if c not in keep}
-        best = min(options, key=lambda e: (len(set(e.discards) ^ throw), -e.count))
-        return best
+        pam, trump = deal.pam, deal.trump
+        if deal.options.flushes and len({c.suit for c in hand if c is not pam}) == 1:
+            return Exchange(player, 0)
+        throw = tuple(c for c in hand if not (c is pam or c.suit == trump or c.rank >= 13))
+        return Exchange(player, len(throw), throw)
 
     def play(self, deal: Deal, player: str, legal: Sequence[Card]) -> Card:
         """A card to play: now and then (``revoke_rate``) an illegal one, else a sensible legal one."""
@@ -147,18 +145,16 @@ def play_deal(
         actor = deal.to_act
         if phase == "take_turnup":
             push(_bot_for(bots, deal, deal.dealer).take_turnup(deal))
-        elif phase == "declare":
+        elif phase == "declare" and deal.allowed_declarations():
             assert actor is not None
-            moves = list(deal.legal_moves)
-            exchanges = [m for m in moves if isinstance(m, Exchange)]
-            if exchanges:  # exchange_timing = with_declaration
-                push(_bot_for(bots, deal, actor).exchange(deal, actor, exchanges))
-            else:
-                push(_bot_for(bots, deal, actor).declare(deal, actor))
-        elif phase == "exchange":
+            push(_bot_for(bots, deal, actor).declare(deal, actor))
+        elif phase in ("declare", "exchange"):  # declare: exchange_timing = with_declaration
             assert actor is not None
-            offers = [m for m in deal.legal_moves if isinstance(m, Exchange)]
-            push(_bot_for(bots, deal, actor).exchange(deal, actor, offers))
+            wanted = _bot_for(bots, deal, actor).exchange(deal, actor)
+            try:
+                push(wanted)
+            except IllegalActionError:  # e.g. the stock is too short for that many
+                push(Exchange(actor, 0))
         elif phase == "flush" and actor is None:
             # a flush has won: the others show Pam if they can (always worth it)
             shows = [m for m in deal.legal_moves if isinstance(m, (ShowPam, ClaimFlush))]
@@ -167,15 +163,18 @@ def play_deal(
             push(shows[0])
         elif phase in ("flush", "play"):
             assert actor is not None
-            moves = list(deal.legal_moves)
-            claims = [m for m in moves if isinstance(m, ClaimFlush)]
-            if claims:
-                push(claims[0])
-                continue
-            if CallCivil() in moves and _bot_for(bots, deal, deal.current_trick[0][0]).call_civil():
+            if phase == "flush":
+                claims = [m for m in deal.legal_moves if isinstance(m, ClaimFlush)]
+                if claims:
+                    push(claims[0])
+                    continue
+            trick = deal.current_trick
+            if (len(trick) == 1 and deal.options.pam_be_civil == "on_call"
+                    and CallCivil() in deal.legal_moves
+                    and _bot_for(bots, deal, trick[0][0]).call_civil()):
                 push(CallCivil())
                 continue
-            legal = [m.card for m in moves if isinstance(m, Play)]
+            legal = deal.legal_cards()
             card = _bot_for(bots, deal, actor).play(deal, actor, legal)
             try:
                 push(Play(actor, card))

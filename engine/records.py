@@ -31,7 +31,7 @@ from engine.actions import (
     ShowPam,
     TurnUp,
 )
-from engine.cards import SUITS, Card
+from engine.cards import DECK, SUITS, Card
 from engine.deal import Deal
 from engine.errors import InvalidInputError, LooError, RecordError
 from engine.options import Options, Variant
@@ -263,8 +263,15 @@ def _card(value: object, where: str) -> Card:
         ) from None
 
 
+_CARD_TEXT: Final[dict[object, Card]] = {str(c): c for c in DECK}
+"""Canonical card text -> card: the fast path of parsing (anything else goes through Card.parse)."""
+
+
 def _cards(value: object, where: str) -> tuple[Card, ...]:
-    cards = tuple(_card(v, f"{where}[{i}]") for i, v in enumerate(_list(value, where)))
+    cards = tuple(
+        _CARD_TEXT.get(v) or _card(v, f"{where}[{i}]") if isinstance(v, str) else _card(v, f"{where}[{i}]")
+        for i, v in enumerate(_list(value, where))
+    )
     seen: set[Card] = set()
     for card in cards:
         if card in seen:
@@ -279,6 +286,7 @@ class _Seats:
     def __init__(self, players: Sequence[str]) -> None:
         self.players = tuple(players)
         self._set = frozenset(players)
+        self.with_miss = self._set | {MISS}
 
     def name(self, value: object, where: str, *, miss: bool = False) -> str:
         if type(value) is str and value in self._set:
@@ -458,29 +466,36 @@ def parse_record(raw: object) -> HandRecord:
             known[p] = _cards(cs, f"known_holdings[{p!r}]")
 
     tricks: list[tuple[tuple[str, Card], ...]] = []
-    seen: dict[Card, str] = {turn_up: "the turn-up"}
+    seen: dict[Card, int] = {turn_up: 0}  # card -> trick it was played in (0: the turn-up)
+    names = seats.with_miss
+    by_text = _CARD_TEXT
     for t, item in enumerate(_list(rec["tricks"], "tricks"), start=1):
-        where_t = f"tricks[{t - 1}]"
-        trick = _obj(item, where_t)
+        trick = _obj(item, f"tricks[{t - 1}]")
         if "plays" not in trick:
-            raise RecordError(f"{where_t} has no 'plays'")
+            raise RecordError(f"tricks[{t - 1}] has no 'plays'")
         plays: list[tuple[str, Card]] = []
-        for j, play in enumerate(_list(trick["plays"], f"{where_t}.plays")):
-            where = f"{where_t}.plays[{j}]"
-            pair = _list(play, where)
-            if len(pair) != 2:
-                raise RecordError(f"{where} must be [player, card], not {len(pair)} items")
-            player = seats.name(pair[0], where, miss=True)
-            card = _card(pair[1], where)
+        for j, play in enumerate(_list(trick["plays"], f"tricks[{t - 1}].plays")):
+            # Fast path for a well-formed play; anything odd goes through the precise checks.
+            if (type(play) is list and len(play) == 2 and type(play[0]) is str
+                    and type(play[1]) is str and play[0] in names and play[1] in by_text):
+                player, card = play[0], by_text[play[1]]
+            else:
+                where = f"tricks[{t - 1}].plays[{j}]"
+                pair = _list(play, where)
+                if len(pair) != 2:
+                    raise RecordError(f"{where} must be [player, card], not {len(pair)} items")
+                player = seats.name(pair[0], where, miss=True)
+                card = _card(pair[1], where)
             first = seen.get(card)
             if first is not None and not (
-                first == "the turn-up" and options.dealer_takes_turnup and player == dealer
+                first == 0 and options.dealer_takes_turnup and player == dealer
             ):
-                raise RecordError(f"trick {t}: {player} played {card}, which was already {first}")
-            seen[card] = f"played in trick {t}"
+                already = "the turn-up" if first == 0 else f"played in trick {first}"
+                raise RecordError(f"trick {t}: {player} played {card}, which was already {already}")
+            seen[card] = t
             plays.append((player, card))
         if not plays:
-            raise RecordError(f"{where_t} has no plays")
+            raise RecordError(f"tricks[{t - 1}] has no plays")
         tricks.append(tuple(plays))
 
     trump = None
