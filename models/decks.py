@@ -125,7 +125,7 @@ DECKS: tuple[Deck, ...] = (
     # held out: realistic designs the network never sees
     Deck(name="younestouati-standard", kind="files", source="npm @younestouati/playing-cards-standard-deck",
          licence="LGPL-3.0", held_out=True, path="@younestouati/playing-cards-standard-deck/cards",
-         pattern="{num}{suit_lower}.svg", back="back.svg"),
+         pattern="{num}{suit_lower}.svg"),  # its back.svg is a square tile, not a card back
     _k("standard", held_out=True),
     _g("bellot", held_out=True),
     _g("orell", held_out=True),

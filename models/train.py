@@ -57,7 +57,7 @@ class Config:
     calib_per_card: int = 10  # calibration crops per card per held-out deck
     render_height: int = 240
     workers: int = 2
-    threads: int = 2
+    threads: int = 1  # on a shared 2-core CPU one torch thread trains faster than two (no spin contention)
     max_wrong: float = 0.0005  # confidently wrong allowed on calibration when choosing the threshold
     tiny: bool = False
     train_decks: list[str] = field(default_factory=list)
@@ -166,10 +166,35 @@ def _make_chunk(args: tuple[int, list[tuple[int, str, str]]]) -> np.ndarray:
     return np.stack(out)
 
 
+def _cache_key(decks: dict[str, dict[str, np.ndarray]], plan: list[tuple[int, str, str]], seed: int) -> str:
+    import hashlib
+
+    h = hashlib.sha1()
+    h.update(repr((seed, plan)).encode())
+    for name in sorted(decks):  # the artwork itself (render height, deck versions)
+        for lab in sorted(decks[name]):
+            h.update(name.encode() + lab.encode() + np.ascontiguousarray(decks[name][lab][::17, ::17]).tobytes())
+    h.update((HERE / "synth.py").read_bytes())
+    return h.hexdigest()[:20]
+
+
 def synthesise(decks: dict[str, dict[str, np.ndarray]], plan: list[tuple[int, str, str]], seed: int,
-               workers: int, desc: str) -> tuple[np.ndarray, np.ndarray]:
-    """Crops (N, H, W, 3) uint8 and labels (N,) int64 for ``plan``; deterministic for any worker count."""
+               workers: int, desc: str, cache: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Crops (N, H, W, 3) uint8 and labels (N,) int64 for ``plan``; deterministic for any worker count.
+
+    With ``cache`` (a folder) the crops are kept as .npy keyed by plan, seed, artwork and synth.py,
+    so a second run with the same recipe skips the slowest step.
+    """
     from tqdm import tqdm
+
+    y = np.array([li for li, _, _ in plan], dtype=np.int64)
+    cached = None
+    if cache is not None:
+        cached = cache / f"crops-{_cache_key(decks, plan, seed)}.npy"
+        if cached.is_file():
+            x = np.load(cached)
+            if len(x) == len(plan):
+                return x, y
 
     chunk = 256
     jobs = [(seed * 1000 + i, plan[s : s + chunk]) for i, s in enumerate(range(0, len(plan), chunk))]
@@ -187,7 +212,11 @@ def synthesise(decks: dict[str, dict[str, np.ndarray]], plan: list[tuple[int, st
             bar.update(len(parts[-1]))
     bar.close()
     x = np.concatenate(parts) if parts else np.zeros((0, 88, 64, 3), np.uint8)
-    y = np.array([li for li, _, _ in plan], dtype=np.int64)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(".tmp.npy")
+        np.save(tmp, x)
+        tmp.replace(cached)
     return x, y
 
 
@@ -199,6 +228,11 @@ def _quiet_worker() -> None:
         os.nice(5)
     except OSError:
         pass
+
+
+def cfg_cache(cfg: Config) -> Path | None:
+    """Where synthesised crops are cached (git-ignored models/work/cache); none for --tiny."""
+    return None if cfg.tiny else HERE / "work" / "cache"
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,7 +252,7 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     from models.net import CardNet
 
     torch.manual_seed(cfg.seed)
-    model = CardNet(width=cfg.width).to(device)
+    model = CardNet(width=cfg.width).to(device).to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = max(1, cfg.samples // cfg.batch)
     total = steps_per_epoch * cfg.epochs_per_round * cfg.rounds
@@ -227,7 +261,8 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     gen = torch.Generator().manual_seed(cfg.seed)
     for rnd in range(cfg.rounds):
         plan = _plan(rng, cfg.samples, train_decks, cfg, negatives=cfg.negatives)
-        x, y = synthesise(train_decks, plan, cfg.seed + 17 * (rnd + 1), cfg.workers, f"synthesise round {rnd + 1}")
+        x, y = synthesise(train_decks, plan, cfg.seed + 17 * (rnd + 1), cfg.workers, f"synthesise round {rnd + 1}",
+                          cache=cfg_cache(cfg))
         xt = torch.from_numpy(x)
         yt = torch.from_numpy(y)
         for ep in range(cfg.epochs_per_round):
@@ -240,6 +275,7 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
             for b in bar:
                 idx = perm[b * cfg.batch : (b + 1) * cfg.batch]
                 xb = xt[idx].permute(0, 3, 1, 2).float().div_(255.0).to(device)
+                xb = xb.contiguous(memory_format=torch.channels_last)
                 yb = yt[idx].to(device)
                 # cheap online jitter on top of the synthesis: brightness / contrast per crop
                 gain = torch.empty(len(xb), 1, 1, 1, device=device).uniform_(0.8, 1.2)
@@ -447,8 +483,10 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     test_plan = _plan(rng, 0, held_decks, cfg, negatives=0, per_card=cfg.eval_per_card)
     n_neg = max(50, len(test_plan) // 20)
     neg_plan = [(-1, "", "table")] * (n_neg // 2) + [(-1, sorted(held_decks)[0], "partial")] * (n_neg - n_neg // 2)
-    xc, yc = synthesise(held_decks, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops")
-    xt, yt = synthesise(held_decks, test_plan + neg_plan, cfg.seed + 3, cfg.workers, "test crops")
+    xc, yc = synthesise(held_decks, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops",
+                        cache=cfg_cache(cfg))
+    xt, yt = synthesise(held_decks, test_plan + neg_plan, cfg.seed + 3, cfg.workers, "test crops",
+                        cache=cfg_cache(cfg))
     groups_c = [nm or "procedural-back" if li >= 0 else "negative" for li, nm, _ in calib_plan + neg_plan]
     groups_t = [nm or "procedural-back" if li >= 0 else "negative" for li, nm, _ in test_plan + neg_plan]
 

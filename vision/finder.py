@@ -25,8 +25,9 @@ import numpy as np
 
 from vision.classifier import CANONICAL_SIZE
 
+_WEIGHTS = np.array([[0.6, 1.5, 1.5]], np.float32)
 CARD_ASPECT = 3.5 / 2.5  # long side / short side of a standard card
-_WORK_SIDE = 800  # detection runs on an image at most this wide/high (speed); warps use the original
+_WORK_SIDE = 640  # the cues run on an image at most this wide/high; warps use the original
 
 
 @dataclass(frozen=True)
@@ -52,32 +53,52 @@ def _border_colour(lab: np.ndarray) -> np.ndarray:
     border = np.concatenate(
         [lab[:b].reshape(-1, 3), lab[-b:].reshape(-1, 3), lab[:, :b].reshape(-1, 3), lab[:, -b:].reshape(-1, 3)]
     )
-    return np.median(border, axis=0)
+    return np.median(border, axis=0)  # type: ignore[no-any-return]
 
 
-def _colour_mask(img: np.ndarray) -> np.ndarray:
-    lab = cv2.cvtColor(cv2.GaussianBlur(img, (5, 5), 0), cv2.COLOR_BGR2LAB).astype(np.float32)
+def _border_percentile(img: np.ndarray, q: float) -> float:
+    h, w = img.shape[:2]
+    b = max(2, min(h, w) // 40)
+    border = np.concatenate([img[:b].ravel(), img[-b:].ravel(), img[:, :b].ravel(), img[:, -b:].ravel()])
+    return float(np.percentile(border, q))
+
+
+def _colour_mask(img: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Foreground = far from the border's colour in Lab (L1 distance, lightness weighted down).
+
+    Also says whether the table is light: there a white card's margin looks like the table, the
+    colour cue sees only the print, and the edge cue must look for the outline.
+    """
+    lab = cv2.cvtColor(cv2.GaussianBlur(img, (3, 3), 0), cv2.COLOR_BGR2LAB)
     bg = _border_colour(lab)
-    diff = lab - bg
-    diff[:, :, 0] *= 0.8  # lightness differences count a little less than colour (uneven light)
-    dist = np.sqrt((diff * diff).sum(axis=2))
-    d8 = np.clip(dist * 2.0, 0, 255).astype(np.uint8)
-    t, _ = cv2.threshold(d8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    t = max(t, 24.0)  # a floor: on a uniform table Otsu would split noise
-    mask = (d8 >= t).astype(np.uint8) * 255
-    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    light = bool(bg[0] > 150)
+    diff = cv2.absdiff(lab, (float(bg[0]), float(bg[1]), float(bg[2]), 0.0))
+    # lightness counts less than colour: uneven light shifts L across a table far more than a, b
+    d8 = cv2.transform(diff, _WEIGHTS)  # uint8, saturating
+    # the cut-off comes from the table itself: how far its own border pixels stray from its colour
+    # (wood grain, cloth weave, noise), not from Otsu, which splits a card's print from its white
+    t = max(14.0, 1.3 * _border_percentile(d8, 98) + 8.0)
+    mask = ((d8 >= t) * 255).astype(np.uint8)
+    k = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, k, iterations=2)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, k)
-    return _fill_holes(mask)
+    return _fill_holes(mask), light
 
 
 def _edge_mask(img: np.ndarray) -> np.ndarray:
     gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
     gray = cv2.GaussianBlur(gray, (5, 5), 0)
-    med = float(np.median(gray))
-    edges = cv2.Canny(gray, max(5.0, 0.33 * med), max(20.0, 0.9 * med))
-    edges = cv2.dilate(edges, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)), iterations=1)
-    return _fill_holes(edges)
+    # gradient thresholds from the table's own texture: a white card on a white desk shows only a
+    # faint outline (its thickness, a soft shadow), so the bar must sit just above the table's noise
+    gx = cv2.Sobel(gray, cv2.CV_16S, 1, 0)
+    gy = cv2.Sobel(gray, cv2.CV_16S, 0, 1)
+    mag = cv2.convertScaleAbs(cv2.addWeighted(cv2.convertScaleAbs(gx), 0.5, cv2.convertScaleAbs(gy), 0.5, 0))
+    noise = _border_percentile(mag, 90)
+    low = float(np.clip(3.0 * noise, 10, 60))
+    edges = cv2.Canny(gray, low, 2.5 * low)
+    k = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
+    filled = _fill_holes(cv2.dilate(edges, k, iterations=1))
+    return cv2.erode(filled, k, iterations=1)  # undo the dilation's outward pixel
 
 
 def _fill_holes(mask: np.ndarray) -> np.ndarray:
@@ -98,6 +119,43 @@ def _quad_from_contour(contour: np.ndarray) -> np.ndarray | None:
             break
     # rounded corners or a finger on an edge: fall back to the minimum-area rectangle
     return cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32)
+
+
+def _refine_quad(contour: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """Corners as intersections of lines fitted to each side's contour points.
+
+    The hull's vertices sit on a card's rounded corners, a few pixels inside the true corners;
+    lines fitted to the straight middle of each side and intersected put the corners where a
+    square-cornered card's would be, which is what the training crops assume.
+    """
+    pts = contour.reshape(-1, 2).astype(np.float32)
+    lines = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        ab = b - a
+        length = float(np.linalg.norm(ab))
+        if length < 8:
+            return quad
+        u = ab / length
+        rel = pts - a
+        t = rel @ u
+        d = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
+        sel = pts[(t > 0.15 * length) & (t < 0.85 * length) & (d < max(2.5, 0.03 * length))]
+        if len(sel) < 5:
+            return quad
+        vx, vy, x0, y0 = cv2.fitLine(sel, cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
+        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
+    out = np.empty((4, 2), np.float32)
+    for i in range(4):
+        (p1, d1), (p2, d2) = lines[i - 1], lines[i]
+        m = np.array([[d1[0], -d2[0]], [d1[1], -d2[1]]], np.float32)
+        if abs(float(np.linalg.det(m))) < 1e-3:
+            return quad
+        t1, _ = np.linalg.solve(m, p2 - p1)
+        out[i] = p1 + t1 * d1
+    if np.abs(out - quad).max() > 0.1 * float(np.linalg.norm(quad[0] - quad[2])):
+        return quad  # the fit went astray (a finger on a side): keep the hull's corners
+    return out
 
 
 def order_corners(quad: np.ndarray) -> np.ndarray:
@@ -127,9 +185,8 @@ def _plausible(contour: np.ndarray, quad: np.ndarray, shape: tuple[int, int], mi
     q_area = cv2.contourArea(quad)
     if q_area < min_area or q_area > 0.9 * h * w:
         return 0.0
-    margin = 2
-    if (quad[:, 0].min() < margin or quad[:, 1].min() < margin
-            or quad[:, 0].max() > w - 1 - margin or quad[:, 1].max() > h - 1 - margin):
+    x, y, bw, bh = cv2.boundingRect(contour.astype(np.float32))
+    if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
         return 0.0  # cut off by the frame: a warp would cover only part of the card
     sides = [np.linalg.norm(quad[i] - quad[(i + 1) % 4]) for i in range(4)]
     short = (sides[0] + sides[2]) / 2
@@ -168,22 +225,19 @@ def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CA
     return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
 
 
-def _iou_boxes(a: np.ndarray, b: np.ndarray) -> float:
-    ax0, ay0 = a.min(axis=0)
-    ax1, ay1 = a.max(axis=0)
-    bx0, by0 = b.min(axis=0)
-    bx1, by1 = b.max(axis=0)
-    iw = max(0.0, min(ax1, bx1) - max(ax0, bx0))
-    ih = max(0.0, min(ay1, by1) - max(ay0, by0))
-    inter = iw * ih
-    union = (ax1 - ax0) * (ay1 - ay0) + (bx1 - bx0) * (by1 - by0) - inter
-    return float(inter / union) if union > 0 else 0.0
+def _overlap(a: np.ndarray, b: np.ndarray) -> float:
+    """Intersection area over the smaller quad's area (1.0: one lies inside the other)."""
+    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+    small = min(cv2.contourArea(a), cv2.contourArea(b))
+    return float(inter / small) if small > 0 else 0.0
 
 
-def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64) -> list[FoundCard]:
+def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64,
+               thorough: bool = False) -> list[FoundCard]:
     """Every whole card in ``image_bgr`` (any rotation, light or dark table), top-to-bottom, left-to-right.
 
-    ``min_card_px`` is the shortest card side (in the original image) worth reading.
+    ``min_card_px`` is the shortest card side (in the original image) worth reading. The edge cue
+    runs only when the colour cue finds nothing, unless ``thorough`` (both always; slower).
     """
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("find_cards expects an H×W×3 BGR image")
@@ -194,28 +248,44 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     min_area = (min_card_px * scale) ** 2 * CARD_ASPECT
 
     candidates: list[tuple[float, np.ndarray, str]] = []
-    for cue, mask in (("colour", _colour_mask(small)), ("edges", _edge_mask(small))):
+    cues = [("colour", small, 1.0), ("edges", small, 1.0)]
+    unexplained = False  # a card-sized colour blob that is not a card: white cards on a light table
+    light = False
+    for cue, img, up in cues:
+        if cue == "edges" and candidates and not (unexplained or light or thorough):
+            break  # a dark table and every blob explained: the colour cue is enough
+        if cue == "colour":
+            mask, light = _colour_mask(img)
+        else:
+            mask = _edge_mask(img)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for cnt in contours:
+        for raw in contours:
+            cnt = raw.astype(np.float32) * up
             if cv2.contourArea(cnt) < min_area * 0.8:
                 continue
             quad = _quad_from_contour(cnt)
             if quad is None:
                 continue
-            quad = order_corners(quad)
+            quad = order_corners(_refine_quad(cnt, order_corners(quad)))
             score = _plausible(cnt, quad, (sh, sw), min_area)
+            if score == 0 and cue == "colour":
+                unexplained = True
             if score > 0:
                 candidates.append((score + (0.01 if cue == "colour" else 0.0), quad, cue))
 
-    # merge the two cues: keep the best-scoring quad where they overlap
-    candidates.sort(key=lambda c: -c[0])
+    # merge the two cues. Cards lying apart do not overlap, so of two overlapping quads one is
+    # wrong: the smaller is a card's print seen without its white margin (a partial warp).
+    # Of two quads of one card, the colour cue's is the more exact (edges include the shadow).
+    candidates.sort(key=lambda c: -cv2.contourArea(c[1]))
     kept: list[tuple[float, np.ndarray, str]] = []
     for cand in candidates:
-        if all(_iou_boxes(cand[1], k[1]) < 0.5 for k in kept):
+        clash = [i for i, k in enumerate(kept) if _overlap(cand[1], k[1]) >= 0.3]
+        if not clash:
             kept.append(cand)
-        if len(kept) >= max_cards:
-            break
-    # a quad that holds another is a merged blob (e.g. two overlapping cards' outline): drop it
+        elif len(clash) == 1 and cand[2] == "colour" and kept[clash[0]][2] == "edges" \
+                and cv2.contourArea(cand[1]) >= 0.85 * cv2.contourArea(kept[clash[0]][1]):
+            kept[clash[0]] = cand
+    kept = kept[:max_cards]
     found: list[FoundCard] = []
     for score, quad, cue in kept:
         corners = quad / scale

@@ -1,0 +1,151 @@
+"""The shipped card model through the real onnxruntime runtime: loading, labels, errors, reading."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.classifier import CANONICAL_SIZE, LABELS, CardClassifier, ModelError, Reading
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "models" / "card_classifier.onnx"
+CARDS = ROOT / "tests" / "data" / "cards"
+TRUTH = json.loads((CARDS / "truth.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def clf() -> CardClassifier:
+    return CardClassifier(MODEL)
+
+
+def test_model_matches_its_labels(clf: CardClassifier) -> None:
+    assert clf.labels == LABELS
+    assert len(clf.labels) == 53 and clf.labels[-1] == "back"
+    assert clf.session.get_outputs()[0].shape[-1] == len(clf.labels)
+    assert "CPUExecutionProvider" in clf.providers
+    w, h = CANONICAL_SIZE
+    assert clf.session.get_inputs()[0].shape[1:] == [3, h, w]
+    assert 0.0 < clf.threshold <= 1.0 and 0.0 <= clf.margin <= 1.0
+    assert MODEL.stat().st_size <= 2_000_000
+
+
+def test_probabilities_are_a_distribution(clf: CardClassifier) -> None:
+    crops = [np.full((CANONICAL_SIZE[1], CANONICAL_SIZE[0], 3), v, np.uint8) for v in (0, 128, 255)]
+    p = clf.probabilities(crops)
+    assert p.shape == (3, 53)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-4)
+    assert clf.classify([]) == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TRUTH if n.startswith("crop_")))
+def test_reads_held_out_fixture_crops(clf: CardClassifier, name: str) -> None:
+    crop = cv2.imread(str(CARDS / name))
+    (reading,) = clf.classify([crop])
+    want = TRUTH[name][0]
+    if want == "back":
+        assert reading.face_down and reading.card is None
+    else:
+        assert reading.card == want, reading
+
+
+def test_batch_equals_single_and_upside_down_reads_the_same(clf: CardClassifier) -> None:
+    names = sorted(n for n in TRUTH if n.startswith("crop_"))[:6]
+    crops = [cv2.imread(str(CARDS / n)) for n in names]
+    batch = clf.probabilities(crops)
+    single = np.concatenate([clf.probabilities([c]) for c in crops])
+    np.testing.assert_allclose(batch, single, atol=1e-4)
+    flipped = clf.classify([cv2.rotate(c, cv2.ROTATE_180) for c in crops])
+    assert [r.card for r in flipped] == [r.card for r in clf.classify(crops)]
+
+
+def test_odd_sized_crop_is_resized(clf: CardClassifier) -> None:
+    crop = cv2.imread(str(CARDS / "crop_QS_younestouati.png"))
+    big = cv2.resize(crop, (128, 176))
+    assert clf.classify([big])[0].card == "QS"
+
+
+def test_bare_table_is_not_a_confident_card(clf: CardClassifier) -> None:
+    rng = np.random.default_rng(3)
+    w, h = CANONICAL_SIZE
+    crops = []
+    for colour in [(40, 90, 30), (200, 210, 220), (60, 100, 150), (30, 30, 30)]:
+        base = np.zeros((h, w, 3), np.float32) + np.array(colour, np.float32)
+        crops.append(np.clip(base + rng.normal(0, 6, (h, w, 3)), 0, 255).astype(np.uint8))
+    for r in clf.classify(crops):
+        assert r.card is None, r
+
+
+def test_open_set_rule(clf: CardClassifier) -> None:
+    p = np.zeros(53, np.float32)
+    p[LABELS.index("QH")], p[LABELS.index("QD")] = 0.999, 0.001
+    assert clf.decide(p).card == "QH"
+    p[LABELS.index("QH")], p[LABELS.index("QD")] = 0.55, 0.45
+    r = clf.decide(p)
+    assert r.card is None and not r.face_down and r.unsure
+    assert [lab for lab, _ in r.top3[:2]] == ["QH", "QD"]
+    assert r.to_dict()["top3"][0][0] == "QH"
+    p[:] = 0
+    p[LABELS.index("back")] = 1.0
+    r = clf.decide(p)
+    assert r.face_down and r.card is None and not r.unsure
+
+
+def test_reading_json_form() -> None:
+    r = Reading(card="10H", confidence=0.99871, top3=(("10H", 0.99871), ("10D", 0.001)))
+    assert r.to_dict() == {"card": "10H", "confidence": 0.9987}
+
+
+def test_missing_model(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match=r"nope\.onnx: model file missing"):
+        CardClassifier(tmp_path / "nope.onnx")
+
+
+def test_truncated_model(tmp_path: Path) -> None:
+    bad = tmp_path / "cut.onnx"
+    bad.write_bytes(MODEL.read_bytes()[: MODEL.stat().st_size // 3])
+    shutil.copy(MODEL.with_suffix(".json"), bad.with_suffix(".json"))
+    with pytest.raises(ModelError) as err:
+        CardClassifier(bad)
+    assert "cut.onnx" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_missing_label_file(tmp_path: Path) -> None:
+    m = tmp_path / "m.onnx"
+    shutil.copy(MODEL, m)
+    with pytest.raises(ModelError, match=r"m\.json: label file missing"):
+        CardClassifier(m)
+
+
+def test_label_count_mismatch(tmp_path: Path) -> None:
+    m = tmp_path / "m.onnx"
+    shutil.copy(MODEL, m)
+    meta = json.loads(MODEL.with_suffix(".json").read_text())
+    meta["labels"] = meta["labels"][:52]
+    m.with_suffix(".json").write_text(json.dumps(meta))
+    with pytest.raises(ModelError, match="53 classes but m.json lists 52 labels"):
+        CardClassifier(m)
+
+
+def test_wrong_input_shape(tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["n", 3, 32, 32])
+    y = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", 53])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [3 * 32 * 32, 53], np.zeros(3 * 32 * 32 * 53, np.float32))
+    shape = helper.make_tensor("s", TensorProto.INT64, [2], np.array([-1, 3 * 32 * 32], np.int64))
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["input", "s"], ["flat"]), helper.make_node("MatMul", ["flat", "w"], ["logits"])],
+        "g", [x], [y], [w, shape],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m = tmp_path / "small.onnx"
+    onnx.save(model, str(m))
+    shutil.copy(MODEL.with_suffix(".json"), m.with_suffix(".json"))
+    with pytest.raises(ModelError, match=r"small\.onnx: input shape .* does not match the canonical crop"):
+        CardClassifier(m)

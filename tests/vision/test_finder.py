@@ -1,0 +1,130 @@
+"""The still-photo card finder: light and dark tables, any rotation, no partial warps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.classifier import CANONICAL_SIZE
+from vision.finder import find_cards, order_corners
+
+CARDS = Path(__file__).resolve().parents[2] / "tests" / "data" / "cards"
+TRUTH = json.loads((CARDS / "truth.json").read_text())
+
+
+def _card_art() -> np.ndarray:
+    """A BGRA card: white, rounded corners, the face of a fixture crop printed inside its margin."""
+    crop = cv2.imread(str(CARDS / "crop_QS_younestouati.png"))[6:-6, 5:-5]
+    card = np.full((240, 172, 3), 246, np.uint8)
+    card[14:-14, 12:-12] = cv2.resize(crop, (172 - 24, 240 - 28), interpolation=cv2.INTER_CUBIC)
+    alpha = np.zeros((240, 172), np.uint8)
+    cv2.rectangle(alpha, (0, 10), (171, 229), 255, -1)
+    cv2.rectangle(alpha, (10, 0), (161, 239), 255, -1)
+    for x, y in [(10, 10), (161, 10), (10, 229), (161, 229)]:
+        cv2.circle(alpha, (x, y), 10, 255, -1)
+    return np.dstack([card, alpha])
+
+
+def _scene(table: tuple[int, int, int], angles: list[float], *, size: tuple[int, int] = (800, 600),
+           card_h: float = 170, seed: int = 0) -> tuple[np.ndarray, list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    W, H = size
+    img = np.zeros((H, W, 3), np.float32) + np.array(table, np.float32)
+    img += rng.normal(0, 3, (H, W, 1))
+    art = _card_art()
+    h0, w0 = art.shape[:2]
+    quads = []
+    for i, ang in enumerate(angles):
+        s = card_h / h0
+        pts = np.array([[-w0 / 2, -h0 / 2], [w0 / 2, -h0 / 2], [w0 / 2, h0 / 2], [-w0 / 2, h0 / 2]], np.float32) * s
+        a = np.deg2rad(ang)
+        rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]], np.float32)
+        q = pts @ rot.T + np.array([(i + 0.5) * W / len(angles), H / 2], np.float32)
+        M = cv2.getPerspectiveTransform(np.array([[0, 0], [w0, 0], [w0, h0], [0, h0]], np.float32), q)
+        warped = cv2.warpPerspective(art, M, (W, H))
+        alpha = warped[:, :, 3:4] / 255.0
+        # a real card casts a faint shadow on the table (all a white card on a white desk shows)
+        shadow = cv2.GaussianBlur(np.roll(alpha, (2, 2), (0, 1)), (0, 0), 1.5)[:, :, None]
+        img = img * (1 - 0.18 * shadow)
+        img = img * (1 - alpha) + warped[:, :, :3] * alpha
+        quads.append(q)
+    return np.clip(img, 0, 255).astype(np.uint8), quads
+
+
+def _matches(found_corners: np.ndarray, truth: np.ndarray, tol: float) -> bool:
+    # same corners as a set (the finder may start at either short edge)
+    d = np.linalg.norm(found_corners[:, None, :] - truth[None, :, :], axis=2)
+    return bool((d.min(axis=1) < tol).all())
+
+
+@pytest.mark.parametrize(
+    "table",
+    [(30, 90, 30), (40, 40, 40), (235, 235, 235), (170, 195, 215), (70, 110, 160)],
+    ids=["green-cloth", "black", "white-desk", "beige-desk", "wood"],
+)
+def test_finds_every_card_at_any_rotation_on_light_and_dark_tables(table: tuple[int, int, int]) -> None:
+    img, quads = _scene(table, [0, 37, 90, 151])
+    found = find_cards(img)
+    assert len(found) == 4
+    for f in found:
+        assert f.crop.shape == (CANONICAL_SIZE[1], CANONICAL_SIZE[0], 3)
+        # a white card on a white desk shows its outline through a soft shadow: allow for it
+        tol = 8.0 if sum(table) > 600 else 5.0
+        assert any(_matches(f.corners, q, tol=tol) for q in quads), f.corners
+
+
+def test_corners_are_portrait_and_clockwise() -> None:
+    img, _ = _scene((30, 90, 30), [63])
+    (f,) = find_cards(img)
+    c = f.corners
+    top, right = np.linalg.norm(c[1] - c[0]), np.linalg.norm(c[2] - c[1])
+    assert top < right  # first edge is a short edge: the warp is portrait
+    (ax, ay), (bx, by) = c[1] - c[0], c[2] - c[1]
+    cross = ax * by - ay * bx
+    assert cross > 0  # clockwise on screen (y down)
+
+
+def test_order_corners_is_deterministic() -> None:
+    q = np.array([[100, 100], [100, 240], [200, 240], [200, 100]], np.float32)
+    o1 = order_corners(q)
+    o2 = order_corners(q[::-1].copy())
+    np.testing.assert_allclose(o1, o2)
+    np.testing.assert_allclose(o1[0], [100, 100])
+
+
+def test_card_cut_off_by_the_frame_is_not_warped() -> None:
+    img, quads = _scene((30, 90, 30), [0])
+    x_mid = int(quads[0][:, 0].mean())
+    cut = img[:, x_mid:].copy()  # only the right half of the card is in the photo
+    assert find_cards(cut) == []
+
+
+def test_empty_tables_give_nothing() -> None:
+    rng = np.random.default_rng(1)
+    for colour in [(30, 90, 30), (235, 235, 235), (70, 110, 160)]:
+        img = np.clip(np.zeros((480, 640, 3)) + colour + rng.normal(0, 4, (480, 640, 3)), 0, 255).astype(np.uint8)
+        assert find_cards(img) == []
+
+
+def test_small_cards_in_a_camera_frame() -> None:
+    # the table camera: 1280x720 frame, cards 60-100 px tall
+    img, quads = _scene((30, 90, 30), [10, 80, 200], size=(1280, 720), card_h=70)
+    found = find_cards(img)
+    assert len(found) == 3
+    for f in found:
+        assert any(_matches(f.corners, q, tol=4.0) for q in quads)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TRUTH if n.startswith("photo_")))
+def test_fixture_photos(name: str) -> None:
+    img = cv2.imread(str(CARDS / name))
+    assert len(find_cards(img)) == len(TRUTH[name])
+
+
+def test_rejects_non_bgr_input() -> None:
+    with pytest.raises(ValueError):
+        find_cards(np.zeros((10, 10), np.uint8))
