@@ -215,7 +215,7 @@ class Deal:
             seen: set[Card] = set()
 
             def take(cards: Iterable[Card | str], what: str) -> list[Card]:
-                out = [_card(c) for c in cards]
+                out = [c if type(c) is Card else _card(c) for c in cards]
                 for c in out:
                     if c in seen:
                         raise InvalidInputError(f"{c} is dealt twice ({what})")
@@ -248,7 +248,10 @@ class Deal:
         for p, cards in (known_holdings or {}).items():
             if p not in players:
                 raise InvalidInputError(f"known holdings given for a player not at the table: {p!r}")
-            cs = [_card(c) for c in cards]
+            cs = []
+            for c in map(_card, cards):
+                if c not in cs:
+                    cs.append(c)
             if self._known and any(c not in self._init_hands[p] for c in cs):
                 raise InvalidInputError(f"{p}'s known holdings are not in his hand")
             self._init_holdings[p] = cs
@@ -828,7 +831,9 @@ class Deal:
                 self._hands[self._dealer].append(c)
                 self._phase = "take_turnup"
                 return
-            self._holdings.setdefault(self._dealer, []).append(c)
+            held = self._holdings.setdefault(self._dealer, [])
+            if c not in held:
+                held.append(c)
         self._phase = "declare"
 
     def _do_take_turnup(self, a: TakeTurnUp) -> None:
@@ -840,7 +845,9 @@ class Deal:
                 f"{self._dealer} must discard one card of his hand other than the turn-up")
         hand.remove(d)
         self._discards.append((self._dealer, d))
-        self._holdings.setdefault(self._dealer, []).append(self._turn_up)  # type: ignore[arg-type]
+        held = self._holdings.setdefault(self._dealer, [])
+        if self._turn_up is not None and self._turn_up not in held:
+            held.append(self._turn_up)
         self._phase = "declare"
 
     def allowed_declarations(self) -> tuple[str, ...]:
