@@ -82,7 +82,7 @@ class HandRecord:
     options: Options
     players: tuple[str, ...]
     kind: str = "deal"
-    id: str | None = None
+    id: str | int | None = None
     dealer: str = ""
     balances_before: dict[str, int] = field(default_factory=dict)
     pool_before: int = 0
@@ -341,11 +341,11 @@ def parse_record(raw: object) -> HandRecord:
     if fmt != FORMAT:
         raise RecordError(f"format {fmt!r} is not supported (expected {FORMAT!r})")
     rid_raw = rec.get("id")
-    rid: str | None = None
+    rid: str | int | None = None
     if rid_raw is not None:
         if isinstance(rid_raw, bool) or not isinstance(rid_raw, (str, int)):
             raise RecordError(f"id must be text, not {_json_type(rid_raw)}")
-        rid = str(rid_raw)
+        rid = rid_raw  # echoed as given (text, or a whole number)
     kind = rec.get("kind", "deal")
     if kind not in KINDS:
         raise RecordError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -519,7 +519,7 @@ def parse_record(raw: object) -> HandRecord:
 
 
 def _parse_end_of_game(
-    rec: Mapping[str, Any], rid: str | None, variant: Variant, options: Options, seats: _Seats
+    rec: Mapping[str, Any], rid: str | int | None, variant: Variant, options: Options, seats: _Seats
 ) -> HandRecord:
     if "deals" not in rec:
         raise RecordError("an end_of_game record needs 'deals': [{dealer, had_loo}, ...]")

@@ -411,3 +411,10 @@ def test_replay_record_returns_the_finished_deal() -> None:
     assert [r.describe() for r in deal.revokes] == [
         "B revoked in trick 2: held 2C when clubs were led"
     ]
+
+
+def test_a_numeric_id_is_echoed_as_given() -> None:
+    r = rec("TC01")
+    r["id"] = 17
+    assert score_record(r)["id"] == 17
+    assert record_label(r, 0) == "17"
