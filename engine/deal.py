@@ -807,11 +807,11 @@ class Deal:
                     raise IllegalActionError(f"{c} is in {p}'s hand; it cannot be the turn-up")
             if c in self._init_miss:
                 raise IllegalActionError(f"{c} is in the miss; it cannot be the turn-up")
-            if c in self._stock:
-                self._stock.remove(c)
         for p, cs in self._holdings.items():
             if c in cs and not (p == self._dealer and self._opts.dealer_takes_turnup):
                 raise IllegalActionError(f"{c} is known to be in {p}'s hand")
+        if c in self._stock:
+            self._stock.remove(c)
         o = self._opts
         self._turn_up = c
         self._trump = c.suit
@@ -1309,8 +1309,7 @@ class Deal:
             return
         if ph == "turn_up":
             if self._known:
-                cands = self._stock[:1] if self._stock else []
-                for c in cands:
+                for c in self._stock:  # the top of the stock first
                     yield TurnUp(c)
             return
         if ph == "take_turnup":

@@ -239,3 +239,48 @@ def test_negative_balance_option_stops_a_stander_who_cannot_pay() -> None:
     with pytest.raises(IllegalActionError, match="cannot cover"):
         d.push(Declare("A", "play"))
     d.push(Declare("A", "pass"))
+
+
+def test_rejected_actions_change_nothing() -> None:
+    """Fuzz: random actions at random moments; whatever push refuses leaves the deal as it was."""
+    from engine import DECK, Action, CallCivil, Expose, Replay, TakeTurnUp
+
+    rng = random.Random(99)
+    refused = 0
+    for mix in range(len(OPTION_MIXES)):
+        variant, overrides = OPTION_MIXES[mix]
+        for camera_mode in (False, True):
+            deal, _ = random_deal(rng, variant, overrides, n_players=4)
+            src = camera_deal(deal) if camera_mode else deal
+            moves = src.moves
+            d = deal_from_text(deal_to_text(src))
+            while d.moves:
+                d.pop()
+            names = list(d.players) + [MISS, "Nobody"]
+            for a in moves:
+                for _ in range(4):
+                    p = rng.choice(names)
+                    cards = tuple(rng.sample(DECK, 5))
+                    junk: list[Action] = [
+                        Play(p, cards[0]), Declare(p, rng.choice(["play", "pass", "take_miss",
+                                                                  "defend_miss"])),
+                        Exchange(p, rng.randint(0, 6), cards[:2]), ClaimFlush(p, cards),
+                        ShowPam(p), CallCivil(), TurnUp(cards[1]), TakeTurnUp(cards[2]),
+                        Misdeal(), Replay(), Expose(p, cards[:1]),
+                    ]
+                    j = rng.choice(junk)
+                    before = deal_to_text(d)
+                    legal_before = list(d.legal_moves) if d.known_hands else None
+                    try:
+                        d.push(j)
+                    except (IllegalActionError, InvalidInputError):
+                        refused += 1
+                        assert deal_to_text(d) == before
+                        if legal_before is not None:
+                            assert list(d.legal_moves) == legal_before
+                    else:
+                        d.pop()
+                        assert deal_to_text(d) == before
+                d.push(a)
+            assert d.settle() == src.settle()
+    assert refused > 500
