@@ -333,7 +333,7 @@ def parse_config(raw: dict[str, Any], *, source: str = "<config>") -> TableConfi
     })
     model = _section(ModelConfig, raw.get("model"), "model", {"threads": _int_range(1, 8)})
     web = _section(WebConfig, raw.get("web"), "web", {
-        "port": _int_range(1, 65535),
+        "port": _int_range(0, 65535),
         "threads": _int_range(2, 64),
     })
     state = _section(StateConfig, raw.get("state"), "state", {})

@@ -1,0 +1,226 @@
+"""`loo-table run --config PATH`: the real table — camera, GPIO seats, referee, ledger, dashboard.
+
+Start-up order, each step refusing with ONE line when it cannot go on: the config, the ledger (a
+corrupt one names the latest backup), the card model (a missing or corrupt file is named), the pins,
+the camera, the web server. Only then READY=1 goes to systemd, and from then on WATCHDOG=1 goes from
+the main loop each time the referee has processed the previous heartbeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from table.cli import CommandError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="PATH", help="the TOML config (default: the shipped default)")
+    parser.add_argument("--mock-pins", action="store_true",
+                        help="use gpiozero's MockFactory instead of real GPIO (a PC without a header)")
+    parser.add_argument("--host", help="serve the dashboard on this address (default: web.host)")
+    parser.add_argument("--port", type=int, help="serve the dashboard on this port (0: any free port)")
+    parser.add_argument("--max-seconds", type=float, default=None, metavar="S",
+                        help="stop after S seconds (tests, timing runs)")
+    parser.add_argument("--quiet", action="store_true", help="do not print the dashboard URL and QR code")
+
+
+def _layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
+    """The dashboard's `set_zones` rectangles as a TableLayout (ValueError names a bad zone)."""
+    from vision.geometry import TableLayout, Zone
+
+    merged = {z.name: z for z in base.zones}
+    for name, rect in zones.items():
+        if not isinstance(rect, dict):
+            raise ValueError(f"zone {name}: expected x, y, width and height")
+        merged[name] = Zone.from_dict({"name": name, **rect})
+    return TableLayout(base.width_mm, base.height_mm, tuple(merged.values()))
+
+
+class Controller:
+    """Everything `run` starts, so that it can be stopped in the right order."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.stop_event = threading.Event()
+        self.parts: list[Any] = []
+
+    def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
+        from table.config import ConfigError, load_config
+        from table.ledger import Ledger, LedgerError
+        from table.notify import Notifier
+        from table.referee import Referee
+        from table.runtime import CameraLoop, Watchdog, WebServer, load_calibration, load_classifier
+        from table.service import TableService
+        from vision.classifier import ModelError
+
+        args = self.args
+        try:
+            cfg = load_config(args.config)
+        except ConfigError as exc:
+            raise CommandError(str(exc)) from None
+        self.cfg = cfg
+        self.notifier = Notifier()
+        try:
+            self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir)
+        except LedgerError as exc:
+            raise CommandError(str(exc)) from None
+        self.parts.append(self.ledger)
+        self.notifier.status("loading the card model")
+        try:
+            classifier = load_classifier(cfg.model.path or None, threads=cfg.model.threads)
+        except (ModelError, OSError) as exc:
+            raise CommandError(f"card model: {exc}") from None
+
+        setup = {"players": list(cfg.game.players), "variant": cfg.game.variant,
+                 "options": dict(cfg.game.options), "chips": cfg.game.chips,
+                 "first_dealer": cfg.game.first_dealer}
+        try:
+            self.referee = Referee(self.ledger, setup=setup, on_zones=self._set_zones)
+        except ValueError as exc:
+            raise CommandError(f"game: {exc}") from None
+
+        self.controls = self._pins(cfg)
+        self.parts.append(self.controls)
+        self.referee.outputs = self.controls
+        with self.referee.lock:
+            self.referee._after_step()  # show the state on the LEDs at once  # noqa: SLF001
+
+        self.source, layout, calibration = self._camera(cfg, load_calibration)
+        from vision.events import TableWatcher
+
+        self._base_layout = layout
+        self._calibration = calibration
+        self._classifier = classifier
+        zones = self.referee.state.zones
+        if zones:
+            try:
+                layout = _layout_from_zones(zones, layout)
+            except ValueError as exc:
+                print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
+        watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s)
+        self.camera = CameraLoop(self.source, watcher, self.referee.submit)
+
+        service = TableService(self.referee)
+        host = args.host or cfg.web.host
+        port = cfg.web.port if args.port is None else args.port
+        try:
+            self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
+                                 admin_pin=cfg.web.admin_pin or None)
+        except OSError as exc:
+            raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+        self.referee.start()
+        self.camera.start()
+        self.web.start()
+        self.watchdog = Watchdog(self.referee, self.notifier)
+        self.notifier.ready(f"table ready: {self.source.describe()}, dashboard on port {self.web.port}")
+        if not args.quiet:
+            from web import dashboard_url, print_qr
+
+            print_qr(dashboard_url(host, self.web.port))
+
+    def _pins(self, cfg: Any) -> Any:
+        from table.devices import TableControls
+
+        factory = None
+        if self.args.mock_pins:
+            from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+            factory = MockFactory(pin_class=MockPWMPin)
+        try:
+            return TableControls.from_config(cfg.pins, cfg.seats, on_event=self.referee.submit,
+                                             double_press=cfg.game.variant == "three_card",
+                                             pin_factory=factory)
+        except Exception as exc:  # gpiozero: BadPinFactory off a Pi, PinInUse, permissions
+            raise CommandError(f"GPIO: {type(exc).__name__}: {exc} (on a PC use --mock-pins)") from None
+
+    def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
+        from vision.sources import SourceError, open_source
+
+        cam = {"source": cfg.camera.source, "device": cfg.camera.device, "width": cfg.camera.width,
+               "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True}
+        try:
+            source = open_source(cam)
+            source.open()
+        except (SourceError, ValueError) as exc:
+            raise CommandError(f"camera: {exc}") from None
+        self.parts.append(source)
+        if cfg.camera.calibration:
+            try:
+                layout, cal = load_calibration(cfg.camera.calibration, cfg.seats)
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+        elif cfg.camera.source == "synthetic":
+            source.read()  # the synthetic table knows its own geometry
+            layout, cal = source.table.layout, source.table.calibration
+        else:
+            raise CommandError("camera.calibration: not set; run `loo-table calibrate` and name its file")
+        return source, layout, cal
+
+    def _set_zones(self, zones: dict[str, Any]) -> None:
+        """The dashboard moved the zones: the camera thread gets a new watcher (ValueError refuses)."""
+        from vision.events import TableWatcher
+        from vision.geometry import GeometryError
+
+        try:
+            layout = _layout_from_zones(zones, self._base_layout)
+        except GeometryError as exc:
+            raise ValueError(str(exc)) from None
+        self.camera.watcher = TableWatcher(layout, self._calibration, self._classifier,
+                                           stable_s=self.cfg.camera.stable_s)
+
+    def loop(self) -> None:
+        interval = self.notifier.watchdog_interval() or 1.0
+        interval = min(interval, 1.0)
+        deadline = None if self.args.max_seconds is None else time.monotonic() + self.args.max_seconds
+        while not self.stop_event.is_set():
+            self.watchdog.beat()
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            self.stop_event.wait(interval if deadline is None else min(interval, max(0.0, deadline - time.monotonic())))
+
+    def stop(self) -> None:
+        notifier = getattr(self, "notifier", None)
+        if notifier is not None:
+            notifier.stopping()
+        for name in ("camera",):
+            part = getattr(self, name, None)
+            if part is not None:
+                part.stop()
+        web = getattr(self, "web", None)
+        if web is not None and web.thread.is_alive():
+            web.close()
+        referee = getattr(self, "referee", None)
+        if referee is not None:
+            referee.stop()
+        camera = getattr(self, "camera", None)
+        if camera is not None and camera.is_alive():
+            camera.join(5)
+        for part in reversed(self.parts):
+            try:
+                part.close()
+            except Exception:  # noqa: BLE001 - closing must go on for the rest
+                pass
+
+
+def run(args: argparse.Namespace) -> int:
+    ctl = Controller(args)
+
+    def on_signal(signum: int, frame: object) -> None:
+        ctl.stop_event.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)} \
+        if threading.current_thread() is threading.main_thread() else {}
+    try:
+        ctl.start()
+        ctl.loop()
+    finally:
+        ctl.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
+    return 0

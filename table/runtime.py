@@ -1,0 +1,168 @@
+"""The controller's moving parts, shared by `loo-table run` and `loo-table demo`.
+
+- `CameraLoop`: the camera thread. It reads frames, feeds `vision.events.TableWatcher`, and only
+  enqueues what it sees (plus `CameraStatus` when the camera goes away or comes back). A frame
+  source reopens itself with backoff; when even that fails, this loop keeps retrying, because an
+  unplugged camera cable must never end the night: the game state lives in the referee.
+- `WebServer`: waitress serving `web.create_app(service)` on its own thread.
+- `Watchdog`: the main loop's heartbeat. It sends a `Tick` through the referee's queue and pings
+  systemd (WATCHDOG=1) only when the referee has processed the previous one, so a stuck referee
+  stops the pings and systemd restarts the service.
+
+Heavy libraries (OpenCV through vision, Flask, waitress) are imported inside the functions that
+need them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from table.referee import CameraStatus, Referee, Tick
+
+__all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_calibration", "default_model_path"]
+
+
+def default_model_path() -> Path:
+    """The card model shipped in the `models` package."""
+    from importlib.resources import files
+
+    return Path(str(files("models") / "card_classifier.onnx"))
+
+
+def load_classifier(path: str | Path | None, *, threads: int = 1) -> Any:
+    """The real CardClassifier; raises vision.classifier.ModelError (one line naming the file)."""
+    from vision.classifier import CardClassifier
+
+    return CardClassifier(Path(path) if path else default_model_path(), threads=threads)
+
+
+def load_calibration(path: str | Path, seats: int) -> tuple[Any, Any]:
+    """(TableLayout, Calibration) from the JSON `loo-table calibrate` writes: either a calibration
+    object, or ``{"calibration": {...}, "layout": {...}}``. ValueError names what is wrong."""
+    import json
+
+    from vision.geometry import Calibration, TableLayout
+
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"camera.calibration: {p} does not exist; run `loo-table calibrate` first") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"camera.calibration: {p} is not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"camera.calibration: {p} must hold a JSON object")
+    cal = Calibration.from_dict(data.get("calibration", data))
+    layout = TableLayout.from_dict(data["layout"]) if "layout" in data else TableLayout.default(seats)
+    return layout, cal
+
+
+class CameraLoop(threading.Thread):
+    """Frames → watcher → referee queue, on its own thread; survives an unplugged camera."""
+
+    def __init__(self, source: Any, watcher: Any, submit: Callable[[Any], None], *,
+                 retry_s: float = 2.0, sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(name="camera", daemon=True)
+        self.source = source
+        self.watcher = watcher
+        self.submit = submit
+        self.retry_s = retry_s
+        self._sleep = sleep
+        self.stop_event = threading.Event()
+        self.frames = 0
+        self.failures = 0
+        self.ok = True
+        self.ended = False
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def step(self) -> bool:
+        """Read and process one frame; False when the source has ended (a finished recording)."""
+        from vision.sources import SourceEnded, SourceError
+
+        try:
+            frame = self.source.read()
+        except SourceEnded:
+            self.ended = True
+            return False
+        except SourceError as exc:
+            self.failures += 1
+            if self.ok:
+                self.ok = False
+                self.submit(CameraStatus(False, f"camera lost: {exc}; retrying (the game waits)"))
+            try:
+                self.source.close()
+            except Exception:  # noqa: BLE001 - a dead device may fail to close; we reopen anyway
+                pass
+            self.stop_event.wait(self.retry_s)
+            return True
+        if not self.ok:
+            self.ok = True
+            self.submit(CameraStatus(True, "camera back"))
+        self.frames += 1
+        if self.watcher is not None:
+            for event in self.watcher.process(frame):
+                self.submit(event)
+        return True
+
+    def run(self) -> None:
+        while not self.stop_event.is_set():
+            if not self.step():
+                return
+
+
+class WebServer:
+    """waitress serving the dashboard for `service` on its own thread."""
+
+    def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
+                 threads: int | None = None) -> None:
+        from web import create_app
+        from web.server import make_server
+
+        self.app = create_app(service, config={"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None})
+        overrides = {"threads": threads} if threads else {}
+        self.server = make_server(self.app, host=host, port=port, **overrides)
+        self.port = int(self.server.effective_port)
+        self.host = host
+        self.thread = threading.Thread(target=self.server.run, name="waitress", daemon=True)
+
+    def start(self) -> WebServer:
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        from web.server import close_server
+
+        try:
+            close_server(self.app, self.server)
+        finally:
+            self.thread.join(5)
+
+
+class Watchdog:
+    """Sends ticks through the referee; reports progress only when the previous tick got through."""
+
+    def __init__(self, referee: Referee, notifier: Any, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.referee = referee
+        self.notifier = notifier
+        self.clock = clock
+        self._mark: int | None = None
+        self.pings = 0
+        self.missed = 0
+
+    def beat(self) -> bool:
+        """One heartbeat of the main loop; True when the referee processed something since the last."""
+        if self._mark is not None and self.referee.processed <= self._mark:
+            self.missed += 1  # the referee has not even taken the last tick: no ping
+            return False
+        if self._mark is not None:
+            self.notifier.watchdog()
+            self.pings += 1
+        self._mark = self.referee.processed
+        self.referee.submit(Tick(self.clock()))
+        return True

@@ -1,0 +1,174 @@
+"""`loo-table run`: one-line refusals at start, the camera thread surviving an unplugged camera,
+the watchdog heartbeat, and (with the shipped model) a real start that reports READY=1."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_referee import start_deal
+
+from table.cli import main
+from table.notify import Notifier
+from table.referee import CameraStatus
+from table.runtime import CameraLoop, Watchdog, default_model_path
+from vision.events import VisionEvent
+from vision.sources import Backoff, FrameSource, SourceUnavailable
+
+ROOT = Path(__file__).resolve().parents[2]
+HAVE_MODEL = default_model_path().is_file()
+
+
+def write_config(tmp_path: Path, **sections: str) -> Path:
+    parts = {
+        "state": f'database = "{tmp_path / "state" / "ledger.db"}"\nbackup_dir = "{tmp_path / "state" / "backups"}"',
+        "camera": 'source = "synthetic"\nwidth = 640\nheight = 360',
+        "web": 'host = "127.0.0.1"\nport = 0\nadmin_pin = "135790"',
+    }
+    parts.update(sections)
+    path = tmp_path / "config.toml"
+    path.write_text("\n".join(f"[{k}]\n{v}\n" for k, v in parts.items()))
+    return path
+
+
+def test_malformed_config_is_one_line(tmp_path, capsys):
+    cfg = write_config(tmp_path, game='players = ["A", "B"]')
+    assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "game.players: 2 players" in err
+
+
+def test_missing_model_is_one_line_naming_the_file(tmp_path, capsys):
+    cfg = write_config(tmp_path, model=f'path = "{tmp_path / "nothing.onnx"}"')
+    assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "nothing.onnx" in err and "missing" in err
+
+
+def test_corrupt_model_is_one_line_naming_the_file(tmp_path, capsys):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x08\x01garbage, not a protobuf" * 20)
+    (tmp_path / "bad.json").write_text('{"labels": ["AS"], "input": "x"}')
+    cfg = write_config(tmp_path, model=f'path = "{bad}"')
+    assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "bad.onnx" in err
+
+
+def test_corrupt_ledger_names_the_latest_backup(tmp_path, capsys):
+    db = tmp_path / "state" / "ledger.db"
+    db.parent.mkdir()
+    db.write_bytes(b"SQLite format 3\x00" + b"\xee" * 8000)
+    cfg = write_config(tmp_path)
+    assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is corrupt" in err and "no backup found" in err
+
+
+class FlakySource(FrameSource):
+    """A real FrameSource (its own reopen-with-backoff) whose camera can be unplugged."""
+
+    kind = "flaky"
+
+    def __init__(self):
+        super().__init__(backoff=Backoff(attempts=2, initial=0.0), sleep=lambda s: None)
+        self.unplugged = False
+
+    def _open(self):
+        if self.unplugged:
+            raise SourceUnavailable("flaky camera: not found")
+
+    def _grab(self):
+        if self.unplugged:
+            raise SourceUnavailable("flaky camera: unplugged")
+        return np.zeros((8, 8, 3), np.uint8), None, None
+
+
+class ScriptedWatcher:
+    """Stands in for TableWatcher (tested by vision): emits the scripted events frame by frame."""
+
+    def __init__(self, events):
+        self.events = list(events)
+
+    def process(self, frame):
+        return [self.events.pop(0)] if self.events else []
+
+
+def test_camera_unplugged_mid_deal_keeps_the_game(table):
+    start_deal(table)
+    table.card("Ann", "KS")
+    source = FlakySource()
+    watcher = ScriptedWatcher([VisionEvent("card_placed", "seat:1", 50.0, "2C", 0.99),
+                               VisionEvent("card_placed", "seat:2", 51.0, "QS", 0.99)])
+    loop = CameraLoop(source, watcher, table.ref.submit, retry_s=0.0)
+    assert loop.step()  # Bea's card
+    table.ref.drain()
+    before = table.ref.state.digest()
+    source.unplugged = True
+    for _ in range(3):
+        assert loop.step()  # unplugged: reported once, retried every time
+    table.ref.drain()
+    snap = table.snap()
+    assert snap["status"]["state"] == "fault" and "camera lost" in snap["status"]["message"]
+    assert table.outputs.status == "fault"
+    assert [a["kind"] for a in snap["alerts"]].count("camera") == 1
+    assert table.ref.state.digest() == before  # the game state stays
+    source.unplugged = False
+    assert loop.step()  # back: the deal resumes with Cal's card
+    table.ref.drain()
+    assert table.snap()["status"]["state"] == "ready"
+    assert [p["card"] for p in table.snap()["trick"]["plays"]] == ["KS", "2C", "QS"]
+    assert loop.failures >= 3 and not any(isinstance(i, CameraStatus) for i in list(table.ref.queue.queue))
+
+
+def test_watchdog_pings_only_while_the_referee_makes_progress(table, tmp_path):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "n.sock"))
+    sock.settimeout(0.5)
+    dog = Watchdog(table.ref, Notifier(str(tmp_path / "n.sock")))
+    assert dog.beat()  # the first beat only sends a tick
+    table.ref.drain()  # the referee takes it
+    assert dog.beat() and sock.recv(100) == b"WATCHDOG=1"
+    assert not dog.beat()  # the referee is "stuck": the tick was not processed, no ping
+    assert dog.missed == 1 and dog.pings == 1
+    sock.close()
+
+
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model (models/card_classifier.onnx) is missing")
+def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path):
+    cfg = write_config(tmp_path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "notify.sock"))
+    sock.settimeout(60)
+    env = dict(os.environ, NOTIFY_SOCKET=str(tmp_path / "notify.sock"), WATCHDOG_USEC="1000000",
+               PYTHONPATH=str(ROOT))
+    env.pop("WATCHDOG_PID", None)
+    proc = subprocess.Popen([sys.executable, "-m", "table", "run", "--config", str(cfg), "--mock-pins",
+                             "--quiet"], env=env, cwd=str(tmp_path), stderr=subprocess.PIPE)
+    try:
+        msgs = []
+        while not any(m.startswith("READY=1") for m in msgs):
+            msgs.append(sock.recv(4096).decode())
+        ready = [m for m in msgs if m.startswith("READY=1")][0]
+        port = int(ready.rsplit("port ", 1)[1])
+        state = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10).read()
+        assert b'"phase"' in state
+        deadline = time.monotonic() + 10
+        while "WATCHDOG=1" not in msgs and time.monotonic() < deadline:
+            msgs.append(sock.recv(4096).decode())
+        assert "WATCHDOG=1" in msgs
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0, proc.stderr.read().decode()[-2000:]
+        assert (tmp_path / "state" / "ledger.db").is_file()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sock.close()
