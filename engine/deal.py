@@ -43,7 +43,7 @@ from engine.errors import IllegalActionError, InvalidInputError, OutOfTurnError
 from engine.options import Options, Variant
 from engine.outcome import Revoke, Settlement
 
-__all__ = ["Deal", "LegalMoves", "PHASES", "flush_key"]
+__all__ = ["Deal", "LegalMoves", "PHASES", "default_antes", "flush_key"]
 
 PHASES: Final = ("turn_up", "take_turnup", "declare", "exchange", "flush", "play", "over")
 
@@ -125,6 +125,16 @@ def flush_key(cards: Sequence[Card], trump: str, pam: Card | None,
     return (cls, *([15] if has_pam else []), *ranks)
 
 
+def default_antes(options: Options, players: Sequence[str], dealer: str) -> dict[str, int]:
+    """Who pays what at the start of a deal under ``ante_mode`` (§4 DEAL_START)."""
+    a = options.ante_amount
+    if options.ante_mode == "dealer_only":
+        return {dealer: a}
+    if options.ante_mode == "all_players":
+        return {p: a for p in players}
+    return {p: (2 * a if p == dealer else a) for p in players}
+
+
 def _card(value: Card | str) -> Card:
     return value if isinstance(value, Card) else Card.parse(value)
 
@@ -188,13 +198,7 @@ class Deal:
             raise InvalidInputError("pool_before must be a whole number ≥ 0")
         self._pool_before = pool_before
         if antes is None:
-            a = opts.ante_amount
-            if opts.ante_mode == "dealer_only":
-                antes = {dealer: a}
-            elif opts.ante_mode == "all_players":
-                antes = {p: a for p in players}
-            else:
-                antes = {p: (2 * a if p == dealer else a) for p in players}
+            antes = default_antes(opts, players, dealer)
         for p, v in antes.items():
             if p not in players:
                 raise InvalidInputError(f"ante given for a player not at the table: {p!r}")

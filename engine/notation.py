@@ -20,7 +20,7 @@ import re
 
 from engine.actions import parse_action
 from engine.cards import Card
-from engine.deal import Deal
+from engine.deal import Deal, default_antes
 from engine.errors import InvalidInputError
 from engine.options import Options
 
@@ -54,8 +54,7 @@ def deal_to_text(deal: Deal) -> str:
         ("Balances", _pairs(dict(deal.balances_before))),
         ("PoolBefore", str(deal.pool_before)),
     ]
-    default_antes = Deal(o, deal.players, deal.dealer).antes
-    if deal.antes != default_antes:
+    if deal.antes != {p: v for p, v in default_antes(o, deal.players, deal.dealer).items() if v}:
         tags.append(("Antes", _pairs(dict(deal.antes)) or "-"))
     init = deal._init_hands  # noqa: SLF001 - the notation is the deal's own serialisation
     if deal.known_hands:

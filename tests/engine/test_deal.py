@@ -258,7 +258,7 @@ def test_rejected_actions_change_nothing() -> None:
                 d.pop()
             names = list(d.players) + [MISS, "Nobody"]
             for a in moves:
-                for _ in range(4):
+                for _ in range(2):
                     p = rng.choice(names)
                     cards = tuple(rng.sample(DECK, 5))
                     junk: list[Action] = [
@@ -283,4 +283,4 @@ def test_rejected_actions_change_nothing() -> None:
                         assert deal_to_text(d) == before
                 d.push(a)
             assert d.settle() == src.settle()
-    assert refused > 500
+    assert refused > 250
