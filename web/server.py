@@ -53,8 +53,17 @@ def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrid
 def close_server(app: Flask, server: Any) -> None:
     """Stop: end the open streams (they hold threads), let the worker threads finish, then close every
     socket of the server's loop so ``server.run()`` returns."""
+    import time
+
     from waitress import wasyncore
 
     app.extensions["loo"].stop.set()
     server.task_dispatcher.shutdown(timeout=5)
-    wasyncore.close_all(server._map)
+    # Close the sockets on the loop's own thread (closing them under its select() raises EBADF there);
+    # if no loop is running, the thunk never runs and they are closed here after a short wait.
+    server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+    deadline = time.monotonic() + 1.0
+    while server._map and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if server._map:
+        wasyncore.close_all(server._map)
