@@ -145,7 +145,7 @@ def _camera_homography(rng: np.random.Generator, table_mm: tuple[float, float],
     t = np.array([0.0, 0.0, dist])
     m = np.column_stack([r[:, 0], r[:, 1], t]) @ np.array([[1, 0, -cx], [0, 1, -cy], [0, 0, 1]])
     m = m / m[2, 2]
-    margin = 70.0
+    margin = 55.0
     frame = np.array([[-margin, -margin], [tw + margin, -margin], [tw + margin, th + margin],
                       [-margin, th + margin]], dtype=np.float64)
     pts = cv2.perspectiveTransform(frame.reshape(-1, 1, 2), m).reshape(-1, 2)

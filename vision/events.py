@@ -1,0 +1,450 @@
+"""From frames to a trustworthy stream of card events, zone by zone.
+
+How a frame is handled (and why it is cheap):
+
+1. **Motion, on a small greyscale image** (picamera2's lores stream, or ``image`` shrunk 4×).
+   Each zone compares its pixels with an *anchor* taken when the zone last went still; a change
+   restarts the zone's still run. Comparing with the anchor rather than with the previous frame
+   also catches a card slid slowly, a few pixels per frame.
+2. **Analysis only when a zone has been still**, at half of ``stable_s`` and again at
+   ``stable_s``, and only when its pixels differ from what was last committed. The zone (plus a
+   margin) is rectified to the table plane at 1 px/mm, so a card is always about 63 × 88 px:
+   blobs of that size and shape are cards; anything else (a hand, a shadow, two overlapping
+   cards, a card half covered) makes the zone *obstructed*, which changes nothing.
+3. **Classification, batched**: every card crop of the frame goes to the classifier in one
+   call; crops are warped from the full-resolution image straight to the canonical size.
+4. **Commit** when the two analyses of one still run agree; the difference between the old and
+   the new content of the zone becomes events. The same face in two zones is a ``conflict``;
+   once the other copy goes, it becomes an ordinary ``card_placed``.
+
+The watcher knows no game rules; it reports what lies where.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import cv2
+import numpy as np
+
+from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
+
+EVENT_KINDS = ("card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure", "conflict")
+
+
+class Reader(Protocol):
+    """What the watcher needs of a classifier (``vision.classifier.CardClassifier`` fits)."""
+
+    def classify(self, crops: Sequence[np.ndarray]) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class VisionEvent:
+    """One thing that happened on the table. ``card`` is a face (``"QH"``) or ``None``;
+    ``top3`` is set for ``card_unsure``; ``zones`` lists both places of a ``conflict``;
+    ``count`` is the number of face-down cards now in the zone for ``card_face_down``."""
+
+    kind: str
+    zone: str
+    timestamp: float
+    card: str | None = None
+    confidence: float | None = None
+    top3: tuple[tuple[str, float], ...] = ()
+    zones: tuple[str, ...] = ()
+    count: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}
+        if self.card is not None:
+            out["card"] = self.card
+        if self.confidence is not None:
+            out["confidence"] = round(float(self.confidence), 4)
+        if self.top3:
+            out["top3"] = [[label, round(float(p), 4)] for label, p in self.top3]
+        if self.zones:
+            out["zones"] = list(self.zones)
+        if self.count is not None:
+            out["count"] = self.count
+        return out
+
+
+@dataclass
+class Content:
+    """What lies in a zone: faces (with their best confidence), face-down cards, unsure cards."""
+
+    faces: Counter[str] = field(default_factory=Counter)
+    backs: int = 0
+    unsure: list[tuple[tuple[str, float], ...]] = field(default_factory=list)
+    confidence: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.faces.values()) + self.backs + len(self.unsure)
+
+    def same_as(self, other: Content) -> bool:
+        return self.faces == other.faces and self.backs == other.backs and len(self.unsure) == len(other.unsure)
+
+
+@dataclass
+class _ZoneState:
+    zone: Zone
+    box: tuple[int, int, int, int] = (0, 0, 0, 0)  # small-image ROI x0, y0, x1, y1
+    mask: np.ndarray | None = None
+    anchor: np.ndarray | None = None
+    still_since: float = 0.0
+    checks_done: int = 0  # analyses made in this still run (0, 1 or 2)
+    first: Content | None = None
+    committed: Content = field(default_factory=Content)
+    committed_roi: np.ndarray | None = None  # small ROI when the content was last confirmed
+    obstructed: bool = False
+    pending_conflict: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Observation:
+    content: Content | None  # None: obstructed (a hand, a shadow, overlapping cards)
+    crops: list[np.ndarray] = field(default_factory=list)
+
+
+class TableWatcher:
+    """Turns frames into :class:`VisionEvent` lists. Not thread-safe: one watcher per camera.
+
+    Keyword-only tuning: ``stable_s`` (seconds a zone must lie still before its content counts),
+    ``motion_threshold`` (grey levels on the small image), ``motion_fraction`` (share of a zone's
+    small pixels that must change to count as motion), ``px_per_mm`` (rectification scale).
+    """
+
+    def __init__(self, layout: TableLayout, calibration: Calibration, classifier: Reader, *,
+                 stable_s: float = 0.3, motion_threshold: int = 18, motion_fraction: float = 0.004,
+                 px_per_mm: float = 1.0, margin_mm: float = 50.0, small_scale: float = 0.25,
+                 clock: Any = time.perf_counter) -> None:
+        if stable_s < 0:
+            raise ValueError("stable_s must not be negative")
+        self.layout = layout
+        self.calibration = calibration
+        self.classifier = classifier
+        self.stable_s = float(stable_s)
+        self.motion_threshold = int(motion_threshold)
+        self.motion_fraction = float(motion_fraction)
+        self.px_per_mm = float(px_per_mm)
+        self.margin_mm = float(margin_mm)
+        self.small_scale = float(small_scale)
+        self._zones = [_ZoneState(z) for z in layout.zones]
+        self._small_shape: tuple[int, int] | None = None
+        self._clock = clock
+        self.stats: Counter[str] = Counter()  # frames, analyses, crops classified, ...
+        from vision.classifier import CANONICAL_SIZE  # the crop size the model wants
+
+        self.canonical_size = CANONICAL_SIZE
+
+    # -- public --------------------------------------------------------------------------------
+    def process(self, frame: Any) -> list[VisionEvent]:
+        """Feed one frame (anything with ``image``, ``timestamp`` and optionally ``lores``)."""
+        image = frame.image
+        ts = float(frame.timestamp)
+        small = self._small(image, getattr(frame, "lores", None))
+        self.stats["frames"] += 1
+        due: list[_ZoneState] = []
+        for zs in self._zones:
+            roi = small[zs.box[1]:zs.box[3], zs.box[0]:zs.box[2]]
+            if zs.anchor is None or self._changed(roi, zs.anchor, zs.mask):
+                zs.anchor = roi.copy()
+                zs.still_since = ts
+                zs.checks_done = 0
+                zs.first = None
+                continue
+            still = ts - zs.still_since
+            want = 1 if still + 1e-9 >= self.stable_s / 2 else 0
+            if still + 1e-9 >= self.stable_s:
+                want = 2
+            if want > zs.checks_done:
+                if zs.committed_roi is not None and not self._changed(roi, zs.committed_roi, zs.mask):
+                    zs.checks_done = 2  # same pixels as the content we already hold: nothing to do
+                    continue
+                due.append(zs)
+        if not due:
+            return []
+        observations = [self._observe(image, zs.zone) for zs in due]
+        crops = [c for ob in observations for c in ob.crops]
+        readings = self.classifier.classify(crops) if crops else []
+        self.stats["analyses"] += len(due)
+        self.stats["crops"] += len(crops)
+        i = 0
+        updates: list[tuple[_ZoneState, Content]] = []
+        for zs, ob in zip(due, observations, strict=True):
+            if ob.content is None:
+                zs.obstructed = True
+                self.stats["obstructed"] += 1
+                zs.still_since = ts  # look again after another stable period
+                zs.checks_done = 0
+                zs.first = None
+                continue
+            zs.obstructed = False
+            content = ob.content
+            for reading in readings[i:i + len(ob.crops)]:
+                self._add_reading(content, reading)
+            i += len(ob.crops)
+            if zs.checks_done == 0 and self.stable_s > 0:
+                zs.first = content  # the second look, at stable_s, must agree with this one
+                zs.checks_done = 1
+                continue
+            if zs.first is not None and not zs.first.same_as(content):
+                # the reading changed while the zone looked still: trust neither, look again
+                zs.first = content
+                zs.checks_done = 1
+                self.stats["disagreements"] += 1
+                continue
+            zs.checks_done = 2
+            roi = small[zs.box[1]:zs.box[3], zs.box[0]:zs.box[2]]
+            zs.committed_roi = roi.copy()
+            updates.append((zs, content))
+        return self._commit(updates, ts)
+
+    def contents(self) -> dict[str, dict[str, Any]]:
+        """Committed content per zone (faces, face-down count, unsure count): for the dashboard."""
+        return {zs.zone.name: {"faces": sorted(zs.committed.faces.elements()), "face_down": zs.committed.backs,
+                               "unsure": len(zs.committed.unsure), "obstructed": zs.obstructed}
+                for zs in self._zones}
+
+    def face_down_counts(self) -> dict[str, int]:
+        """Face-down cards per seat zone, e.g. to catch a misdeal after the deal."""
+        return {zs.zone.name: zs.committed.backs for zs in self._zones if zs.zone.name.startswith("seat:")}
+
+    # -- motion --------------------------------------------------------------------------------
+    def _small(self, image: np.ndarray, lores: np.ndarray | None) -> np.ndarray:
+        if lores is not None and lores.ndim == 2:
+            small = lores
+        else:
+            h, w = image.shape[:2]
+            size = (max(1, round(w * self.small_scale)), max(1, round(h * self.small_scale)))
+            small = cv2.cvtColor(cv2.resize(image, size, interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2GRAY)
+        if self._small_shape != small.shape[:2]:
+            self._prepare_boxes(small.shape[:2], image.shape[:2])
+        return small
+
+    def _prepare_boxes(self, small_shape: tuple[int, int], image_shape: tuple[int, int]) -> None:
+        sh, sw = small_shape
+        ih, iw = image_shape
+        sx, sy = sw / iw, sh / ih
+        for zs in self._zones:
+            quad = self.calibration.to_image(zs.zone.corners(margin=self.margin_mm * 0.5)) * [sx, sy]
+            x0, y0 = np.floor(quad.min(axis=0)).astype(int)
+            x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 1
+            x0, y0, x1, y1 = max(0, x0), max(0, y0), min(sw, x1), min(sh, y1)
+            if x1 <= x0 or y1 <= y0:
+                raise ValueError(f"zone {zs.zone.name} lies outside the camera image")
+            zs.box = (int(x0), int(y0), int(x1), int(y1))
+            mask = np.zeros((y1 - y0, x1 - x0), dtype=np.uint8)
+            cv2.fillConvexPoly(mask, np.round(quad - [x0, y0]).astype(np.int32), 1)
+            zs.mask = mask.astype(bool)
+            zs.anchor = None
+            zs.committed_roi = None
+        self._small_shape = (sh, sw)
+
+    def _changed(self, roi: np.ndarray, ref: np.ndarray, mask: np.ndarray | None) -> bool:
+        if roi.shape != ref.shape:
+            return True
+        diff = cv2.absdiff(roi, ref) > self.motion_threshold
+        if mask is not None:
+            diff &= mask
+            area = int(mask.sum())
+        else:
+            area = diff.size
+        return int(diff.sum()) > max(2, self.motion_fraction * area)
+
+    # -- finding cards in a zone -------------------------------------------------------------
+    def _observe(self, image: np.ndarray, zone: Zone) -> _Observation:
+        r = self.px_per_mm
+        m = self.margin_mm
+        x0, y0 = zone.x - m, zone.y - m
+        w = int(round((zone.width + 2 * m) * r))
+        h = int(round((zone.height + 2 * m) * r))
+        # zone pixels (u, v) -> table mm -> image px
+        to_mm = np.array([[1 / r, 0, x0], [0, 1 / r, y0], [0, 0, 1]], dtype=np.float64)
+        to_img = self.calibration.table_to_image @ to_mm
+        rect = cv2.warpPerspective(image, to_img, (w, h), flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP,
+                                   borderMode=cv2.BORDER_REPLICATE)
+        quads = find_card_quads(rect, r, margin_mm=m)
+        if quads is None:
+            return _Observation(None)
+        content = Content()
+        crops = []
+        for quad in quads:
+            centre_mm = quad.mean(axis=0) / r + [x0, y0]
+            if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
+                continue
+            crops.append(crop_card(image, self.calibration.to_image(quad / r + [x0, y0]), self.canonical_size))
+        return _Observation(content, crops)
+
+    @staticmethod
+    def _add_reading(content: Content, reading: Any) -> None:
+        if getattr(reading, "face_down", False):
+            content.backs += 1
+        elif reading.card is not None:
+            content.faces[reading.card] += 1
+            content.confidence[reading.card] = max(content.confidence.get(reading.card, 0.0),
+                                                   float(reading.confidence))
+        else:
+            content.unsure.append(tuple(reading.top3))
+
+    # -- events --------------------------------------------------------------------------------
+    def _commit(self, updates: list[tuple[_ZoneState, Content]], ts: float) -> list[VisionEvent]:
+        events: list[VisionEvent] = []
+        placed: list[tuple[_ZoneState, str, float]] = []
+        for zs, new in updates:  # removals first, so a card moved between zones is not a conflict
+            old = zs.committed
+            name = zs.zone.name
+            lost_faces = list((old.faces - new.faces).elements())
+            for card in lost_faces:
+                if card in zs.pending_conflict:
+                    zs.pending_conflict.discard(card)
+                else:
+                    events.append(VisionEvent("card_removed", name, ts, card=card))
+            other_lost = (old.total - new.total) - len(lost_faces)
+            for _ in range(max(0, other_lost)):
+                events.append(VisionEvent("card_removed", name, ts))
+            if new.total == 0 and old.total > 0:
+                events.append(VisionEvent("zone_cleared", name, ts))
+            zs.committed = new
+            for card in (new.faces - old.faces).elements():
+                placed.append((zs, card, new.confidence.get(card, 0.0)))
+            if new.backs > old.backs:
+                events.append(VisionEvent("card_face_down", name, ts, count=new.backs))
+            for top3 in new.unsure[len(old.unsure):]:
+                events.append(VisionEvent("card_unsure", name, ts, top3=top3))
+        for zs, card, conf in placed:
+            elsewhere = [o.zone.name for o in self._zones
+                         if o is not zs and card in o.committed.faces]
+            if elsewhere:
+                zs.pending_conflict.add(card)
+                events.append(VisionEvent("conflict", zs.zone.name, ts, card=card, confidence=conf,
+                                          zones=(*elsewhere, zs.zone.name)))
+            else:
+                events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card, confidence=conf))
+        # a conflict resolves when only one copy is left: that one counts as placed
+        for zs in self._zones:
+            for card in list(zs.pending_conflict):
+                if card not in zs.committed.faces:
+                    zs.pending_conflict.discard(card)
+                    continue
+                if not any(o is not zs and card in o.committed.faces for o in self._zones):
+                    zs.pending_conflict.discard(card)
+                    events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card,
+                                              confidence=zs.committed.confidence.get(card)))
+        self.stats["events"] += len(events)
+        return events
+
+
+def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
+                    size_tolerance: float = 0.14, min_fill: float = 0.80) -> list[np.ndarray] | None:
+    """Card-shaped blobs in a zone image rectified to the table plane.
+
+    Returns each card's four corners (zone pixels), or ``None`` when something that is not a
+    card covers a noticeable part of the image (a hand, a shadow, cards overlapping). The table
+    colour is the median of the image border (so light and dark cloths and wood all work); a
+    pixel is foreground when it differs from it by more than the border's own spread allows.
+    Why not the generic finder: here the scale is known, so a size-and-shape test in millimetres
+    rejects far more non-cards than any test a finder without geometry can make.
+    """
+    h, w = rect.shape[:2]
+    blur = cv2.GaussianBlur(rect, (5, 5), 0)
+    b = max(3, int(4 * px_per_mm))
+    ring = np.concatenate([blur[:b].reshape(-1, 3), blur[-b:].reshape(-1, 3),
+                           blur[:, :b].reshape(-1, 3), blur[:, -b:].reshape(-1, 3)]).astype(np.int16)
+    bg = np.median(ring, axis=0)
+    spread = np.median(np.abs(ring - bg), axis=0).max()
+    high = float(max(26.0, 5.0 * spread))
+    low = float(max(10.0, 3.0 * spread))
+    d0, d1, d2 = cv2.split(cv2.absdiff(blur, (*(float(v) for v in bg), 0.0)))
+    diff = cv2.max(cv2.max(d0, d1), d2)  # per-pixel largest channel difference (numpy's max(axis=2) is 10× slower)
+    core = cv2.morphologyEx((diff > high).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(core, connectivity=8)
+    fg = np.zeros_like(core)
+    pad = 6
+    for i in range(1, n):
+        x, y, bw, bh, area = stats[i]
+        if area < 20:
+            continue
+        # a blurred step edge sits at half the step: threshold each blob at half its own contrast
+        t = max(low, 0.5 * float(np.median(diff[labels == i])))
+        x0, y0, x1, y1 = max(0, x - pad), max(0, y - pad), min(w, x + bw + pad), min(h, y + bh + pad)
+        fg[y0:y1, x0:x1] |= (diff[y0:y1, x0:x1] > t).astype(np.uint8)
+    fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
+    fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    cw, ch = CARD_MM[0] * px_per_mm, CARD_MM[1] * px_per_mm
+    quads, others = _card_blobs(fg, cw, ch, size_tolerance, min_fill)
+    inner = (margin_mm * px_per_mm, margin_mm * px_per_mm, w - margin_mm * px_per_mm, h - margin_mm * px_per_mm)
+    others = [b for b in others if _overlaps(b, inner)]
+    if others or not quads:
+        # a white card on a pale cloth differs from it only at its outline: look for closed
+        # edges too, and let a card found that way explain the blobs (its pips) inside it
+        for q in _edge_quads(blur, cw, ch, size_tolerance, min_fill):
+            if all(np.linalg.norm(q.mean(axis=0) - k.mean(axis=0)) > 0.3 * cw for k in quads):
+                quads.append(q)
+        others = [b for b in others
+                  if not any(cv2.pointPolygonTest(q.astype(np.float32), b[4], False) >= 0 for q in quads)]
+    if others:
+        return None
+    return quads
+
+
+def _card_blobs(fg: np.ndarray, cw: float, ch: float, size_tolerance: float, min_fill: float,
+                grow: float = 0.0) -> tuple[list[np.ndarray], list[tuple[int, int, int, int, tuple[float, float]]]]:
+    """Card-shaped blobs (as corner arrays) and the other sizeable blobs (bounding box, centre)."""
+    contours, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    card_area = cw * ch
+    quads: list[np.ndarray] = []
+    others: list[tuple[int, int, int, int, tuple[float, float]]] = []
+    for cnt in contours:
+        area = cv2.contourArea(cnt)
+        if area < 0.06 * card_area:
+            continue  # specks, a crumb, a marker corner: too small to hide a card
+        (cx, cy), (rw, rh), ang = cv2.minAreaRect(cnt)
+        short, long_ = sorted((rw, rh))
+        fill = area / max(rw * rh, 1e-6)
+        if (abs(short - grow - cw) <= size_tolerance * cw and abs(long_ - grow - ch) <= size_tolerance * ch
+                and fill >= min_fill):
+            # the size is known: keep the blob's centre and angle, impose the card's true size
+            # (a blob grows or shrinks with the threshold; its centre hardly moves)
+            size = (cw, ch) if rw < rh else (ch, cw)
+            quads.append(cv2.boxPoints(((cx, cy), size, ang)).astype(np.float64))
+        else:
+            x, y, bw, bh = cv2.boundingRect(cnt)
+            others.append((x, y, x + bw, y + bh, (float(cx), float(cy))))
+    return quads, others
+
+
+def _overlaps(blob: tuple[int, int, int, int, tuple[float, float]], box: tuple[float, float, float, float]) -> bool:
+    x0, y0, x1, y1, _ = blob
+    return x0 < box[2] and box[0] < x1 and y0 < box[3] and box[1] < y1
+
+
+def _edge_quads(blur: np.ndarray, cw: float, ch: float, size_tolerance: float, min_fill: float) -> list[np.ndarray]:
+    """Cards as regions enclosed by edges (for low-contrast tables)."""
+    gray = cv2.cvtColor(blur, cv2.COLOR_BGR2GRAY)
+    edges = cv2.dilate(cv2.Canny(gray, 45, 110), np.ones((3, 3), np.uint8))
+    h, w = edges.shape
+    flood = edges.copy()
+    ffmask = np.zeros((h + 2, w + 2), np.uint8)
+    for seed in ((0, 0), (w - 1, 0), (0, h - 1), (w - 1, h - 1)):
+        if flood[seed[1], seed[0]] == 0:
+            cv2.floodFill(flood, ffmask, seed, 128)
+    filled = (flood != 128).astype(np.uint8)  # edges and everything they enclose
+    # cut off noise edges hanging on to the outline (the card is solid, they are thin)
+    filled = cv2.morphologyEx(filled, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9)))
+    # the filled outline is a few pixels larger than the card (blur, edge width, dilation)
+    quads, _ = _card_blobs(filled, cw, ch, size_tolerance, min_fill, grow=7.0)
+    return quads
+
+
+def crop_card(image: np.ndarray, corners_px: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Warp a card (image corners, any order) to a portrait crop of ``size`` (width, height)."""
+    cw, ch = size
+    dst = np.array([[0, 0], [cw - 1, 0], [cw - 1, ch - 1], [0, ch - 1]], dtype=np.float32)
+    mtx = cv2.getPerspectiveTransform(order_card_corners(corners_px).astype(np.float32), dst)
+    return cv2.warpPerspective(image, mtx, (cw, ch), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
