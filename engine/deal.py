@@ -125,6 +125,32 @@ def flush_key(cards: Sequence[Card], trump: str, pam: Card | None,
     return (cls, *([15] if has_pam else []), *ranks)
 
 
+_SEATS: dict[tuple[tuple[str, ...], str, int, int], tuple[str, ...]] = {}
+"""Validated seatings (players, dealer, limits) -> order from the dealer's left; a night reuses a few."""
+
+
+def _check_seats(players: tuple[str, ...], dealer: str, opts: Options) -> tuple[str, ...]:
+    if len(set(players)) != len(players):
+        raise InvalidInputError("player names must be different")
+    for p in players:
+        if not isinstance(p, str) or not p.strip():
+            raise InvalidInputError(f"a player needs a name, not {p!r}")
+        if p == MISS:
+            raise InvalidInputError(f"{MISS!r} is reserved for the miss; choose another name")
+    if not opts.players_min <= len(players) <= opts.players_max:
+        raise InvalidInputError(
+            f"{opts.variant} needs {opts.players_min} to {opts.players_max} players,"
+            f" not {len(players)}"
+        )
+    if dealer not in players:
+        raise InvalidInputError(f"the dealer {dealer!r} is not at the table")
+    di = players.index(dealer)
+    order = players[di + 1:] + players[:di + 1]
+    if len(_SEATS) < 1024:
+        _SEATS[(players, dealer, opts.players_min, opts.players_max)] = order
+    return order
+
+
 def default_antes(options: Options, players: Sequence[str], dealer: str) -> dict[str, int]:
     """Who pays what at the start of a deal under ``ante_mode`` (§4 DEAL_START)."""
     a = options.ante_amount
@@ -164,36 +190,26 @@ class Deal:
         opts = options if isinstance(options, Options) else Options.for_variant(options)
         self._opts = opts
         players = tuple(players)
-        if len(set(players)) != len(players):
-            raise InvalidInputError("player names must be different")
-        for p in players:
-            if not isinstance(p, str) or not p.strip():
-                raise InvalidInputError(f"a player needs a name, not {p!r}")
-            if p == MISS:
-                raise InvalidInputError(f"{MISS!r} is reserved for the miss; choose another name")
-        if not opts.players_min <= len(players) <= opts.players_max:
-            raise InvalidInputError(
-                f"{opts.variant} needs {opts.players_min} to {opts.players_max} players,"
-                f" not {len(players)}"
-            )
-        if dealer not in players:
-            raise InvalidInputError(f"the dealer {dealer!r} is not at the table")
+        seats = _SEATS.get((players, dealer, opts.players_min, opts.players_max))
+        if seats is None:
+            seats = _check_seats(players, dealer, opts)
         self._players = players
         self._dealer = dealer
-        di = players.index(dealer)
-        self._order: tuple[str, ...] = players[di + 1:] + players[:di + 1]
+        self._order: tuple[str, ...] = seats
         if balances is None:
             balances = {p: 0 for p in players}
-        unknown = set(balances) - set(players)
-        if unknown:
-            raise InvalidInputError(f"balance given for a player not at the table: {sorted(unknown)[0]!r}")
-        missing = [p for p in players if p not in balances]
-        if missing:
-            raise InvalidInputError(f"no balance given for {missing[0]!r}")
-        for p, b in balances.items():
+        bb: dict[str, int] = {}
+        for p in players:
+            b = balances.get(p)
             if type(b) is not int:
+                if b is None:
+                    raise InvalidInputError(f"no balance given for {p!r}")
                 raise InvalidInputError(f"{p}'s balance must be a whole number of chips")
-        self._balances_before = {p: balances[p] for p in players}
+            bb[p] = b
+        if len(balances) != len(players):
+            unknown = sorted(set(balances) - set(players))
+            raise InvalidInputError(f"balance given for a player not at the table: {unknown[0]!r}")
+        self._balances_before = bb
         if type(pool_before) is not int or pool_before < 0:
             raise InvalidInputError("pool_before must be a whole number ≥ 0")
         self._pool_before = pool_before
@@ -216,36 +232,41 @@ class Deal:
         self._init_miss: list[Card] = []
         self._init_stock: list[Card] = []
         if hands is not None:
-            seen: set[Card] = set()
-
-            def take(cards: Iterable[Card | str], what: str) -> list[Card]:
-                out = [c if type(c) is Card else _card(c) for c in cards]
-                for c in out:
-                    if c in seen:
-                        raise InvalidInputError(f"{c} is dealt twice ({what})")
-                    seen.add(c)
-                return out
+            def take(cards: Iterable[Card | str]) -> list[Card]:
+                return [c if type(c) is Card else _card(c) for c in cards]
 
             for p in hands:
                 if p not in players:
                     raise InvalidInputError(f"hand given for a player not at the table: {p!r}")
+            dealt: list[Card] = []
+            n = opts.hand_size
             for p in players:
                 if p not in hands:
                     raise InvalidInputError(f"no hand given for {p!r}")
-                h = take(hands[p], f"{p}'s hand")
-                if len(h) != opts.hand_size:
-                    raise InvalidInputError(f"{p} must hold {opts.hand_size} cards, not {len(h)}")
+                h = take(hands[p])
+                if len(h) != n:
+                    raise InvalidInputError(f"{p} must hold {n} cards, not {len(h)}")
                 self._init_hands[p] = h
+                dealt += h
             if opts.miss:
                 if miss is None:
                     raise InvalidInputError("three-card loo with known hands needs the miss")
-                self._init_miss = take(miss, "the miss")
-                if len(self._init_miss) != opts.hand_size:
-                    raise InvalidInputError(f"the miss must have {opts.hand_size} cards")
+                self._init_miss = take(miss)
+                if len(self._init_miss) != n:
+                    raise InvalidInputError(f"the miss must have {n} cards")
+                dealt += self._init_miss
             if stock is not None:
-                self._init_stock = take(stock, "the stock")
+                self._init_stock = take(stock)
+                dealt += self._init_stock
             else:
+                seen = set(dealt)
                 self._init_stock = [c for c in DECK if c not in seen]
+            if len(set(dealt)) != len(dealt):
+                once: set[Card] = set()
+                for c in dealt:
+                    if c in once:
+                        raise InvalidInputError(f"{c} is dealt twice")
+                    once.add(c)
         elif miss is not None or stock is not None:
             raise InvalidInputError("a miss or stock can only be given with known hands")
         self._init_holdings: dict[str, list[Card]] = {}
