@@ -87,24 +87,30 @@ class Bot:
 
     def play(self, deal: Deal, player: str, legal: Sequence[Card]) -> Card:
         """A card to play: now and then (``revoke_rate``) an illegal one, else a sensible legal one."""
-        hand = deal.hand(player)
         if self.revoke_rate and self.rng.random() < self.revoke_rate:
-            illegal = [c for c in hand if c not in legal]
+            illegal = [c for c in deal.hand(player) if c not in legal]
             if illegal:
                 return self.rng.choice(illegal)
+        if len(legal) == 1:
+            return legal[0]
+        pam, trump = deal.pam, deal.trump
         trick = deal.current_trick
         if not trick:
-            trumps = [c for c in legal if c is deal.pam or c.suit == deal.trump]
-            pool = trumps if trumps and self.rng.random() < 0.5 else list(legal)
-            return max(pool, key=lambda c: _power(deal, c, c.suit))
+            trumps = [c for c in legal if c is pam or c.suit == trump]
+            pool = trumps if trumps and self.rng.random() < 0.5 else legal
+            # lead the strongest card: Pam, then trumps, then the highest rank
+            return max(pool, key=lambda c: 1000 if c is pam else (100 + c.rank if c.suit == trump
+                                                                   else c.rank))
         first = trick[0][1]
-        led = deal.trump if first is deal.pam else first.suit
+        led = trump if first is pam else first.suit
         assert led is not None
+        powers = [1000 if c is pam else 100 + c.rank if c.suit == trump
+                  else c.rank if c.suit == led else 0 for c in legal]
         best = max(_power(deal, c, led) for _, c in trick)
-        winners = [c for c in legal if _power(deal, c, led) > best]
-        if winners:
-            return min(winners, key=lambda c: _power(deal, c, led))
-        return min(legal, key=lambda c: (_power(deal, c, led), c.rank))
+        winning = [(pw, c.rank, c) for pw, c in zip(powers, legal, strict=True) if pw > best]
+        if winning:
+            return min(winning, key=lambda x: x[0])[2]
+        return min(zip(powers, legal, strict=True), key=lambda x: (x[0], x[1].rank))[1]
 
     def call_civil(self) -> bool:
         """Whether to say "Pam be civil" after leading the ace of trumps (usually)."""

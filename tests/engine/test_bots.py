@@ -95,8 +95,8 @@ def test_demo_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--text", "--variant", "irish", "--players", "5", "--hands", "2",
                  "--seed", "3", "--ascii"]) == 0
     assert "A night of Irish Loo" in capsys.readouterr().out
-    assert main(["demo", "--players", "2"]) == 1
+    assert main(["demo", "--text", "--players", "2"]) == 1
     assert "3 to 16 players" in capsys.readouterr().err
-    assert main(["demo", "--option", "loo_mode=often"]) == 1
+    assert main(["demo", "--text", "--option", "loo_mode=often"]) == 1
     assert "loo_mode" in capsys.readouterr().err
-    assert main(["demo", "--hands", "0"]) == 1
+    assert main(["demo", "--text", "--hands", "0"]) == 1
