@@ -256,6 +256,7 @@ class TableControls(CompositeDevice):
             for i, (led, button) in enumerate(seat_pins)
         ]
         self._seat_list = tuple(seats)
+        self._double_window = double_press_time if double_press_time > 0 else 0.4
         named = {f"seat{i}": s for i, s in enumerate(seats)}
         super().__init__(
             status=StatusLight(*status, pwm=pwm, pin_factory=pin_factory),
@@ -292,10 +293,13 @@ class TableControls(CompositeDevice):
     def seats(self) -> tuple[SeatControls, ...]:
         return self._seat_list
 
-    def set_double_press(self, enabled: bool, window: float) -> None:
-        """Double press takes the miss only in Three-Card Loo; the referee switches it per variant."""
+    def set_double_press(self, enabled: bool, window: float | None = None) -> None:
+        """Double press takes the miss only in Three-Card Loo; the referee switches it per variant.
+        `window` defaults to the configured double-press time."""
+        if window is not None and window > 0:
+            self._double_window = window
         for seat in self._seat_list:
-            seat.button.double_press_time = window if enabled else 0.0
+            seat.button.double_press_time = self._double_window if enabled else 0.0
 
     def show_seats(self, states: dict[int, str]) -> None:
         """Set every seat LED; seats not named go dark."""

@@ -27,7 +27,7 @@ from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, Ledger, LedgerWriteError
 from table.state import StateError, TableState
 
-__all__ = ["Referee", "Command", "Tick", "CameraStatus", "Stop"]
+__all__ = ["Referee", "Command", "Tick", "CameraStatus", "Stop", "Barrier"]
 
 # What a seat's gesture means while declaring, in order of preference: when the rules refuse the
 # first (a dealer who may not pass against a lone stander), the next is tried.
@@ -56,6 +56,13 @@ class Tick:
 class CameraStatus:
     ok: bool
     message: str = ""
+
+
+@dataclass
+class Barrier:
+    """Set once the referee has processed everything queued before it (`Referee.sync`)."""
+
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,16 @@ class Referee:
         self.step(cmd)
         return cmd.reply.result(0)
 
+    def sync(self, timeout: float = 10.0) -> None:
+        """Return once everything queued so far has been processed (on any thread)."""
+        if self.running and threading.current_thread() is not self._thread:
+            barrier = Barrier()
+            self.queue.put(barrier)
+            if not barrier.done.wait(timeout):
+                raise TimeoutError("the referee did not catch up")
+        else:
+            self.drain()
+
     def drain(self) -> None:
         """Process everything queued now, on the calling thread (tests and the headless demo)."""
         while True:
@@ -196,6 +213,8 @@ class Referee:
                 item.reply.set_result({"ok": True, **result})
         elif isinstance(item, Tick):
             pass
+        elif isinstance(item, Barrier):
+            item.done.set()
         elif isinstance(item, CameraStatus):
             self._camera(item)
         elif isinstance(item, ButtonEvent):
@@ -336,7 +355,7 @@ class Referee:
         self._flash_until = {}
         variant_three = self.state.variant == "three_card"
         if self.outputs is not None and hasattr(self.outputs, "set_double_press"):
-            self.outputs.set_double_press(variant_three, 0.4)
+            self.outputs.set_double_press(variant_three)
 
     def _undo(self) -> None:
         st = self.state
@@ -366,8 +385,8 @@ class Referee:
         if deal is None or deal.is_over or kind not in ("card_placed", "card_unsure"):
             return
         card = str(ev.card) if ev.card else None
-        if kind == "card_placed" and card is not None:
-            self.stats["cards_seen"] += 1
+        if zone == "turn_up" or zone.startswith("seat:"):
+            self.stats["cards_seen"] += 1  # read or unsure: a card the camera saw arrive
         if zone == "turn_up":
             if deal.phase != "turn_up":
                 return
@@ -458,6 +477,8 @@ class Referee:
             card = Card.parse(str(p.get("card", "")))
             if "alert_id" in p and p["alert_id"] is not None:
                 return self._resolve(p, card)
+            if "zone" in p:
+                return self._enter_card(card, str(p["zone"]))
             return self._correct_played(card, int(p["trick"]), str(p["player"]))
         if name == "undo":
             self._undo()
@@ -533,6 +554,32 @@ class Referee:
         if self.hold is None:
             self._play_pending()
             self._release()
+        return {}
+
+    def _enter_card(self, card: Card, zone: str) -> dict[str, Any]:
+        """The host says which card lies in `zone`: the camera missed it, or misread the turn-up."""
+        st = self.state
+        deal = st.deal
+        if deal is None or deal.is_over:
+            raise StateError("no deal in progress")
+        if zone == "turn_up":
+            entry = next((e for e in st.entries if isinstance(e.action, TurnUp)), None)
+            if entry is None:
+                self._act(TurnUp(card), source="dashboard")
+            else:
+                self._commit("correct", {"target": entry.seq, "card": str(card)})
+                self.stats["corrections"] += 1
+            return {}
+        seat = self._seat_of_zone(zone)
+        if seat is None:
+            raise StateError(f"unknown zone {zone!r} (seat:0 … seat:{len(st.players) - 1} or turn_up)")
+        if deal.phase not in ("play", "flush"):
+            raise StateError("cards are played only once everyone has declared")
+        before = st.last_seq
+        self._place(seat, card, source="dashboard")
+        if st.last_seq == before and self.hold is None:
+            raise StateError(f"{card} is already on the table in this deal")
+        self._play_pending()
         return {}
 
     def _correct_played(self, card: Card, trick: int, player: str) -> dict[str, Any]:

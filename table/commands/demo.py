@@ -1,7 +1,10 @@
-"""`loo-table demo`: a seeded game night played by bots through the engine (no hardware needed).
+"""`loo-table demo`: a seeded game night played by bots, with nobody at the table.
 
-``--text`` is the terminal mode (``table.terminal_demo``); it is the only mode until the
-full-table demo (camera + GPIO + dashboard) lands.
+The default is the full table (``table.demo_table``): bots press mock GPIO buttons, their cards are
+rendered by the synthetic camera and read back by the real classifier, the referee and ledger are
+the real ones, and the dashboard shows it live on http://127.0.0.1:8000. ``--headless`` plays
+``--hands N`` deals without the web server and prints a JSON summary (exit 1 if anything is
+inconsistent). ``--text`` is the terminal mode (``table.terminal_demo``): the engine alone.
 """
 
 from __future__ import annotations
@@ -25,7 +28,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a house rule of loo-rules.md §3, e.g. --option loo_mode=unlimited (repeatable)")
     parser.add_argument("--ascii", action="store_true", help="print cards as 10H, JC (no suit symbols, no colour)")
-    parser.add_argument("--text", action="store_true", help="terminal mode (the only mode for now)")
+    parser.add_argument("--text", action="store_true",
+                        help="terminal mode: the engine and bots only, printed as text (any variant)")
+    parser.add_argument("--headless", action="store_true",
+                        help="full table without the web server: play --hands deals, print a JSON summary")
+    parser.add_argument("--port", type=int, default=8000, help="dashboard port (default: 8000, on 127.0.0.1)")
+    parser.add_argument("--pace", type=float, default=None, metavar="S",
+                        help="pause S seconds after every act so people can follow (default: 0.4 live, 0 headless)")
+    parser.add_argument("--linger", type=float, default=60.0, metavar="S",
+                        help="keep the dashboard up S seconds after the night (default: 60; Ctrl-C ends sooner)")
+    parser.add_argument("--db", metavar="PATH", help="ledger file (default: a new one in a temporary folder)")
+    parser.add_argument("--model", metavar="PATH", help="card model (default: the shipped one)")
 
 
 def _option_value(text: str) -> object:
@@ -38,6 +51,128 @@ def _option_value(text: str) -> object:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.text:
+        return run_table(args)
+    return run_text(args)
+
+
+def run_table(args: argparse.Namespace) -> int:
+    """The full-table demo (default) and its headless form."""
+    import json
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from table.cli import CommandError
+    from table.terminal_demo import player_names
+
+    if args.variant != "three_card":
+        raise CommandError("the full-table demo plays Three-Card Loo; use --text for irish or five_card")
+    try:
+        players = player_names(args.players)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if not 3 <= len(players) <= 8:
+        raise CommandError("--players: the full table seats 3 to 8 players")
+    if args.hands is not None and args.hands < 1:
+        raise CommandError("--hands must be at least 1")
+    if args.headless and args.hands is None:
+        args.hands = 3
+    if not 0.0 <= args.revoke_rate <= 1.0:
+        raise CommandError("--revoke-rate must be between 0 and 1")
+    options: dict[str, object] = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CommandError(f"--option wants NAME=VALUE, not {item!r}")
+        options[key.strip()] = _option_value(value.strip())
+
+    from table.demo_table import TableDemo
+    from table.runtime import load_classifier
+    from vision.classifier import ModelError
+
+    try:
+        classifier = load_classifier(args.model, threads=1)
+    except (ModelError, OSError) as exc:
+        raise CommandError(f"card model: {exc}") from None
+    tmp = None
+    if args.db:
+        db = Path(args.db)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="loo-demo-")
+        db = Path(tmp.name) / "ledger.db"
+    quiet = args.headless
+
+    def log(msg: str) -> None:
+        if not quiet:
+            print(f"  {msg}", flush=True)
+
+    pace = args.pace if args.pace is not None else (0.0 if args.headless else 0.4)
+    try:
+        demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
+                         revoke_rate=args.revoke_rate, pace=pace, options=options, log=log)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    web = None
+    try:
+        if not args.headless:
+            from table.runtime import WebServer
+
+            try:
+                web = WebServer(demo.service, host="127.0.0.1", port=args.port, state_dir=db.parent,
+                                admin_pin="000000").start()
+            except OSError as exc:
+                raise CommandError(f"cannot serve on 127.0.0.1:{args.port} ({exc.strerror or exc}); "
+                                   "try --port") from None
+            print(f"Dashboard: http://127.0.0.1:{web.port}/  (admin PIN 000000)  ledger: {db}", flush=True)
+            print("Bots press the mock buttons, the synthetic camera shows their cards, the real "
+                  "classifier reads them. Ctrl-C stops.", flush=True)
+            demo.referee.on_change = _printer(demo)
+        summary = demo.play(args.hands)
+        data = {"seed": args.seed, **summary.to_dict(), "ledger": str(db) if args.db else None}
+        print(json.dumps(data, indent=None if args.headless else 1), flush=True)
+        if web is not None and args.linger > 0:
+            print(f"The night is over. The dashboard stays up for {args.linger:.0f} s "
+                  f"(http://127.0.0.1:{web.port}/); Ctrl-C to stop now.", flush=True)
+            try:
+                import time
+
+                time.sleep(args.linger)
+            except KeyboardInterrupt:
+                pass
+        if summary.problems:
+            print(f"loo-table demo: inconsistent: {summary.problems[0]}", file=sys.stderr)
+            return 1
+        return 0
+    except KeyboardInterrupt:
+        print("\nstopped.", flush=True)
+        return 130
+    finally:
+        if web is not None:
+            web.close()
+        demo.close()
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def _printer(demo: object) -> object:
+    """One line per deal and per revoke on the terminal while the dashboard shows the rest."""
+    seen: dict[str, object] = {"deal": 0, "alerts": set()}
+
+    def on_change(snap: dict) -> None:
+        if snap["deal_number"] != seen["deal"]:
+            seen["deal"] = snap["deal_number"]
+            chips = ", ".join(f"{s['name']} {s['chips']}" for s in snap["seats"])
+            print(f"deal {snap['deal_number']}: {chips}; pool {snap['pool']}", flush=True)
+        for alert in snap["alerts"]:
+            if alert["id"] not in seen["alerts"] and alert["kind"] in ("revoke", "unsure", "out_of_turn"):
+                seen["alerts"].add(alert["id"])  # type: ignore[union-attr]
+                print(f"  ! {alert['message']}", flush=True)
+
+    return on_change
+
+
+def run_text(args: argparse.Namespace) -> int:
     from engine.errors import LooError
     from table.cli import CommandError
     from table.terminal_demo import player_names, run_demo

@@ -1,0 +1,285 @@
+"""The full-table demo: a game night with nobody at the table, through every real part.
+
+Bots (`table.simulate.VirtualPlayers`, built on `engine.bots`) decide. Their presses go through
+gpiozero's MockFactory pins of real `table.devices.TableControls` (a hold is a pin held low for
+`hold_time`, a double press two taps). Their cards are laid on a `vision.synthetic.SyntheticTable`,
+rendered frame by frame by `SceneCamera` (a `FrameSource`), and read back by the REAL classifier
+through the real `TableWatcher` and `CameraLoop`. The referee thread, the ledger and the dashboard
+are the ones `loo-table run` uses.
+
+The demo plays the host too: when the camera cannot read a card the referee holds the game and the
+demo answers on the dashboard's command API (`confirm_card` / `correct_card`), and when the camera
+read a card wrongly the demo corrects it — a misread is a real classifier error, counted in the
+summary, never staged.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from table.devices import TableControls
+from table.inputs import DOUBLE, HOLD, PRESS
+from table.ledger import Ledger
+from table.referee import Referee
+from table.runtime import CameraLoop
+from table.service import TableService
+from table.simulate import Intent, VirtualPlayers
+from vision.sources import FrameSource
+
+__all__ = ["SceneCamera", "TableDemo", "DemoSummary"]
+
+
+class SceneCamera(FrameSource):
+    """A camera looking at a `SyntheticTable` on which the demo lays cards (virtual time, 10 fps)."""
+
+    kind = "scene"
+
+    def __init__(self, table: Any, *, fps: float = 10.0) -> None:
+        super().__init__()
+        self.table = table
+        self.fps = fps
+        self.cards: dict[str, Any] = {}  # zone -> PlacedCard
+        self.n = 0
+        self.lock = threading.Lock()
+
+    def describe(self) -> str:
+        return f"synthetic table seed {self.table.seed}"
+
+    def _open(self) -> None:
+        pass
+
+    def _grab(self) -> tuple[np.ndarray, float | None, np.ndarray | None]:
+        with self.lock:
+            cards = list(self.cards.values())
+            n = self.n
+            self.n += 1
+        return self.table.render(cards, frame_index=n), n / self.fps, None
+
+
+@dataclass
+class DemoSummary:
+    deals: int = 0
+    cards_seen: int = 0
+    cards_misread: int = 0
+    cards_unsure: int = 0
+    revokes_caught: int = 0
+    revokes_in_records: int = 0
+    chips_at_end: dict[str, int] = field(default_factory=dict)
+    pool_at_end: int = 0
+    chips_conserved: bool = False
+    ledger_verified: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class TableDemo:
+    """Builds the whole table in one process; `play(hands)` runs the night and returns a summary."""
+
+    def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
+                 revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
+                 options: dict[str, Any] | None = None, log: Any = None) -> None:
+        from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+        from table.config import parse_config
+        from vision.events import TableWatcher
+        from vision.synthetic import SyntheticTable
+
+        self.seed = seed
+        self.pace = pace
+        self.log = log or (lambda msg: None)
+        self.rng = random.Random(f"demo/{seed}")
+        self.factory = MockFactory(pin_class=MockPWMPin)
+        cfg = parse_config({"game": {"players": players}, "pins": {"hold_time": 0.12, "double_press_time": 0.12}})
+        self.pins = cfg.pins
+        self.ledger = Ledger(db)
+        self.referee = Referee(self.ledger, setup={
+            "players": players, "variant": "three_card", "options": dict(options or {}), "chips": chips,
+            "first_dealer": 0})
+        self._gestures = threading.Semaphore(0)
+        self.controls = TableControls.from_config(cfg.pins, len(players), on_event=self._on_button,
+                                                  double_press=True, pin_factory=self.factory)
+        self.referee.outputs = self.controls
+        self.service = TableService(self.referee)
+        self.scene = SyntheticTable(seed=seed, seats=len(players), size=size, noise=True)
+        self.camera = SceneCamera(self.scene)
+        self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier, stable_s=0.3)
+        self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
+        self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
+        self.summary = DemoSummary()
+        self._tricks_seen = 0
+        self.referee.start()
+
+    # -- acts ----------------------------------------------------------------------------------------
+    def _on_button(self, event: Any) -> None:
+        """gpiozero's callback: enqueue for the referee (and let the demo know a gesture was read)."""
+        self.referee.submit(event)
+        self._gestures.release()
+
+    def _pin_gesture(self, pin_number: int, gesture: str) -> None:
+        pin = self.factory.pin(pin_number)
+        if gesture == HOLD:
+            pin.drive_low()
+            time.sleep(self.pins.hold_time + 0.06)
+            pin.drive_high()
+        elif gesture == DOUBLE:
+            for _ in range(2):
+                pin.drive_low()
+                time.sleep(0.01)
+                pin.drive_high()
+                time.sleep(0.02)
+        else:
+            pin.drive_low()
+            time.sleep(0.01)
+            pin.drive_high()
+        # a single press is reported only once the double-press window has passed: wait for it
+        if not self._gestures.acquire(timeout=5.0):
+            self.log(f"no gesture came from GPIO{pin_number}")
+        self.referee.sync()
+
+    def _frames(self, count: int) -> None:
+        for _ in range(count):
+            self.camera_loop.step()
+        self.referee.sync()
+
+    def _seen(self) -> tuple[int, str | None]:
+        """(cards the referee has recorded as played, the turn-up it recorded)."""
+        deal = self.referee.state.deal
+        if deal is None:
+            return 0, None
+        played = sum(len(t) for t in deal.tricks) + len(deal.current_trick)
+        return played, str(deal.turn_up) if deal.turn_up is not None else None
+
+    def _place(self, zone: str, card: str) -> None:
+        from vision.synthetic import PlacedCard
+
+        z = self.scene.layout.zone(zone)
+        cx, cy = z.center
+        before = self._seen()
+        for attempt in range(3):
+            jitter = 8.0 + 6.0 * attempt
+            placed = PlacedCard(card, cx + self.rng.uniform(-jitter, jitter), cy + self.rng.uniform(-jitter, jitter),
+                                self.rng.uniform(-20, 20))
+            with self.camera.lock:
+                self.camera.cards[zone] = placed
+            for _ in range(12):  # about a second of camera time
+                self._frames(1)
+                if self._seen() != before or self.referee.hold is not None:
+                    break
+            if self._seen() != before or self.referee.hold is not None:
+                break
+            self.log(f"the camera did not report {card} in {zone}; nudging it")
+        self._host_checks(zone, card, before)
+
+    def _host_checks(self, zone: str, truth: str, before: tuple[int, str | None]) -> None:
+        """What the host does on the dashboard: answer a hold, correct a misread, enter a missed card."""
+        ref = self.referee
+        hold = ref.hold
+        if hold is not None:
+            guess = hold.get("card")
+            if hold["kind"] == "unsure":
+                self.summary.cards_unsure += 1
+            if hold["kind"] == "unsure" and guess == truth:
+                self.service.command("confirm_card", {"alert_id": hold["id"]})
+            else:
+                self.summary.cards_misread += 1
+                self.service.command("correct_card", {"alert_id": hold["id"], "card": truth})
+            self.log(f"host answered '{hold['message']}' with {truth}")
+            return
+        after = self._seen()
+        if zone == "turn_up":
+            if after[1] != truth:
+                self.summary.cards_misread += 1
+                self.log(f"camera read the turn-up as {after[1]}, it is {truth}: host corrects it")
+                self.service.command("correct_card", {"card": truth, "zone": zone})
+            return
+        if after[0] == before[0]:
+            self.summary.cards_misread += 1
+            self.log(f"camera missed {truth} in {zone}: host enters it on the dashboard")
+            self.service.command("correct_card", {"card": truth, "zone": zone})
+            return
+        deal = ref.state.deal
+        assert deal is not None
+        plays = [(i + 1, p, str(c)) for i, t in enumerate([*deal.tricks, deal.current_trick]) for p, c in t]
+        trick, player, card = plays[before[0]]
+        if card != truth:
+            self.summary.cards_misread += 1
+            self.log(f"camera read {player}'s card as {card}, it is {truth}: host corrects it")
+            self.service.command("correct_card", {"card": truth, "trick": trick, "player": player})
+
+    def _gather_if_needed(self) -> None:
+        """Sweep the trick off the table once it is complete; pick everything up after the deal."""
+        deal = self.referee.state.deal
+        if deal is None:
+            return
+        done = len(deal.tricks)
+        if done > self._tricks_seen and not deal.current_trick:
+            self._tricks_seen = done
+            with self.camera.lock:
+                for zone in [z for z in self.camera.cards if z.startswith("seat:")]:
+                    del self.camera.cards[zone]
+            self._frames(6)
+
+    def deliver(self, intent: Intent) -> None:
+        if intent.kind == "dealer":
+            state = self.referee.state
+            if state.deal is not None and state.deal.is_over:
+                with self.camera.lock:
+                    self.camera.cards.clear()  # the deal is picked up
+                self._frames(4)
+            self._pin_gesture(self.pins.dealer_button, PRESS)
+            self._tricks_seen = 0
+        elif intent.kind == "seat":
+            assert intent.seat is not None
+            self._pin_gesture(self.pins.seat_buttons[intent.seat], intent.gesture)
+        elif intent.kind == "place":
+            assert intent.zone is not None and intent.card is not None
+            self._place(intent.zone, intent.card)
+            self._gather_if_needed()
+        if self.pace:
+            time.sleep(self.pace)
+
+    # -- the night -----------------------------------------------------------------------------------
+    def play(self, hands: int | None) -> DemoSummary:
+        from table.simulate import run_night
+
+        run_night(self.referee, self.players, self, max_deals=hands)
+        self.referee.sync()
+        return self.finish()
+
+    def finish(self) -> DemoSummary:
+        from table.commands.ledger import verify
+
+        s = self.summary
+        st = self.referee.state
+        s.deals = len(st.finished)
+        s.cards_seen = self.referee.stats["cards_seen"]
+        s.revokes_caught = self.referee.stats["revokes_caught"]
+        s.revokes_in_records = sum(len(f["outcome"].get("revokes", [])) for f in st.finished)
+        s.chips_at_end = st.chips()
+        s.pool_at_end = st.pool_now()
+        s.chips_conserved = st.total_chips() == st.total_in
+        report = verify(self.ledger)
+        s.ledger_verified = bool(report["ok"])
+        s.problems = list(report["problems"])
+        if not s.chips_conserved:
+            s.problems.append(f"chips not conserved: {st.total_chips()} != {st.total_in}")
+        if self.referee.fault:
+            s.problems.append(f"referee fault: {self.referee.fault}")
+        if s.revokes_in_records > s.revokes_caught:
+            s.problems.append(f"{s.revokes_in_records} revokes in the records, {s.revokes_caught} caught live")
+        return s
+
+    def close(self) -> None:
+        self.referee.stop()
+        self.controls.close()
+        self.factory.reset()
+        self.ledger.close()

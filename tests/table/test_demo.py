@@ -1,0 +1,49 @@
+"""`loo-table demo`: the full table with nobody at it (mock pins, synthetic camera, real classifier)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from table.cli import main
+from table.runtime import default_model_path
+
+HAVE_MODEL = default_model_path().is_file()
+needs_model = pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model is missing")
+
+
+@needs_model
+def test_headless_night_prints_a_consistent_summary(tmp_path, capsys):
+    db = tmp_path / "demo.db"
+    code = main(["demo", "--headless", "--hands", "2", "--seed", "4", "--db", str(db), "--revoke-rate", "0.3"])
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    summary = json.loads(out)
+    assert code == 0, summary
+    assert summary["deals"] == 2 and summary["chips_conserved"] and summary["ledger_verified"]
+    assert summary["cards_seen"] >= 2 * 4  # at least the turn-ups and the cards played
+    assert sum(summary["chips_at_end"].values()) + summary["pool_at_end"] == 400
+    assert summary["revokes_caught"] >= summary["revokes_in_records"]
+    # the ledger the demo wrote verifies on its own
+    assert main(["ledger", "verify", "--db", str(db)]) == 0
+
+
+@needs_model
+def test_headless_demo_is_deterministic(tmp_path, capsys):
+    runs = []
+    for i in range(2):
+        assert main(["demo", "--headless", "--hands", "1", "--seed", "9", "--db", str(tmp_path / f"{i}.db")]) == 0
+        summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        summary.pop("ledger")
+        runs.append(summary)
+    assert runs[0] == runs[1]
+
+
+def test_full_table_demo_plays_three_card_only(capsys):
+    assert main(["demo", "--headless", "--variant", "five_card"]) == 1
+    assert "use --text" in capsys.readouterr().err
+
+
+def test_text_mode_is_kept(capsys):
+    assert main(["demo", "--text", "--hands", "1", "--seed", "2", "--ascii"]) == 0
+    assert capsys.readouterr().out.strip()
