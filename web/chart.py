@@ -20,12 +20,15 @@ def _nice_step(span: int, target: int = 5) -> int:
     return raw
 
 
-def chip_chart(history: dict[str, list[int]], *, width: int = 640, height: int = 300) -> Markup:
-    """An SVG line per player: x = deals played, y = chips. Empty history gives a short note."""
+def chip_chart(history: dict[str, list[int]], *, width: int = 360, height: int = 220) -> Markup:
+    """An SVG line per player: x = deals played, y = chips. Empty history gives a short note.
+
+    The default 360 × 220 view box matches a phone's width, so 11-unit ticks stay readable.
+    """
     series = {name: chips for name, chips in history.items() if chips}
     if not series:
         return Markup('<p class="muted">No deals yet.</p>')
-    left, right, top, bottom = 44, 12, 12, 28
+    left, right, top, bottom = 36, 8, 10, 24
     n = max(len(c) for c in series.values())
     lo = min(min(c) for c in series.values())
     hi = max(max(c) for c in series.values())
@@ -59,6 +62,9 @@ def chip_chart(history: dict[str, list[int]], *, width: int = 640, height: int =
             f'<polyline fill="none" stroke="{colour}" stroke-width="2.5" points="{pts}">'
             f"<title>{escape(name)}: {chips[-1]} chips</title></polyline>"
         )
+        if n <= 40:  # dots show single deals (and a night of one point) without cluttering long ones
+            parts.extend(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}"/>'
+                         for i, v in enumerate(chips))
     parts.append("</svg>")
     legend = "".join(
         f'<li><span class="swatch" style="background:{PALETTE[k % len(PALETTE)]}"></span>'

@@ -16,7 +16,8 @@ bp = Blueprint("history", __name__)
 @bp.get("/history")
 def history() -> str:
     service = web_state().service
-    return render_template("history.html", deals=service.deals(), chart=chip_chart(service.chip_history()))
+    return render_template("history.html", deals=service.deals(), chart=chip_chart(service.chip_history()),
+                           records=len(service.hand_records()))
 
 
 def settlement(chip_value_text: object) -> dict:

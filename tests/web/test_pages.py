@@ -43,8 +43,10 @@ def test_status_banner_and_game_over(client, service):
     assert "Paused" in html and "paused by the host" in html and "Game over" in html
 
 
-def test_history_lists_deals_revokes_and_draws_chart(client):
+def test_history_lists_deals_revokes_and_draws_chart(client, service):
+    service._deals.append({"number": 2, "dealer": "Cal", "finished": False})  # in play: no record yet
     html = client.get("/history").get_data(as_text=True)
+    assert "Deal 2" in html and "in play" in html and "/api/records/2" not in html
     assert "Deal 1" in html and "Ann revoked in trick 1: held KS when spades were led" in html
     assert '<svg class="chart"' in html and html.count("<polyline") == 3
     assert "/api/records/1" in html and "/api/ledger.csv" in html

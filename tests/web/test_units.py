@@ -94,7 +94,7 @@ def test_chip_chart_draws_one_line_per_player_and_escapes_names():
     svg = str(chip_chart({"<Ann>": [50, 47, 60], "Bea": [50, 53, 40]}))
     assert svg.count("<polyline") == 2 and "&lt;Ann&gt;" in svg and "<Ann>" not in svg
     assert "No deals yet" in str(chip_chart({}))
-    assert str(chip_chart({"Solo": [50]})).count("<polyline") == 1  # a single point still draws
+    assert str(chip_chart({"Solo": [50]})).count("<circle") == 1  # a single point still shows
 
 
 def test_qr_svg_and_terminal_print():
