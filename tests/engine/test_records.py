@@ -418,3 +418,10 @@ def test_a_numeric_id_is_echoed_as_given() -> None:
     r["id"] = 17
     assert score_record(r)["id"] == 17
     assert record_label(r, 0) == "17"
+
+
+def test_a_zero_exchange_for_a_passer_is_harmless() -> None:
+    r = rec("FC01")
+    passer = next(p for p, a in r["declarations"] if a == "pass")
+    r["exchanges"][passer] = 0
+    assert score_record(r) == score_record(rec("FC01"))
