@@ -249,6 +249,7 @@ class SyntheticTable:
         without paying for 2.7 M random numbers per frame)."""
         w, h = self.size
         fields = []
+        cv2.setRNGSeed(int(rng.integers(0, 2**31 - 1)))  # cv2.randn draws from OpenCV's own generator
         for _ in range(8):
             f = np.zeros((h, w, 3), dtype=np.int16)
             cv2.randn(f, 0, self.style.noise_sigma)

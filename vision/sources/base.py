@@ -120,16 +120,38 @@ class FrameSource:
                 return
 
     def read(self) -> Frame:
-        """The next frame; reopens with backoff on a transient failure."""
+        """The next frame. On a transient failure the source closes, reopens at once, then
+        keeps trying (open and grab) after each backoff delay; when the delays run out it raises
+        :class:`SourceUnavailable` naming the last failure."""
         if not self._opened:
             self.open()
-        try:
-            image, ts, lores = self._grab()
-        except (SourceCorrupt, SourceEnded):
-            raise
-        except SourceError as first:
-            self._reopen(first)
-            image, ts, lores = self._grab()
+        delays = self.backoff.delays()
+        immediate = True
+        while True:
+            try:
+                if not self._opened:
+                    self._open()
+                    self._opened = True
+                    self.reopens += 1
+                image, ts, lores = self._grab()
+                break
+            except (SourceCorrupt, SourceEnded):
+                raise
+            except SourceError as exc:
+                last = exc
+            self._opened = False
+            try:
+                self._close()
+            except Exception:  # noqa: BLE001 - a half-dead device may fail to close; reopening decides
+                pass
+            if immediate:
+                immediate = False
+                continue
+            delay = next(delays, None)
+            if delay is None:
+                raise SourceUnavailable(
+                    f"{self.describe()}: gave up after {self.backoff.attempts} reopen attempts: {last}")
+            self._sleep(delay)
         frame = Frame(image, self._clock() if ts is None else ts, self._index, lores)
         self._index += 1
         return frame
@@ -165,14 +187,3 @@ class FrameSource:
             except SourceError as exc:
                 last = exc
         raise SourceUnavailable(f"{self.describe()}: gave up after {self.backoff.attempts} reopen attempts: {last}")
-
-    def _reopen(self, cause: SourceError) -> None:
-        self._opened = False
-        try:
-            self._close()
-        except Exception:  # noqa: BLE001
-            pass
-        try:
-            self._open_with_backoff(first=False)
-        except SourceUnavailable as exc:
-            raise SourceUnavailable(f"{exc} (first failure: {cause})") from None
