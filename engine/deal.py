@@ -685,26 +685,35 @@ class Deal:
 
     def _follow_violation(self, r: _PlayRecord, ev: Sequence[Card]) -> tuple[str, Card] | None:
         """Whether ``r.card`` had a lower-tier card in ``ev`` (§8.2); (rule, witness)."""
-        tc = self._tier(r.card, r.led, r.win_power, r.civil)
-        if tc == _FREE:
+        return self._follow_check(r.card, r.led, r.win_power, r.trumped, r.civil, ev)
+
+    def _follow_check(self, c: Card, led: str, wp: int, trumped: bool, civil: bool,
+                      ev: Sequence[Card]) -> tuple[str, Card] | None:
+        tier = self._tier
+        tc = tier(c, led, wp, civil)
+        if tc == _FREE or tc == 1.0:
             return None
         for w in ev:
-            tw = self._tier(w, r.led, r.win_power, r.civil)
+            tw = tier(w, led, wp, civil)
             if tw == _FREE or tw >= tc:
                 continue
-            return (self._follow_rule(r, tc, tw), w)
+            return (self._rule_name(c, led, trumped, civil, tc, tw), w)
         return None
 
     def _follow_rule(self, r: _PlayRecord, tc: float, tw: float) -> str:
-        c = r.card
-        if c is self._pam and r.civil and tc in (2.5, 99.0):
+        return self._rule_name(r.card, r.led, r.trumped, r.civil, tc, tw)
+
+    def _rule_name(self, c: Card, led: str, trumped: bool, civil: bool, tc: float,
+                   tw: float) -> str:
+        """§11.4's name for playing ``c`` (tier ``tc``) while holding a tier-``tw`` card."""
+        if c is self._pam and civil and tc in (2.5, 99.0):
             return "pam_civil"
         if tw <= 2.0:
-            return "must_head" if self._esuit(c) == r.led else "must_follow"
+            return "must_head" if self._esuit(c) == led else "must_follow"
         if tw == 2.5:
             return "must_follow"
         if tw == 3.0:
-            return "must_overtrump" if (self._is_trump(c) or r.trumped) else "must_trump"
+            return "must_overtrump" if (self._is_trump(c) or trumped) else "must_trump"
         return "must_undertrump"
 
     def _violation(self, r: _PlayRecord, ev: Sequence[Card]) -> tuple[str, Card] | None:
@@ -1124,7 +1133,7 @@ class Deal:
                 raise IllegalActionError(f"{p} does not hold {c}")
             if self._enforce and c not in self._legal_cards():
                 raise IllegalActionError(self._why_illegal(p, c))
-        else:
+        elif c in self._played or c is self._turn_up or self._holdings:
             self._evidence_conflict(p, (c,))
         # -- apply
         if ph == "flush":
@@ -1475,8 +1484,7 @@ class Deal:
                 if i == 0:
                     v = self._lead_violation(kind, c, held)
                 else:
-                    rec = _PlayRecord(p, t, c, "follow", led, wp, trumped, civil)
-                    v = self._follow_violation(rec, held)
+                    v = self._follow_check(c, led, wp, trumped, civil, held)
                     pw = self._power(c, led)
                     if pw > wp:
                         wp = pw
