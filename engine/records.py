@@ -745,7 +745,12 @@ def _check_derived(record: HandRecord, deal: Deal) -> None:
         raise RecordError(
             f"forced is {str(record.forced).lower()}, but the rules make it {str(deal.forced).lower()}"
         )
-    if record.hands is not None:
+    if record.hands is not None and not record.tricks:
+        # No play: hands cannot be reconstructed; only a shown flush can contradict them.
+        for p, cards in record.flush_claims:
+            if p in record.hands and frozenset(record.hands[p]) != frozenset(cards):
+                raise RecordError(f"hands[{p!r}] disagrees with the flush {p} showed")
+    elif record.hands is not None:
         played = _played_hands(record.tricks)
         given = {p: frozenset(cs) for p, cs in record.hands.items()}
         if set(given) != set(played):

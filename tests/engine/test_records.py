@@ -425,3 +425,11 @@ def test_a_zero_exchange_for_a_passer_is_harmless() -> None:
     passer = next(p for p, a in r["declarations"] if a == "pass")
     r["exchanges"][passer] = 0
     assert score_record(r) == score_record(rec("FC01"))
+
+
+def test_hands_of_a_deal_without_play_only_have_to_match_shown_flushes() -> None:
+    r = rec("FC10")
+    r["hands"] = {"A": ["JC", "7H", "9H", "QH", "2H"]}
+    assert score_record(r) == score_record(rec("FC10"))
+    r["hands"] = {"A": ["JC", "7H", "9H", "QH", "3H"]}
+    bad(r, "hands['A'] disagrees with the flush A showed")
