@@ -758,11 +758,11 @@ def _check_derived(record: HandRecord, deal: Deal) -> None:
                 f"hands lists {', '.join(sorted(given)) or 'nobody'}, but the cards were played by "
                 f"{', '.join(sorted(played)) or 'nobody'}"
             )
-        for p, cards in played.items():
-            if given[p] != frozenset(cards):
+        for p, in_play in played.items():
+            if given[p] != frozenset(in_play):
                 raise RecordError(
                     f"hands[{p!r}] is {' '.join(sorted(map(str, given[p])))}, but {p} played "
-                    f"{' '.join(map(str, cards))}"
+                    f"{' '.join(map(str, in_play))}"
                 )
 
 
