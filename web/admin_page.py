@@ -47,8 +47,11 @@ def login() -> Any:
         if _wants_json():
             raise ApiError(429, reason, headers={"Retry-After": str(wait)})
         return render_template("login.html", error=reason), 429, {"Retry-After": str(wait)}
-    data = request.get_json(silent=True) if request.is_json else request.form
-    pin = data.get("pin") if isinstance(data, dict) or hasattr(data, "get") else None
+    if request.is_json:
+        body = request.get_json(silent=True)
+        pin = body.get("pin") if isinstance(body, dict) else None
+    else:
+        pin = request.form.get("pin")
     if not isinstance(pin, str) or not pin or len(pin) > 64 or not check_pin(pin_hash(), pin):
         state.limiter.failed(client)
         if _wants_json():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from flask import Blueprint, render_template, request
 
@@ -20,7 +21,7 @@ def history() -> str:
                            records=len(service.hand_records()))
 
 
-def settlement(chip_value_text: object) -> dict:
+def settlement(chip_value_text: object) -> dict[str, Any]:
     """Net results and transfers at ``chip_value_text`` (ValueError on a bad value or a bad night)."""
     chip_value = parse_chip_value(chip_value_text)
     net = net_results(web_state().service.chip_history())

@@ -90,9 +90,9 @@ def stream() -> Response:
     cfg = current_app.config
     poll_ms = int(cfg["POLL_INTERVAL_MS"])
     if state.stop.is_set() or not state.streams.acquire():
-        body = (f"retry: {poll_ms}\nevent: overloaded\n"
+        told = (f"retry: {poll_ms}\nevent: overloaded\n"
                 f"data: {json.dumps({'poll_interval_ms': poll_ms, 'open_streams': state.streams.open})}\n\n")
-        return Response(body, mimetype="text/event-stream", headers=HEADERS)
+        return Response(told, mimetype="text/event-stream", headers=HEADERS)
     body = EventStream(state, _last_event_id(), keepalive_s=float(cfg["KEEPALIVE_S"]),
                        wait_s=float(cfg["STREAM_WAIT_S"]), retry_ms=min(poll_ms, 3000))
     return Response(body, mimetype="text/event-stream", headers=HEADERS, direct_passthrough=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, Response, render_template, request
 
 from web import web_state
@@ -25,7 +27,7 @@ def with_etag(resp: Response, etag: str, version: int) -> Response:
     return resp
 
 
-def render_table_partial(snapshot: dict) -> str:
+def render_table_partial(snapshot: dict[str, Any]) -> str:
     """The live part of the Table page, rendered once per version however many phones ask."""
     state = web_state()
     version = int(snapshot.get("version", 0))
