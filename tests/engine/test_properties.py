@@ -38,7 +38,7 @@ COMMON: dict[str, Sequence[Any]] = {
     "dealer_takes_turnup": (False, True),
     "revoke_forfeits_tricks": (True, False),
     "revoke_loo_cumulative": (False, True),
-    "revoke_action": ("play_on", "void_deal"),
+    "revoke_action": ("play_on", "void_deal", "replay_from_offence"),
     "misdeal": ("loo_and_redeal", "redeal_free", "lose_deal"),
     "end_residue": ("split_equally", "to_last_dealer"),
     "end_rule": ("equal_deals_then_until_no_loo", "fixed_deals"),
