@@ -130,3 +130,30 @@ def test_no_settlement_before_last_trick() -> None:
     _p(d, "A", "5H")
     with pytest.raises(IllegalActionError, match="last trick"):
         d.settle()
+
+
+def _vector(vid: str) -> dict[str, object]:
+    from vector_driver import load_vectors
+    return next(v for v in load_vectors() if v["id"] == vid)
+
+
+def test_fc04_shape_pam_not_civil_is_proven_by_the_other_trump() -> None:
+    """FC25's cards with the default (automatic) civil: B's Pam on the ace is a revoke."""
+    from vector_driver import drive, outcome
+    v = dict(_vector("FC25"))
+    v["options"] = {}
+    s = outcome(drive(v).settle())
+    assert s["revokes"] == [{"player": "B", "trick": 1, "rule": "pam_civil", "witness": "6S",
+                             "detected_in_trick": 2}]
+    assert s["paid"] == {"A": 4, "C": 2} and s["looed"] == {"B": 5} and s["pool_after"] == 9
+
+
+def test_ir03_shape_lower_of_two_trumps_led() -> None:
+    """IR02's cards under the default two_trumps_lead = highest."""
+    from vector_driver import drive, outcome
+    v = dict(_vector("IR02"))
+    v["options"] = {}
+    s = outcome(drive(v).settle())
+    assert s["revokes"] == [{"player": "A", "trick": 1, "rule": "lead_highest_trump",
+                             "witness": "QH", "detected_in_trick": 2}]
+    assert s["paid"] == {"B": 3, "C": 3} and s["looed"] == {"A": 3} and s["pool_after"] == 6
