@@ -76,8 +76,9 @@ class LegalMoves:
     """A lazy view of the legal actions now (known hands), like python-chess's ``legal_moves``.
 
     Iterating generates actions; ``len()`` counts them; ``action in deal.legal_moves`` checks one
-    action without generating the others. Operator events (``Expose``, ``Penalise``, ``Misdeal``)
-    are never listed. With unknown hands only declarations and ``CallCivil`` can be listed.
+    action without generating the others. Operator events (``Expose``, ``Penalise``, ``Misdeal``,
+    ``Replay``) are never listed. With unknown hands the view lists declarations, exchange counts
+    and ``CallCivil`` (plays cannot be listed without the hands).
     """
 
     __slots__ = ("_deal",)
@@ -96,6 +97,10 @@ class LegalMoves:
 
     def __contains__(self, action: object) -> bool:
         return self._deal._is_legal(action)
+
+    def count(self) -> int:
+        """The number of legal actions (python-chess spelling of ``len``)."""
+        return len(self)
 
     def __repr__(self) -> str:
         return f"<LegalMoves ({', '.join(map(str, self))})>"
@@ -1387,7 +1392,9 @@ class Deal:
             yield CallCivil()
 
     def _exchange_moves(self, p: str) -> Iterator[Action]:
-        if not self._known:
+        if not self._known:  # the camera sees only how many: any count will do
+            for k in range(self._opts.hand_size + 1):
+                yield Exchange(p, k)
             return
         shown = set(self._holdings.get(p, ()))
         hand = [c for c in self._hands[p] if c not in shown]
@@ -1423,10 +1430,12 @@ class Deal:
                     and action.action in self.allowed_declarations())
         if isinstance(action, Exchange):
             # Checked directly: listing every subset of a five-card hand is 32 actions.
-            if not self._known or action.player != self.to_act or not (
+            if action.player != self.to_act or not (
                     self._phase == "exchange"
                     or (self._phase == "declare" and self._pending_exchange is not None)):
                 return False
+            if not self._known:
+                return not action.discards and 0 <= action.count <= self._opts.hand_size
             hand = self._hands[action.player]
             shown = self._holdings.get(action.player, ())
             ds = action.discards

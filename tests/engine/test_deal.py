@@ -284,3 +284,16 @@ def test_rejected_actions_change_nothing() -> None:
                 d.push(a)
             assert d.settle() == src.settle()
     assert refused > 250
+
+
+def test_camera_legal_moves_list_what_can_be_known() -> None:
+    d = camera("five_card")
+    assert list(d.legal_moves) == []  # the turn-up is read, not chosen
+    d.push(TurnUp(Card.parse("7H")))
+    assert set(d.legal_moves) == {Declare("A", "play"), Declare("A", "pass")}
+    assert Declare("B", "play") not in d.legal_moves
+    decl(d, "play", "pass", "play", "play")
+    assert [m for m in d.legal_moves if isinstance(m, Exchange)] == [
+        Exchange("A", k) for k in range(6)]
+    assert Exchange("A", 2) in d.legal_moves and Exchange("C", 2) not in d.legal_moves
+    assert d.legal_moves.count() == 6
