@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, request
@@ -32,8 +32,9 @@ class EventStream:
     was never iterated) gives the stream's slot back."""
 
     def __init__(self, state: WebState, last_id: int | None, *, keepalive_s: float, wait_s: float,
-                 retry_ms: int) -> None:
+                 retry_ms: int, gone: Callable[[], bool] | None = None) -> None:
         self.state = state
+        self.gone = gone or (lambda: False)
         self.last_id = last_id
         self.keepalive_s = keepalive_s
         self.wait_s = wait_s
@@ -54,7 +55,7 @@ class EventStream:
         else:
             last = self.last_id
         quiet_since = time.monotonic()
-        while not self.state.stop.is_set() and not self._closed:
+        while not self.state.stop.is_set() and not self._closed and not self.gone():
             left = self.keepalive_s - (time.monotonic() - quiet_since)
             changes = service.changes_since(last, max(0.0, min(self.wait_s, left)))
             if changes:
@@ -94,5 +95,6 @@ def stream() -> Response:
                 f"data: {json.dumps({'poll_interval_ms': poll_ms, 'open_streams': state.streams.open})}\n\n")
         return Response(told, mimetype="text/event-stream", headers=HEADERS)
     body = EventStream(state, _last_event_id(), keepalive_s=float(cfg["KEEPALIVE_S"]),
-                       wait_s=float(cfg["STREAM_WAIT_S"]), retry_ms=min(poll_ms, 3000))
+                       wait_s=float(cfg["STREAM_WAIT_S"]), retry_ms=min(poll_ms, 3000),
+                       gone=request.environ.get("waitress.client_disconnected"))
     return Response(body, mimetype="text/event-stream", headers=HEADERS, direct_passthrough=True)

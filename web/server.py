@@ -35,6 +35,9 @@ def waitress_options(app: Flask) -> dict[str, Any]:
         "connection_limit": max(100, 2 * streams + 4 * SPARE_THREADS),
         # streams send a comment every KEEPALIVE_S, so idle-looking channels are really dead
         "channel_timeout": max(60, 4 * int(app.config["KEEPALIVE_S"])),
+        # keep reading a channel while its app runs, so a phone that went away is noticed at once
+        # (environ["waitress.client_disconnected"]) and its stream slot and thread come back
+        "channel_request_lookahead": 1,
         "ident": "loo-table",
     }
 
