@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from sim_helpers import OPTION_MIXES, camera_deal, random_deal
 
 from engine import (
     MISS,
@@ -24,7 +25,6 @@ from engine import (
     deal_from_text,
     deal_to_text,
 )
-from sim_helpers import OPTION_MIXES, camera_deal, random_deal
 
 P4 = ["A", "B", "C", "D"]
 

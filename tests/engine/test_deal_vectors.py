@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from vector_driver import drive, load_vectors, outcome
 
 DEALS = [v for v in load_vectors() if v.get("kind") in (None, "deal", "misdeal")]

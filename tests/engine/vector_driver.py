@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from engine import (
+    DECK,
     MISS,
     CallCivil,
     Card,
     ClaimFlush,
     Deal,
     Declare,
-    DECK,
     Exchange,
     Misdeal,
     Options,
@@ -78,7 +78,7 @@ def _known_hands(v: dict[str, Any], opts: Options) -> dict[str, Any]:
         hands[claim["player"]] = [Card.parse(c) for c in claim["cards"]]
         used |= set(hands[claim["player"]])
     for tr in v.get("tricks") or []:
-        for p, c in tr["plays"]:
+        for _p, c in tr["plays"]:
             used.add(Card.parse(c))
     spare = [c for c in DECK if c not in used]
     miss_taker = next((p for p, a in v["declarations"] if a == "take_miss"), None)
