@@ -697,6 +697,8 @@ class Referee:
     def wait_for_change(self, version: int, timeout: float) -> dict[str, Any] | None:
         deadline = time.monotonic() + timeout
         with self.changed:
+            if version > self.version:  # a client of an earlier run of the controller: resync at once
+                return dict(self._snapshot)
             while self.version <= version:
                 left = deadline - time.monotonic()
                 if left <= 0:

@@ -128,6 +128,8 @@ def run_table(args: argparse.Namespace) -> int:
             print("Bots press the mock buttons, the synthetic camera shows their cards, the real "
                   "classifier reads them. Ctrl-C stops.", flush=True)
             demo.referee.on_change = _printer(demo)
+        else:
+            demo.referee.on_change = _progress(args.hands)
         summary = demo.play(args.hands)
         data = {"seed": args.seed, **summary.to_dict(), "ledger": str(db) if args.db else None}
         print(json.dumps(data, indent=None if args.headless else 1), flush=True)
@@ -168,6 +170,20 @@ def _printer(demo: object) -> object:
             if alert["id"] not in seen["alerts"] and alert["kind"] in ("revoke", "unsure", "out_of_turn"):
                 seen["alerts"].add(alert["id"])  # type: ignore[union-attr]
                 print(f"  ! {alert['message']}", flush=True)
+
+    return on_change
+
+
+def _progress(hands: int | None) -> object:
+    """Headless: one progress line per deal on stderr (stdout carries only the JSON summary)."""
+    import sys
+
+    seen = {"deal": 0}
+
+    def on_change(snap: dict) -> None:
+        if snap["deal_number"] != seen["deal"]:
+            seen["deal"] = snap["deal_number"]
+            print(f"deal {snap['deal_number']}/{hands or '?'} …", file=sys.stderr, flush=True)
 
     return on_change
 
