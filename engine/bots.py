@@ -20,6 +20,7 @@ from engine.actions import (
     Declare,
     Exchange,
     Play,
+    Replay,
     ShowPam,
     TakeTurnUp,
 )
@@ -133,12 +134,14 @@ def play_deal(
     bots: Mapping[str, Bot] | Bot,
     *,
     on_action: Callable[[Deal, Action], None] | None = None,
+    replays: int = 1,
 ) -> None:
     """Drive a known-hands deal to its end with ``bots`` (one per seat, or one for all).
 
     ``on_action(deal, action)`` is called after each action is pushed (the demo prints from it).
     A bot's revoke needs a deal built with ``enforce=False``; with ``enforce=True`` the refused card
-    is replaced by a legal one.
+    is replaced by a legal one. With ``revoke_action = replay_from_offence`` the table accepts up
+    to ``replays`` offers to take the cards back and play again.
     """
 
     def push(action: Action) -> None:
@@ -188,6 +191,9 @@ def play_deal(
                 push(Play(actor, legal[0]))
         else:  # pragma: no cover - a phase without a bot decision would loop forever
             raise IllegalActionError(f"bots cannot act in phase {phase!r}")
+        if deal.is_over and replays and deal.replay_from is not None:
+            push(Replay())
+            replays -= 1
 
 
 def play_game(

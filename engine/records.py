@@ -28,6 +28,7 @@ from engine.actions import (
     Expose,
     Misdeal,
     Play,
+    Replay,
     ShowPam,
     TurnUp,
 )
@@ -95,6 +96,7 @@ class HandRecord:
     known_holdings: dict[str, tuple[Card, ...]] = field(default_factory=dict)
     tricks: tuple[tuple[tuple[str, Card], ...], ...] = ()
     redeal: bool = False
+    replays: int = 0
     # derived (checked, never trusted)
     ante: dict[str, int] | None = None
     pool_at_play: int | None = None
@@ -154,6 +156,8 @@ class HandRecord:
             d["known_holdings"] = {p: [str(c) for c in cs] for p, cs in self.known_holdings.items()}
         if derived and self.hands is not None:
             d["hands"] = {p: [str(c) for c in cs] for p, cs in self.hands.items()}
+        if self.replays:
+            d["replays"] = self.replays
         d["tricks"] = [{"plays": [[p, str(c)] for p, c in trick]} for trick in self.tricks]
         return d
 
@@ -465,6 +469,9 @@ def parse_record(raw: object) -> HandRecord:
         for p, cs in seats.per_player(rec["known_holdings"], "known_holdings").items():
             known[p] = _cards(cs, f"known_holdings[{p!r}]")
 
+    replays = _int(rec.get("replays", 0), "replays", minimum=0)
+    if replays and options.revoke_action != "replay_from_offence":
+        raise RecordError("replays: this table does not replay after a revoke (revoke_action)")
     tricks: list[tuple[tuple[str, Card], ...]] = []
     seen: dict[Card, int] = {turn_up: 0}  # card -> trick it was played in (0: the turn-up)
     names = seats.with_miss
@@ -487,6 +494,8 @@ def parse_record(raw: object) -> HandRecord:
                 player = seats.name(pair[0], where, miss=True)
                 card = _card(pair[1], where)
             first = seen.get(card)
+            if replays and first:
+                first = None  # cards taken back are played again; the engine checks each pass
             if first is not None and not (
                 first == 0 and options.dealer_takes_turnup and player == dealer
             ):
@@ -515,6 +524,7 @@ def parse_record(raw: object) -> HandRecord:
         **common, turn_up=turn_up, declarations=tuple(declarations), exchanges=exchanges,
         flush_claims=tuple(flush_claims), pam_shown=pam_shown, civil_called=civil_called,
         known_holdings=known, tricks=tuple(tricks), trump=trump, forced=forced, hands=hands,
+        replays=replays,
     )
 
 
@@ -702,7 +712,12 @@ def _drive_tricks(record: HandRecord, deal: Deal) -> None:
     civil = set(record.civil_called)
     seats = len(deal.standers)  # every stander (and a defended miss) plays once to each trick
     push = deal.push
+    replays = record.replays
     for t, plays in enumerate(record.tricks, start=1):
+        if deal.is_over and replays and deal.replay_from is not None:
+            # revoke_action = replay_from_offence: the cards are taken back and played again
+            push(Replay())
+            replays -= 1
         if deal.is_over:
             raise RecordError(f"tricks[{t - 1}]: the deal was already over")
         for j, (player, card) in enumerate(plays):
@@ -724,6 +739,9 @@ def _drive_tricks(record: HandRecord, deal: Deal) -> None:
             raise RecordError(
                 f"tricks[{t - 1}]: trick {t} is incomplete ({deal.to_act} has not played to it)"
             )
+    if replays:
+        raise RecordError(f"replays is {record.replays}, but only {record.replays - replays} "
+                          "replay(s) took place")
     bad_civil = sorted(c for c in civil if c > len(record.tricks))
     if bad_civil:
         raise RecordError(f"civil_called names trick {bad_civil[0]}, which was not played")
@@ -817,6 +835,8 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
     turn_up: Card | None = None
     misdeal = False
     plays = 0
+    replays = 0
+    played: list[tuple[str, Card]] = []
     seats = max(1, len(deal.standers))
     for action in deal.moves:
         if isinstance(action, TurnUp):
@@ -837,12 +857,15 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
             misdeal = True
         elif isinstance(action, Play):
             plays += 1
-    tricks = deal.tricks
-    if deal.current_trick:
-        tricks.append(deal.current_trick)
+            played.append((action.player, action.card))
+        elif isinstance(action, Replay):
+            replays += 1
+    # Every trick has one card from each stander, and a replay starts at a trick boundary, so the
+    # plays in order, cut into groups of that size, are the tricks as the table saw them.
+    tricks = [played[i : i + seats] for i in range(0, len(played), seats)]
     settled = deal.is_over
     ante = {p: n for p, n in deal.antes.items() if n}
-    hands = {p: tuple(cs) for p, cs in _played_hands(tricks).items()}
+    hands = {p: tuple(dict.fromkeys(cs)) for p, cs in _played_hands(tricks).items()}
     record = HandRecord(
         variant=deal.options.variant,
         options=deal.options,
@@ -861,6 +884,7 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
         known_holdings={p: tuple(cs) for p, cs in known.items()},
         tricks=tuple(tuple(t) for t in tricks),
         redeal=not deal.antes,
+        replays=replays,
         ante=ante if derived else None,
         pool_at_play=deal.pool_at_play if derived else None,
         trump=deal.trump if derived and turn_up is not None else None,

@@ -433,3 +433,30 @@ def test_hands_of_a_deal_without_play_only_have_to_match_shown_flushes() -> None
     assert score_record(r) == score_record(rec("FC10"))
     r["hands"] = {"A": ["JC", "7H", "9H", "QH", "3H"]}
     bad(r, "hands['A'] disagrees with the flush A showed")
+
+
+def test_a_replayed_deal_round_trips_with_its_replays() -> None:
+    from engine import Replay
+
+    rng = random.Random(4)
+    opts = Options.for_variant("three_card", revoke_action="replay_from_offence")
+    done = 0
+    for _ in range(60):
+        deal = Deal.shuffled(opts, ["A", "B", "C", "D"], "D", rng, enforce=False,
+                             balances={p: 30 for p in "ABCD"}, pool_before=6)
+        play_deal(deal, Bot(rng, revoke_rate=0.3), replays=0)
+        if deal.replay_from is None:
+            continue
+        deal.push(Replay())
+        play_deal(deal, Bot(rng), replays=0)
+        want = deal.settle().to_dict()
+        for r in want["revokes"]:
+            del r["card"]
+        record = json.loads(json.dumps(deal_to_record(deal, id="R")))
+        assert record["replays"] == 1
+        assert len(record["tricks"]) > 3
+        assert {k: v for k, v in score_record(record).items() if k != "id"} == want
+        done += 1
+    assert done >= 3
+    record["replays"] = 2
+    bad(record, "replays is 2, but only 1")
