@@ -116,7 +116,7 @@ def test_dealer_takes_turnup_is_evidence_from_trick_one() -> None:
     (r,) = d.revokes
     assert (r.player, r.rule, str(r.witness), r.detected_in_trick) == ("C", "must_follow", "7D", 1)
     from engine import IllegalActionError
-    with pytest.raises(IllegalActionError, match="known to be in C's hand"):
+    with pytest.raises(IllegalActionError, match="turn-up"):
         _p(d, "A", "7D")  # the dealer's card cannot be played by another seat
 
 
