@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 
 import cv2
@@ -33,14 +32,24 @@ ARUCO_DICT = cv2.aruco.DICT_4X4_50
 MARKER_MM = 50.0  # printed marker side (black square), centred on the table-frame corners
 
 
-@lru_cache(maxsize=4)
+_DECKS: dict[tuple[str, int], dict[str, np.ndarray]] = {}
+
+
 def load_deck(path: str | Path = DEFAULT_DECK) -> dict[str, np.ndarray]:
     """``{"AS": BGRA image, ..., "back": ...}`` from a folder of ``<card>.png`` (53 files).
 
     Any rendered deck works if it uses the project's notation for file names; a missing face is
-    an error (a deck with holes would silently bias the benchmark).
+    an error (a deck with holes would silently bias the benchmark). Decks are cached per folder
+    until a file in it changes (a night builds a table per deal).
     """
     folder = Path(path)
+    try:
+        stamp = max(p.stat().st_mtime_ns for p in folder.glob("*.png")) + len(list(folder.glob("*.png")))
+    except ValueError:
+        stamp = -1
+    key = (str(folder.resolve()), stamp)
+    if key in _DECKS:
+        return _DECKS[key]
     deck: dict[str, np.ndarray] = {}
     for name in (*FACES, "back"):
         img = cv2.imread(str(folder / f"{name}.png"), cv2.IMREAD_UNCHANGED)
@@ -51,6 +60,8 @@ def load_deck(path: str | Path = DEFAULT_DECK) -> dict[str, np.ndarray]:
         elif img.shape[2] == 3:
             img = cv2.cvtColor(img, cv2.COLOR_BGR2BGRA)
         deck[name] = img
+    _DECKS.clear()
+    _DECKS[key] = deck
     return deck
 
 
@@ -202,7 +213,7 @@ class SyntheticTable:
     def _render_background(self, rng: np.random.Generator) -> np.ndarray:
         """Texture drawn in the table plane (1 px/mm, with 400 mm to spare) and warped once."""
         tw, th = self.layout.width_mm, self.layout.height_mm
-        pad = 400
+        pad = 250
         W, H = int(tw + 2 * pad), int(th + 2 * pad)
         base = np.array(self.style.base_bgr, dtype=np.float32)
         if self.style.texture == "wood":
@@ -245,16 +256,13 @@ class SyntheticTable:
         return np.clip(img.astype(np.float32) * self._light[y0:y1, x0:x1, None], 0, 255).astype(np.uint8)
 
     def _make_noise(self, rng: np.random.Generator) -> list[np.ndarray]:
-        """Eight int16 noise fields; each frame adds one chosen by its index (temporal noise
-        without paying for 2.7 M random numbers per frame)."""
+        """One int16 noise field 64 px larger than the frame; each frame adds a window of it at
+        an offset drawn from its index (temporal noise without 2.7 M random numbers a frame)."""
         w, h = self.size
-        fields = []
+        f = np.zeros((h + 64, w + 64, 3), dtype=np.int16)
         cv2.setRNGSeed(int(rng.integers(0, 2**31 - 1)))  # cv2.randn draws from OpenCV's own generator
-        for _ in range(8):
-            f = np.zeros((h, w, 3), dtype=np.int16)
-            cv2.randn(f, 0, self.style.noise_sigma)
-            fields.append(f)
-        return fields
+        cv2.randn(f, 0, self.style.noise_sigma)
+        return [f]
 
     # -- drawing -----------------------------------------------------------------------------
     def card_quad(self, card: PlacedCard, lift_mm: float = 0.0) -> np.ndarray:
@@ -389,8 +397,9 @@ class SyntheticTable:
             self._draw_card(frame, held, lift_mm=40)
         if self.noise:
             rng = np.random.default_rng((self.seed, frame_index))
-            field_ = self._noise_fields[int(rng.integers(len(self._noise_fields)))]
-            frame = cv2.add(frame, field_, dtype=cv2.CV_8U)
+            dx, dy = (int(v) for v in rng.integers(0, 64, size=2))
+            h, w = frame.shape[:2]
+            frame = cv2.add(frame, self._noise_fields[0][dy:dy + h, dx:dx + w], dtype=cv2.CV_8U)
         return frame
 
 

@@ -1,0 +1,138 @@
+"""Calibration on rendered marker images with known geometry; geometry and the file format."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from table.cli import main as cli_main
+from vision import calibration as cal
+from vision.geometry import Calibration, GeometryError, TableLayout, Zone, homography, order_card_corners
+from vision.synthetic import SyntheticTable
+
+PROBES = np.array([[0, 0], [800, 0], [400, 400], [120, 650], [790, 780]], dtype=float)
+
+
+@pytest.fixture(scope="module")
+def scene() -> tuple[SyntheticTable, np.ndarray]:
+    table = SyntheticTable(seed=11, seats=5, tilt_deg=15)
+    return table, table.render([], frame_index=0)
+
+
+def test_markers_recover_the_true_homography(scene) -> None:
+    table, image = scene
+    got = cal.from_markers(image, (800, 800), marker_mm=50)
+    err = np.abs(got.to_image(PROBES) - table.calibration.to_image(PROBES)).max()
+    assert err < 1.5, f"{err:.2f} px off"
+    assert got.method == "aruco" and got.residual_px < 1.0
+    back = got.to_table(got.to_image(PROBES))
+    assert np.allclose(back, PROBES, atol=1e-6)
+
+
+def test_wrong_table_size_shows_in_the_reprojection_error(scene) -> None:
+    _, image = scene
+    # telling it the markers are 700 mm apart while the sheet says 50 mm markers: no exact fit
+    bad = cal.from_markers(image, (700, 800), marker_mm=50)
+    good = cal.from_markers(image, (800, 800), marker_mm=50)
+    assert bad.residual_px > 2 * good.residual_px
+
+
+def test_missing_marker_is_a_clear_error(scene) -> None:
+    table, image = scene
+    covered = image.copy()
+    corner = table.calibration.to_image([[800, 800]])[0].astype(int)
+    cv2.circle(covered, tuple(int(v) for v in corner), 60, (40, 40, 40), -1)
+    with pytest.raises(cal.CalibrationError, match=r"markers \[2\] not found"):
+        cal.from_markers(covered, (800, 800))
+
+
+def test_four_marked_corners(scene) -> None:
+    table, _ = scene
+    corners = table.calibration.to_image([[0, 0], [800, 0], [800, 800], [0, 800]])
+    got = Calibration.from_corners(corners, (800, 800), (1280, 720))
+    assert np.allclose(got.to_image(PROBES), table.calibration.to_image(PROBES), atol=1e-6)
+    with pytest.raises(GeometryError, match="four corner points"):
+        Calibration.from_corners(corners[:3], (800, 800), (1280, 720))
+    with pytest.raises(GeometryError, match="degenerate|singular"):
+        Calibration.from_corners([[0, 0], [1, 1], [2, 2], [3, 3]], (800, 800), (1280, 720))
+
+
+def test_checks_report_card_size_and_warn_when_too_small(scene) -> None:
+    table, image = scene
+    layout = table.layout
+    good = cal.check(cal.from_markers(image, (800, 800)), layout)
+    assert good.ok and set(good.card_px) == {z.name for z in layout.zones}
+    assert all(50 < px < 110 for px in good.card_px.values())
+    # the same view from a camera with half the resolution: cards about 32 px tall
+    half = np.diag([0.5, 0.5, 1.0]) @ table.calibration.table_to_image
+    poor = cal.check(Calibration(half, (640, 360), (800, 800)), layout)
+    assert not poor.ok and "too small" in poor.warnings[0]
+
+
+def test_file_round_trip_and_bad_files(tmp_path, scene) -> None:
+    table, image = scene
+    c = cal.from_markers(image, (800, 800))
+    path = cal.save(tmp_path / "cal.json", c, table.layout)
+    c2, layout2 = cal.load(path)
+    assert np.allclose(c2.table_to_image, c.table_to_image) and layout2 == table.layout
+    (tmp_path / "bad.json").write_text("{nope")
+    with pytest.raises(cal.CalibrationError, match="unreadable"):
+        cal.load(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({"format": "x"}))
+    with pytest.raises(cal.CalibrationError, match="not a loo-table-calibration/1"):
+        cal.load(tmp_path / "other.json")
+    with pytest.raises(cal.CalibrationError, match="no such calibration file"):
+        cal.load(tmp_path / "missing.json")
+
+
+def test_layout_defaults_serialise_and_reject_overlaps() -> None:
+    for seats in range(2, 9):
+        layout = TableLayout.default(seats)
+        assert [z.name for z in layout.seats] == [f"seat:{i}" for i in range(seats)]
+        assert TableLayout.from_dict(json.loads(json.dumps(layout.to_dict()))) == layout
+    with pytest.raises(GeometryError, match="overlap"):
+        TableLayout(800, 800, (Zone("a", 0, 0, 100, 100), Zone("b", 50, 50, 100, 100)))
+    with pytest.raises(GeometryError, match="smaller than a card"):
+        Zone("tiny", 0, 0, 30, 30)
+    with pytest.raises(GeometryError, match="zone: malformed"):
+        Zone.from_dict({"name": "x"})
+
+
+def test_homography_and_corner_order() -> None:
+    src = np.array([[0, 0], [10, 0], [10, 20], [0, 20], [5, 5]], dtype=float)
+    h_true = np.array([[2, 0.1, 5], [0.05, 1.5, 7], [0.001, 0.0005, 1]])
+    dst = (np.hstack([src, np.ones((5, 1))]) @ h_true.T)
+    dst = dst[:, :2] / dst[:, 2:]
+    assert np.allclose(homography(src, dst), h_true / h_true[2, 2], atol=1e-8)
+    # a landscape rectangle given in any order comes out portrait, clockwise from the top left
+    pts = order_card_corners([[0, 0], [88, 0], [88, 63], [0, 63]][::-1])
+    assert np.linalg.norm(pts[1] - pts[0]) == pytest.approx(63)
+    assert np.linalg.norm(pts[2] - pts[1]) == pytest.approx(88)
+
+
+def test_marker_sheet_is_an_svg_with_four_markers() -> None:
+    svg = cal.marker_sheet_svg()
+    assert svg.startswith("<?xml") and svg.count("<g transform") == 4 and "id 3: bottom left" in svg
+    from importlib.resources import files
+
+    shipped = files("vision") / "assets" / "aruco_markers.svg"
+    assert shipped.read_text(encoding="utf-8") == svg  # the committed sheet is the generated one
+
+
+def test_calibrate_command_writes_the_file(tmp_path, scene, capsys) -> None:
+    _, image = scene
+    img = tmp_path / "table.png"
+    cv2.imwrite(str(img), image)
+    out = tmp_path / "cal.json"
+    assert cli_main(["calibrate", "--image", str(img), "--seats", "5", "--output", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and report["markers_found"] == [0, 1, 2, 3] and report["written"] == str(out)
+    c, layout = cal.load(out)
+    assert len(layout.seats) == 5
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((720, 1280, 3), 90, np.uint8))
+    assert cli_main(["calibrate", "--image", str(blank), "--seats", "5", "--output", str(out)]) == 1
+    assert "not found" in capsys.readouterr().err
