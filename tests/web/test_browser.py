@@ -91,7 +91,7 @@ def served(tmp_path):
     ctl.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
     with playwright_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -166,3 +166,30 @@ def test_phone_sees_the_table_live_and_the_admin_corrects_a_card(served, browser
 def wait_phase(ctl: Controller, phase: str) -> None:
     ctl.settle()
     assert ctl.ref.snapshot()["phase"] == phase, ctl.ref.snapshot()
+
+
+def test_over_the_stream_cap_the_page_polls_and_still_updates(browser, tmp_path):
+    from web_fakes import FakeService
+
+    service = FakeService()
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, "MAX_STREAMS": 0,
+                                      "POLL_INTERVAL_MS": 300})
+    server = make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        page = browser.new_context(viewport={"width": 360, "height": 740}).new_page()
+        statuses: list[int] = []
+        page.on("response", lambda r: statuses.append(r.status) if "/table/partial" in r.url else None)
+        page.goto(f"http://127.0.0.1:{server.effective_port}/")
+        expect = playwright_api.expect
+        expect(page.locator("#live-status")).to_contain_text("polling")
+        page.wait_for_timeout(1000)
+        assert 304 in statuses  # unchanged table: the ETag makes each poll an empty 304
+        page.evaluate("window.__noReload = true")
+        service.play("Cal", "QH")
+        expect(page.locator('#trick-plays [data-card="QH"]')).to_be_visible(timeout=2000)
+        assert page.evaluate("window.__noReload") is True
+    finally:
+        close_server(app, server)
+        thread.join(5)
