@@ -9,6 +9,7 @@ kept as a ``loo-hand/1`` record, so a night can be replayed from its records alo
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -156,6 +157,8 @@ class Game:
         self._pending_loo = False
         self._over = False
         self._undo: list[_Snapshot] = []
+        self.ended_early: dict[str, int] | None = None
+        """What ``end_now`` shared out, when the host ended the night early."""
         # Fail now, not at the first deal, if the table cannot play this variant.
         Deal(self.options, self.players, self.dealer, balances=self.balances)
 
@@ -320,6 +323,31 @@ class Game:
             raise AssertionError(f"chips not conserved: {self.chips()} != {self.total_chips}")
         return out
 
+    def end_now(self) -> dict[str, int]:
+        """The host ends the night at once (PEEL's "equal division of the pool", an operator action).
+
+        A deal in progress is abandoned (nothing of it has been paid: antes move at settlement);
+        the pool is shared out by ``end_residue`` as after the last deal; returns who got what.
+        """
+        if self._over:
+            raise IllegalActionError("the game is over")
+        self.current = None
+        last = self.results[-1].dealer if self.results else self.dealer
+        residue = self._share_residue(last)
+        self._over = True
+        self.ended_early = residue
+        return residue
+
+    def copy(self) -> Game:
+        """An independent copy (finished deals are shared: they are never changed)."""
+        other = copy.copy(self)
+        other.balances = dict(self.balances)
+        other.results = list(self.results)
+        other.cuts = list(self.cuts)
+        other._undo = list(self._undo)
+        other.current = self.current.copy() if self.current is not None else None
+        return other
+
     def pop_deal(self) -> DealResult:
         """Undo the last finished deal (chips, dealer and end of game as they were before it)."""
         if not self.results:
@@ -327,13 +355,14 @@ class Game:
         if self.current is not None:
             raise IllegalActionError("finish or abandon the current deal first")
         snap = self._undo.pop()
-        self.balances = snap.balances
+        self.balances = dict(snap.balances)  # snapshots may be shared with copies
         self.pool = snap.pool
         self.dealer = snap.dealer
         self._counted = snap.counted
         self._redeal = snap.redeal
         self._pending_loo = snap.pending_loo
         self._over = snap.over
+        self.ended_early = None  # the snapshot predates any early ending
         return self.results.pop()
 
     # ------------------------------------------------------------------ replay

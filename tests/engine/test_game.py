@@ -257,3 +257,29 @@ def test_play_record_refuses_a_record_that_does_not_continue_the_night() -> None
         fresh.play_record(wrong)
     with pytest.raises(RecordError, match="no records"):
         Game.replay([])
+
+
+def test_end_now_shares_the_pool_and_ends_the_night() -> None:
+    game = Game("three_card", P3, dealer="A")
+    loo_deal(game)
+    pool = game.pool
+    game.new_deal()  # in progress: abandoned, nothing of it was paid
+    residue = game.end_now()
+    assert game.is_over and game.pool == 0 and game.current is None
+    assert sum(residue.values()) == pool and game.ended_early == residue
+    assert game.chips() == game.total_chips
+    with pytest.raises(IllegalActionError, match="over"):
+        game.end_now()
+
+
+def test_copy_is_independent() -> None:
+    game = Game("three_card", P3, dealer="A")
+    loo_deal(game)
+    other = game.copy()
+    loo_deal(other)
+    other.pop_deal()
+    other.pop_deal()
+    assert len(game.results) == 1 and len(other.results) == 0
+    assert game.balances != other.balances
+    loo_deal(game)
+    assert game.chips() == game.total_chips == other.chips()
