@@ -17,16 +17,16 @@ RULE_NAMES = (
 """The rule names of loo-rules.md §11.4."""
 
 _WHAT = {
-    "must_head": "did not head the trick",
-    "must_trump": "did not trump",
-    "must_overtrump": "did not overtrump",
-    "must_undertrump": "did not trump",
-    "pam_civil": "played Pam when Pam had to be civil",
-    "lead_boss_trump": "did not lead the top trump",
-    "lead_highest_trump": "did not lead his highest trump",
-    "lead_a_trump": "did not lead a trump",
-    "lead_trump_after_first_trick": "did not lead a trump after winning the first trick",
-    "lead_highest_card": "did not lead his highest card",
+    "must_head": "played {card} while holding {witness}, which would have headed the trick",
+    "must_trump": "played {card} while holding {witness}, a trump that would have headed the trick",
+    "must_overtrump": "played {card} while holding {witness}, a trump that would have overtrumped",
+    "must_undertrump": "played {card} while holding {witness}, a trump",
+    "pam_civil": "played Pam ({card}) to the civil ace while holding {witness}",
+    "lead_boss_trump": "led {card} while holding {witness}, the top trump",
+    "lead_highest_trump": "led {card} while holding {witness}, a higher trump",
+    "lead_a_trump": "led {card} while holding two trumps ({witness} the second seen)",
+    "lead_trump_after_first_trick": "led {card} after winning trick 1 while holding {witness}",
+    "lead_highest_card": "led {card} while holding {witness}, a higher card",
 }
 
 
@@ -52,8 +52,8 @@ class Revoke:
         head = f"{self.player} revoked in trick {self.trick}: "
         if self.rule == "must_follow" and self.led:
             return head + f"held {self.witness} when {SUIT_NAMES[self.led]} were led"
-        what = _WHAT.get(self.rule, self.rule.replace("_", " "))
-        return head + f"{what} (played {self.card}, held {self.witness})"
+        what = _WHAT.get(self.rule, "played {card} while holding {witness}")
+        return head + what.format(card=self.card, witness=self.witness)
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome form: player, trick, rule, witness, detected_in_trick (and card)."""

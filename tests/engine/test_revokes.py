@@ -156,3 +156,14 @@ def test_ir03_shape_lower_of_two_trumps_led() -> None:
     assert s["revokes"] == [{"player": "A", "trick": 1, "rule": "lead_highest_trump",
                              "witness": "QH", "detected_in_trick": 2}]
     assert s["paid"] == {"B": 3, "C": 3} and s["looed"] == {"A": 3} and s["pool_after"] == 6
+
+
+def test_describe_names_the_cards() -> None:
+    from engine import Revoke
+    r = Revoke("Bea", 2, "must_head", Card.parse("5C"), Card.parse("KC"), 3, "C")
+    assert r.describe() == ("Bea revoked in trick 2: played 5C while holding KC,"
+                            " which would have headed the trick")
+    r = Revoke("Ann", 1, "lead_boss_trump", Card.parse("KH"), Card.parse("AS"), 2)
+    assert r.describe() == "Ann revoked in trick 1: led KH while holding AS, the top trump"
+    assert r.to_dict() == {"player": "Ann", "trick": 1, "rule": "lead_boss_trump", "card": "KH",
+                           "witness": "AS", "detected_in_trick": 2}
