@@ -21,10 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop after N deals (default: play the whole night by the end-of-game rule)")
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default: 1)")
     parser.add_argument("--chips", type=int, default=100, metavar="C", help="opening chips per player (default: 100)")
-    parser.add_argument("--revoke-rate", type=float, default=0.06, metavar="P",
-                        help="chance that a bot plays a card the rules forbid (default: 0.06)")
+    parser.add_argument("--revoke-rate", type=float, default=None, metavar="P",
+                        help="chance that a bot plays a card the rules forbid (default: 0.15 full table, 0.06 --text)")
     parser.add_argument("--misdeal-rate", type=float, default=0.03, metavar="P",
-                        help="chance that a deal is a misdeal (default: 0.03)")
+                        help="--text only: chance that a deal is a misdeal (default: 0.03)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="a house rule of loo-rules.md §3, e.g. --option loo_mode=unlimited (repeatable)")
     parser.add_argument("--ascii", action="store_true", help="print cards as 10H, JC (no suit symbols, no colour)")
@@ -78,6 +78,8 @@ def run_table(args: argparse.Namespace) -> int:
         raise CommandError("--hands must be at least 1")
     if args.headless and args.hands is None:
         args.hands = 3
+    if args.revoke_rate is None:
+        args.revoke_rate = 0.15  # the full table should show the referee catching a revoke
     if not 0.0 <= args.revoke_rate <= 1.0:
         raise CommandError("--revoke-rate must be between 0 and 1")
     options: dict[str, object] = {}
@@ -192,6 +194,9 @@ def run_text(args: argparse.Namespace) -> int:
     from engine.errors import LooError
     from table.cli import CommandError
     from table.terminal_demo import player_names, run_demo
+
+    if args.revoke_rate is None:
+        args.revoke_rate = 0.06
 
     try:
         players = player_names(args.players)
