@@ -281,6 +281,16 @@ def _players(value: Any, key: str) -> tuple[str, ...]:
     return names
 
 
+def _admin_pin(value: Any, key: str) -> str:
+    """Empty (a PIN is generated at first start) or 4 to 12 digits, the rule web.security enforces;
+    checked here so a bad PIN is one line naming the key, not a traceback from the web server."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{key}: expected a string of digits, got {value!r}")
+    if value and not (value.isascii() and value.isdigit() and 4 <= len(value) <= 12):
+        raise ConfigError(f"{key}: the admin PIN must be empty or 4 to 12 digits")
+    return value
+
+
 def _options(value: Any, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a table of engine options")
@@ -335,6 +345,7 @@ def parse_config(raw: dict[str, Any], *, source: str = "<config>") -> TableConfi
     web = _section(WebConfig, raw.get("web"), "web", {
         "port": _int_range(0, 65535),
         "threads": _int_range(2, 64),
+        "admin_pin": _admin_pin,
     })
     state = _section(StateConfig, raw.get("state"), "state", {})
     if not state.database:
