@@ -146,3 +146,65 @@ def test_disk_full_simulated_with_max_page_count(state_dir: Path) -> None:
         ledger.append("note", {"text": "tiny"}, key="after")
     ledger.close()
     check_nothing_half_written(db, acknowledged, f"e{len(acknowledged)}")
+
+
+# --- malformed config -----------------------------------------------------------------------------
+
+
+def installed_config(root: Path, overrides: dict[str, dict[str, str]] | None = None, *, tail: str = "") -> Path:
+    """/etc/loo-table/config.toml of an installed Pi, re-rooted under `root` (synthetic camera).
+
+    `overrides` sets raw TOML values per section (replacing the defaults below); `tail` is appended.
+    """
+    state = root / "var" / "lib" / "loo-table"
+    state.mkdir(parents=True, exist_ok=True)
+    etc = root / "etc" / "loo-table"
+    etc.mkdir(parents=True, exist_ok=True)
+    sections: dict[str, dict[str, str]] = {
+        "state": {"database": f'"{state / "ledger.db"}"', "backup_dir": f'"{state / "backups"}"'},
+        "camera": {"source": '"synthetic"', "width": "640", "height": "360"},
+        "web": {"host": '"127.0.0.1"', "port": "0", "admin_pin": '"135790"'},
+    }
+    for name, values in (overrides or {}).items():
+        sections.setdefault(name, {}).update(values)
+    text = "".join(
+        f"[{name}]\n" + "".join(f"{k} = {v}\n" for k, v in values.items()) for name, values in sections.items()
+    )
+    cfg = etc / "config.toml"
+    cfg.write_text(text + tail)
+    return cfg
+
+
+BAD_CONFIGS: list[tuple[dict[str, dict[str, str]], str, str]] = [
+    ({"game": {"variant": '"four_card"'}}, "", "game.variant"),
+    ({"game": {"chips": "-5"}}, "", "game.chips"),
+    ({"game": {"players": '["Ann", "Ann", "Bea"]'}}, "", "game.players"),
+    ({"game": {"varient": '"irish"'}}, "", "game.varient"),
+    ({"pins": {"buzzer": "2"}}, "", "GPIO2"),
+    ({"pins": {"buzzer": "4"}}, "", "GPIO4"),  # already seat 0's LED
+    ({"pins": {"dealer_button": "40"}}, "", "GPIO40"),
+    ({"camera": {"source": '"webcam"'}}, "", "camera.source"),
+    ({"camera": {"fps": "0"}}, "", "camera.fps"),
+    ({"model": {"threads": '"two"'}}, "", "model.threads"),
+    ({"web": {"port": '"eighty"'}}, "", "web.port"),
+    ({"web": {"admin_pin": '"12ab"'}}, "", "web.admin_pin"),
+    ({"stat": {"database": '"x"'}}, "", "stat"),
+    ({}, "[game\n", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "tail", "needle"), BAD_CONFIGS, ids=[n for *_, n in BAD_CONFIGS])
+def test_malformed_config_is_one_line_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: dict[str, dict[str, str]], tail: str,
+    needle: str,
+) -> None:
+    from table.cli import main
+
+    cfg = installed_config(tmp_path, overrides, tail=tail)
+    assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0, err
+    assert err.startswith("loo-table run: ") and needle in err, err
+    assert str(cfg) in err  # which file
+    # Refused before anything was touched: no ledger, no PIN file in the state directory.
+    assert list((tmp_path / "var" / "lib" / "loo-table").iterdir()) == []
