@@ -44,9 +44,9 @@ class Config:
     """Everything that determines the model; stored in metrics.json so a run can be repeated."""
 
     seed: int = 20261122
-    samples: int = 48000  # training crops synthesised (fresh each round)
+    samples: int = 40000  # training crops synthesised (fresh each round)
     rounds: int = 2  # data is re-synthesised this many times (each round: epochs_per_round epochs)
-    epochs_per_round: int = 5
+    epochs_per_round: int = 4
     batch: int = 128
     lr: float = 3e-3
     weight_decay: float = 1e-4

@@ -135,8 +135,9 @@ class CardClassifier:
     Keyword-only options: ``providers`` (preference list; names this onnxruntime build lacks are
     skipped, the CPU is always last), ``threads`` (intra-op threads, bounded; one is the fastest
     for a small net on a busy Pi), ``threshold`` and ``margin`` (open-set rule; ``None`` takes the
-    defaults stored with the model), ``prototypes`` (path to an enrolment file made by
-    ``vision.enroll``; nearest-prototype reading on the embedding replaces the softmax head).
+    defaults stored with the model, or with the enrolment file), ``prototypes`` (path to an
+    enrolment file made by ``vision.enroll``: the network's probabilities are re-weighted by the
+    similarity of the crop's embedding to the nearest enrolled view of each card).
     """
 
     def __init__(
@@ -190,6 +191,11 @@ class CardClassifier:
             from vision.enroll import Prototypes  # local: enrolment is optional
 
             self.prototypes = Prototypes.load(prototypes, labels=self.labels, model_path=self.model_path)
+            # enrolment makes readings more confident: its own open-set rule unless one was given
+            if threshold is None:
+                self.threshold = self.prototypes.threshold
+            if margin is None:
+                self.margin = self.prototypes.margin
 
     # -- validation ---------------------------------------------------------------------------
     def _check_shapes(self, meta_path: Path) -> None:

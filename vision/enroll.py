@@ -21,9 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-#: Weight of the prototype similarity against the network's log-probability (chosen on a held-out
-#: deck design, see models/README.md).
-DEFAULT_WEIGHT = 20.0
+#: Weight of the prototype similarity against the network's log-probability, and the open-set rule
+#: used with prototypes (enrolment makes readings more confident, so the rule is stricter). Chosen
+#: by ``python -m models.evaluate`` on held-out deck designs, see models/README.md.
+DEFAULT_WEIGHT = 10.0
+DEFAULT_THRESHOLD = 0.95
+DEFAULT_MARGIN = 0.8
 MAX_PER_CARD = 8
 
 
@@ -44,10 +47,13 @@ class Prototypes:
     owners: np.ndarray
     model_sha256: str = ""
     weight: float = DEFAULT_WEIGHT
+    threshold: float = DEFAULT_THRESHOLD
+    margin: float = DEFAULT_MARGIN
 
     @classmethod
     def build(cls, labels: Sequence[str], items: Iterable[tuple[str, np.ndarray]], *, model_sha256: str = "",
-              weight: float = DEFAULT_WEIGHT) -> Prototypes:
+              weight: float = DEFAULT_WEIGHT, threshold: float = DEFAULT_THRESHOLD,
+              margin: float = DEFAULT_MARGIN) -> Prototypes:
         """From ``(label, embedding)`` pairs; at most :data:`MAX_PER_CARD` kept per label."""
         index = {lab: i for i, lab in enumerate(labels)}
         vecs: list[np.ndarray] = []
@@ -64,7 +70,7 @@ class Prototypes:
             owners.append(index[label])
         if not vecs:
             raise EnrollError("no cards to enrol")
-        return cls(tuple(labels), np.stack(vecs), np.array(owners, np.int32), model_sha256, weight)
+        return cls(tuple(labels), np.stack(vecs), np.array(owners, np.int32), model_sha256, weight, threshold, margin)
 
     @property
     def enrolled(self) -> set[str]:
@@ -76,7 +82,8 @@ class Prototypes:
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, labels=np.array(self.labels), vectors=self.vectors.astype(np.float16),
                                 owners=self.owners, model_sha256=np.array(self.model_sha256),
-                                weight=np.array(self.weight))
+                                weight=np.array(self.weight), threshold=np.array(self.threshold),
+                                margin=np.array(self.margin))
         os.replace(tmp, path)  # a power cut leaves the old file or the new one, never half of one
 
     @classmethod
@@ -88,7 +95,8 @@ class Prototypes:
         try:
             with np.load(path, allow_pickle=False) as z:
                 protos = cls(tuple(str(x) for x in z["labels"]), z["vectors"].astype(np.float32),
-                             z["owners"].astype(np.int32), str(z["model_sha256"]), float(z["weight"]))
+                             z["owners"].astype(np.int32), str(z["model_sha256"]), float(z["weight"]),
+                             float(z["threshold"]), float(z["margin"]))
         except Exception as exc:  # zipfile / KeyError / ValueError: all mean "not our file"
             raise EnrollError(f"{path}: not an enrolment file ({type(exc).__name__})") from None
         if labels is not None and tuple(labels) != protos.labels:

@@ -1,0 +1,142 @@
+"""Card recognition benchmark: latency per crop, identify time, resident memory, held-out accuracy.
+
+    .venv/bin/python bench/recognition.py [--runs 300] [--model models/card_classifier.onnx]
+
+Prints one line per figure (and ``--json`` for a machine-readable copy). Latency is the median
+of ``--runs`` single-crop ``CardClassifier.classify`` calls on ONE onnxruntime thread, for the
+fp32 and the int8 model; ``identify`` is the median time to decode an 800×600 JPEG with one card,
+find the card and read it (what ``loo-table identify`` does per image, without process start).
+Accuracy on the held-out deck designs is quoted from ``models/metrics.json`` (written by the
+training recipe, which synthesised the held-out crops); ``models/evaluate.py`` recomputes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def rss_mb() -> float:
+    """Resident set size of this process (Linux /proc), MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def photo_with_one_card(path: Path) -> None:
+    """An 800×600 JPEG of one held-out fixture card lying at an angle on a green cloth."""
+    import cv2
+    import numpy as np
+
+    crop = cv2.imread(str(ROOT / "tests" / "data" / "cards" / "crop_QS_younestouati.png"))[6:-6, 5:-5]
+    card = np.full((240, 172, 3), 246, np.uint8)
+    card[14:-14, 12:-12] = cv2.resize(crop, (148, 212), interpolation=cv2.INTER_CUBIC)
+    rng = np.random.default_rng(0)
+    img = np.clip(np.zeros((600, 800, 3)) + (40, 95, 35) + rng.normal(0, 4, (600, 800, 3)), 0, 255).astype(np.uint8)
+    src = np.array([[0, 0], [172, 0], [172, 240], [0, 240]], np.float32)
+    dst = np.array([[330, 180], [470, 205], [445, 400], [300, 372]], np.float32)
+    M = cv2.getPerspectiveTransform(src, dst)
+    warped = cv2.warpPerspective(card, M, (800, 600))
+    mask = cv2.warpPerspective(np.full((240, 172), 255, np.uint8), M, (800, 600))[:, :, None] / 255.0
+    img = (img * (1 - mask) + warped * mask).astype(np.uint8)
+    cv2.imwrite(str(path), img, [cv2.IMWRITE_JPEG_QUALITY, 90])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--models", type=Path, default=ROOT / "models")
+    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    args = parser.parse_args(argv)
+
+    base_rss = rss_mb()
+    import cv2
+
+    from vision.classifier import CardClassifier
+    from vision.finder import find_cards
+
+    cv2.setNumThreads(1)
+    crops = [cv2.imread(str(p)) for p in sorted((ROOT / "tests" / "data" / "cards").glob("crop_*.png"))]
+    out: dict[str, object] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+                   f"Python {platform.python_version()}",
+    }
+    print(f"machine: {out['machine']}")
+    for variant in ("fp32", "int8"):
+        path = args.models / f"card_classifier.{variant}.onnx"
+        clf = CardClassifier(path, threads=1)
+        for c in crops[:5]:
+            clf.classify([c])
+        times = []
+        for i in range(args.runs):
+            c = [crops[i % len(crops)]]
+            t = time.perf_counter()
+            clf.classify(c)
+            times.append(time.perf_counter() - t)
+        batch = crops[:8]
+        bt = []
+        for _ in range(max(10, args.runs // 8)):
+            t = time.perf_counter()
+            clf.classify(batch)
+            bt.append((time.perf_counter() - t) / len(batch))
+        out[f"{variant}_ms_per_crop"] = round(statistics.median(times) * 1000, 3)
+        out[f"{variant}_ms_per_crop_batch8"] = round(statistics.median(bt) * 1000, 3)
+        print(f"{variant}: {out[f'{variant}_ms_per_crop']} ms per crop (one thread, batch 1), "
+              f"{out[f'{variant}_ms_per_crop_batch8']} ms per crop in a batch of 8")
+
+    shipped = CardClassifier(args.models / "card_classifier.onnx", threads=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        photo = Path(tmp) / "one_card.jpg"
+        photo_with_one_card(photo)
+        times = []
+        found_cards: list[str | None] = []
+        for _ in range(max(20, args.runs // 5)):
+            t = time.perf_counter()
+            image = cv2.imread(str(photo), cv2.IMREAD_COLOR)
+            found = find_cards(image)
+            readings = shipped.classify([f.crop for f in found])
+            times.append(time.perf_counter() - t)
+            found_cards = [r.card for r in readings]
+        find_only = []
+        for _ in range(20):
+            t = time.perf_counter()
+            find_cards(image)
+            find_only.append(time.perf_counter() - t)
+    out["identify_ms_800x600_one_card"] = round(statistics.median(times) * 1000, 2)
+    out["find_cards_ms_800x600"] = round(statistics.median(find_only) * 1000, 2)
+    out["identify_read"] = found_cards
+    print(f"identify (decode + find + read) on an 800x600 photo with one card: {out['identify_ms_800x600_one_card']} ms "
+          f"(find_cards alone {out['find_cards_ms_800x600']} ms; read {found_cards})")
+    out["rss_mb_recognition_stack"] = round(rss_mb(), 1)
+    out["rss_mb_python_before_imports"] = round(base_rss, 1)
+    print(f"resident memory: {out['rss_mb_recognition_stack']} MB with numpy, OpenCV, onnxruntime and three sessions "
+          f"loaded ({out['rss_mb_python_before_imports']} MB before the imports)")
+
+    metrics_path = args.models / "metrics.json"
+    if metrics_path.is_file():
+        m = json.loads(metrics_path.read_text())
+        for variant, res in m.get("results", {}).items():
+            a = res["all"]
+            decks = ", ".join(f"{d} {v['top1'] * 100:.2f}%" for d, v in res["decks"].items())
+            print(f"held-out accuracy ({variant}, from models/metrics.json): top-1 {a['top1'] * 100:.2f}%, "
+                  f"confidently wrong {a['confidently_wrong'] * 100:.2f}%, unsure {a['unsure'] * 100:.2f}% "
+                  f"of {a['n']} crops [{decks}]")
+            out[f"{variant}_heldout_top1"] = a["top1"]
+    if args.json:
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

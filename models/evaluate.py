@@ -1,0 +1,122 @@
+"""Evaluate a card model on the held-out deck designs, with and without deck enrolment.
+
+    python -m models.evaluate [--model models/card_classifier.onnx] [--enroll-per-card 3]
+
+Uses exactly the calibration and test crops of the training recipe (same seeds, so the cached
+crops are reused). Enrolment is simulated per held-out deck: ``--enroll-per-card`` further
+camera-like crops of each card of that deck (another seed: the user's own photos) become the
+prototypes; the prototype weight is chosen on the calibration crops and every figure is reported on
+the test crops. Writes ``models/enroll_metrics.json`` (quoted by the model card).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.train import HERE, Config, _plan, cfg_cache, choose_open_set, load_artwork, synthesise
+
+
+def _rates(probs: np.ndarray, y: np.ndarray, threshold: float, margin: float) -> dict[str, float]:
+    order = np.sort(probs, axis=1)
+    acc = (order[:, -1] >= threshold) & (order[:, -1] - order[:, -2] >= margin)
+    pred = probs.argmax(1)
+    pos = y >= 0
+    return {
+        "top1": round(float((pred[pos] == y[pos]).mean()), 5),
+        "confidently_wrong": round(float((acc[pos] & (pred[pos] != y[pos])).mean()), 5),
+        "unsure": round(float((~acc[pos]).mean()), 5),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m models.evaluate", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=HERE / "card_classifier.onnx")
+    parser.add_argument("--enroll-per-card", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=HERE / "enroll_metrics.json")
+    args = parser.parse_args(argv)
+
+    from vision.classifier import CardClassifier, softmax
+    from vision.enroll import Prototypes
+
+    metrics = json.loads((args.model.parent / "metrics.json").read_text())
+    cfg = Config(**{k: v for k, v in metrics["config"].items() if k in Config.__dataclass_fields__})
+    cfg.workers = args.workers
+    _, held = load_artwork(cfg)
+    rng = np.random.default_rng(cfg.seed + 1)
+    calib_plan = _plan(rng, 0, held, cfg, negatives=0, per_card=cfg.calib_per_card)
+    test_plan = _plan(rng, 0, held, cfg, negatives=0, per_card=cfg.eval_per_card)
+    n_neg = max(50, len(test_plan) // 20)
+    neg_plan = [(-1, "", "table")] * (n_neg // 2) + [(-1, sorted(held)[0], "partial")] * (n_neg - n_neg // 2)
+    xc, yc = synthesise(held, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops", cache=cfg_cache(cfg))
+    xt, yt = synthesise(held, test_plan + neg_plan, cfg.seed + 3, cfg.workers, "test crops", cache=cfg_cache(cfg))
+    gc = np.array([nm if li >= 0 else "negative" for li, nm, _ in calib_plan + neg_plan])
+    gt = np.array([nm if li >= 0 else "negative" for li, nm, _ in test_plan + neg_plan])
+
+    clf = CardClassifier(args.model, threads=1)
+    thr, mar = clf.threshold, clf.margin
+
+    def run(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lo, em = [], []
+        for i in range(0, len(x), 256):
+            a, b = clf._run(list(x[i : i + 256]), ["logits", "embedding"])
+            lo.append(a)
+            em.append(b)
+        return softmax(np.concatenate(lo)), np.concatenate(em)
+
+    pc, ec = run(xc)
+    pt, et = run(xt)
+    result: dict[str, Any] = {"model": args.model.name, "enroll_views_per_card": args.enroll_per_card,
+                              "threshold": thr, "margin": mar, "decks": {}}
+    # enrol each held-out deck on its own (a user enrols one deck), then choose ONE prototype
+    # weight and open-set rule for all enrolled decks on the pooled calibration crops
+    protos_by_deck: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for deck in sorted(held):
+        enrol_plan = _plan(rng, 0, {deck: held[deck]}, cfg, negatives=0, per_card=args.enroll_per_card)
+        xe, ye = synthesise({deck: held[deck]}, enrol_plan, cfg.seed + 99, cfg.workers, f"enrol {deck}",
+                            cache=cfg_cache(cfg))
+        protos_by_deck[deck] = (ye, run(xe)[1])
+
+    def enrolled_probs(w: float, p: np.ndarray, e: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        out = p.copy()
+        for deck, (ye, ee) in protos_by_deck.items():
+            m = groups == deck
+            protos = Prototypes.build(clf.labels, [(clf.labels[int(k)], v) for k, v in zip(ye, ee, strict=True)], weight=w)
+            out[m] = protos.probabilities(e[m], p[m])
+        return out
+
+    keep_c = np.isin(gc, list(held))
+    best: tuple[float, float, float, float] | None = None  # (unsure, weight, threshold, margin)
+    for w in (2.0, 5.0, 10.0, 20.0):
+        probs = enrolled_probs(w, pc, ec, gc)[keep_c]
+        t, m = choose_open_set(probs, yc[keep_c], cfg.max_wrong)
+        unsure = _rates(probs, yc[keep_c], t, m)["unsure"]
+        if best is None or unsure < best[0]:
+            best = (unsure, w, t, m)
+    assert best is not None
+    _, w, t, m = best
+    result["prototypes"] = {"weight": w, "threshold": t, "margin": m,
+                            "chosen_on": "pooled calibration crops of the held-out decks, each deck enrolled on its own"}
+    after_all = enrolled_probs(w, pt, et, gt)
+    for deck in sorted(held):
+        mt = gt == deck
+        before = _rates(pt[mt], yt[mt], thr, mar)
+        after = _rates(after_all[mt], yt[mt], t, m)
+        result["decks"][deck] = {"n": int(mt.sum()), "without_enrolment": before, "with_enrolment": after}
+        print(f"{deck}: without enrolment top-1 {before['top1'] * 100:.2f}% (unsure {before['unsure'] * 100:.1f}%, "
+              f"confidently wrong {before['confidently_wrong'] * 100:.2f}%); with {args.enroll_per_card} views per card "
+              f"top-1 {after['top1'] * 100:.2f}% (unsure {after['unsure'] * 100:.1f}%, confidently wrong "
+              f"{after['confidently_wrong'] * 100:.2f}%)", file=sys.stderr)
+    print(f"prototype weight {w}, threshold {t}, margin {m}", file=sys.stderr)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

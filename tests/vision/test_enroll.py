@@ -1,0 +1,123 @@
+"""Deck enrolment: prototypes file, guided command from photos and from a video."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from table.cli import main
+from vision.classifier import LABELS, CardClassifier
+from vision.enroll import EnrollError, Prototypes, label_from_filename, model_digest
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "models" / "card_classifier.onnx"
+CARDS = ROOT / "tests" / "data" / "cards"
+TRUTH = json.loads((CARDS / "truth.json").read_text())
+CROPS = sorted(n for n in TRUTH if n.startswith("crop_"))
+
+
+@pytest.fixture(scope="module")
+def clf() -> CardClassifier:
+    return CardClassifier(MODEL)
+
+
+def test_filename_labels() -> None:
+    assert label_from_filename(Path("QH.jpg")) == "QH"
+    assert label_from_filename(Path("qh-2.png")) == "QH"
+    assert label_from_filename(Path("10d_front.jpeg")) == "10D"
+    assert label_from_filename(Path("TD.jpg")) == "10D"
+    assert label_from_filename(Path("back.jpg")) == "back"
+    assert label_from_filename(Path("holiday.jpg")) is None
+    assert label_from_filename(Path("1H.jpg")) is None
+
+
+def test_prototypes_round_trip_and_pull_towards_enrolled_card(clf: CardClassifier, tmp_path: Path) -> None:
+    crops = [cv2.imread(str(CARDS / n)) for n in CROPS]
+    labels = [TRUTH[n][0] for n in CROPS]
+    emb = clf.embed(crops)
+    assert emb.shape[0] == len(crops)
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
+    protos = Prototypes.build(LABELS, zip(labels, emb, strict=True), model_sha256=model_digest(MODEL))
+    path = tmp_path / "deck.npz"
+    protos.save(path)
+    loaded = Prototypes.load(path, labels=LABELS, model_path=MODEL)
+    assert loaded.enrolled == set(labels)
+    # an enrolled crop is its own nearest prototype
+    sim = loaded.similarities(emb)
+    for i, lab in enumerate(labels):
+        assert np.nanargmax(sim[i]) == LABELS.index(lab)
+    probs = loaded.probabilities(emb, clf.probabilities(crops))
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-4)
+    assert [LABELS[int(i)] for i in probs.argmax(axis=1)] == labels
+    # the classifier uses the file
+    with_protos = CardClassifier(MODEL, prototypes=path)
+    assert [r.card or ("back" if r.face_down else None) for r in with_protos.classify(crops)] == labels
+
+
+def test_prototype_file_errors(tmp_path: Path) -> None:
+    emb = np.eye(4, 128, dtype=np.float32)
+    protos = Prototypes.build(LABELS, [("2C", emb[0]), ("3C", emb[1])], model_sha256="0" * 64)
+    path = tmp_path / "other.npz"
+    protos.save(path)
+    with pytest.raises(EnrollError, match="made for another model"):
+        Prototypes.load(path, model_path=MODEL)
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"nonsense")
+    with pytest.raises(EnrollError, match="junk.npz: not an enrolment file"):
+        Prototypes.load(junk)
+    with pytest.raises(EnrollError, match="missing"):
+        Prototypes.load(tmp_path / "nope.npz")
+    with pytest.raises(EnrollError, match="unknown card"):
+        Prototypes.build(LABELS, [("1Z", emb[0])])
+
+
+def test_guide(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["enroll", "--guide"]) == 0
+    out = capsys.readouterr().out
+    assert "2C 3C 4C" in out and "back" in out
+
+
+def test_enroll_from_named_photos(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    photos = tmp_path / "deck"
+    photos.mkdir()
+    shutil.copy(CARDS / "photo_light_qh.jpg", photos / "QH.jpg")
+    shutil.copy(CARDS / "photo_white_jd.jpg", photos / "JD-1.jpg")
+    shutil.copy(CARDS / "photo_white_jd.jpg", photos / "KS.jpg")  # misnamed: it shows the JD
+    (photos / "notes.jpg").write_bytes(b"x")
+    out_file = tmp_path / "deck-prototypes.npz"
+    assert main(["enroll", str(photos), "--out", str(out_file)]) == 0
+    out, err = capsys.readouterr()
+    assert "QH  ok, 1 view" in out and "2C  missing" in out
+    assert "enrolled 3 of 53 cards" in out
+    assert "KS.jpg: enrolled as KS but reads as JD" in err
+    assert "notes.jpg" in err
+    assert Prototypes.load(out_file, labels=LABELS, model_path=MODEL).enrolled == {"QH", "JD", "KS"}
+    assert main(["identify", "--prototypes", str(out_file), str(CARDS / "photo_light_qh.jpg")]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert [c["card"] for c in line["cards"]] == ["QH"]
+
+
+def test_enroll_from_a_video(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frames = [cv2.imread(str(CARDS / n)) for n in ("photo_light_qh.jpg", "photo_white_jd.jpg")]
+    h, w = frames[0].shape[:2]
+    blank = np.full((h, w, 3), 200, np.uint8)
+    video = tmp_path / "deck.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (w, h))
+    for f in frames:
+        for _ in range(8):
+            writer.write(f)
+        for _ in range(3):
+            writer.write(blank)
+    writer.release()
+    out_file = tmp_path / "v.npz"
+    assert main(["enroll", str(video), "--cards", "QH,JD", "--every", "1", "--out", str(out_file)]) == 0
+    assert "enrolled 2 of 53" in capsys.readouterr().out
+    assert Prototypes.load(out_file).enrolled == {"QH", "JD"}
+    # the wrong number of cards in the video is refused with the count
+    assert main(["enroll", str(video), "--cards", "QH,JD,KS", "--out", str(out_file)]) == 1
+    assert "found 2 cards" in capsys.readouterr().err

@@ -1,0 +1,39 @@
+"""The training recipe end to end on its tiny configuration (OpenCV-font decks, seconds)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("onnx")
+
+from models.train import Config, add_arguments, config_from_args, run_recipe  # noqa: E402
+from vision.classifier import CardClassifier  # noqa: E402
+
+
+@pytest.mark.slow  # ~10 s, most of it importing torch
+def test_tiny_recipe_end_to_end(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from_args(parser.parse_args(["--tiny", "--workers", "1"]))
+    assert cfg.tiny and cfg.samples <= 1024
+    metrics = run_recipe(cfg, tmp_path, log=lambda m: None)
+    for name in ("card_classifier.onnx", "card_classifier.fp32.onnx", "card_classifier.int8.onnx", "metrics.json"):
+        assert (tmp_path / name).is_file(), name
+    on_disk = json.loads((tmp_path / "metrics.json").read_text())
+    assert on_disk["shipped"] in ("fp32", "int8") and on_disk["shipped"] == metrics["shipped"]
+    assert set(on_disk["results"]) == {"fp32", "int8"}
+    assert on_disk["config"]["held_out_decks"] == ["font-1"]
+    for variant in ("fp32", "int8"):
+        clf = CardClassifier(tmp_path / f"card_classifier.{variant}.onnx")
+        assert len(clf.labels) == 53 and clf.has_embedding
+        assert clf.threshold == on_disk["threshold"]
+
+
+def test_default_config_is_the_shipped_recipe() -> None:
+    cfg = Config()
+    assert cfg.threads >= 1 and cfg.samples >= 10000 and not cfg.tiny
