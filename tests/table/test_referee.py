@@ -277,3 +277,86 @@ def test_button_event_from_unknown_seat_is_ignored(table):
     table.dealer()
     table.ref.step(ButtonEvent("seat", "press", 9, 1.0))
     assert table.snap()["phase"] == "turn_up"
+
+
+def test_adjust_chips_during_a_deal_counts_after_it(table):
+    start_deal(table)
+    table.ref.call("adjust_chips", {"player": "Cal", "delta": 20, "reason": "bought in"})
+    assert table.chips()["Cal"] == 120
+    for p, c in REVOKE_DEAL:
+        table.card(p, c)
+    table.dealer()  # close deal 1, start deal 2
+    st = table.ref.state
+    assert st.balances["Cal"] == 101 + 20 and st.total_in == 420
+    assert st.total_chips() == 420
+
+
+def test_undoing_the_deal_start_gives_the_ante_back(table):
+    table.dealer()
+    assert table.chips()["Dot"] == 97
+    table.dealer("hold")
+    snap = table.snap()
+    assert snap["phase"] == "waiting" and snap["deal_number"] == 0 and table.chips()["Dot"] == 100
+    table.dealer()
+    assert table.snap()["deal_number"] == 1
+
+
+def test_ending_the_game_mid_deal_abandons_it(table):
+    start_deal(table)
+    table.card("Ann", "KS")
+    table.ref.call("end_game", {})
+    snap = table.snap()
+    assert snap["game_over"] and snap["deal_number"] == 0 and table.chips() == dict.fromkeys(
+        ["Ann", "Bea", "Cal", "Dot"], 100)
+    table.dealer()  # no new deal after the end
+    assert table.snap()["deal_number"] == 0 and table.snap()["alerts"][-1]["kind"] == "game_over"
+
+
+def test_a_retried_button_event_is_applied_once(table):
+    table.dealer()
+    table.card("turn_up", "7H")
+    ev = ButtonEvent("seat", "press", 0, 123.0)
+    table.ref.step(ev)
+    seq = table.ledger.last_seq()
+    table.ref.step(ev)  # the same gesture delivered twice (same timestamp, same key)
+    assert table.ledger.last_seq() == seq
+    assert table.ref.state.deal.to_act == "Bea"
+
+
+def test_defended_miss_and_take_miss_by_gestures(tmp_path):
+    from conftest import Table
+
+    t = Table(tmp_path / "l.db")
+    # deal 1 (forced) played out quickly so that deal 2 is not forced
+    start_deal(t)
+    for p, c in REVOKE_DEAL:
+        t.card(p, c)
+    t.dealer()  # deal 2: dealer Ann, eldest Bea; the pool is not the ante alone
+    assert t.ref.state.deal_info["dealer"] == "Ann"
+    t.card("turn_up", "2S")
+    t.press("Bea", "double")  # takes the miss
+    t.press("Cal", "hold")  # passes
+    t.press("Dot", "hold")  # passes
+    decl = t.ref.state.deal.declarations
+    assert decl == {"Bea": "take_miss", "Cal": "pass", "Dot": "pass"}
+    t.press("Ann")  # the dealer plays against the miss-taker
+    assert t.ref.state.deal.phase == "play"
+    t.close()
+
+
+def test_irish_exchange_by_presses(tmp_path):
+    from conftest import Table
+
+    t = Table(tmp_path / "l.db", variant="irish", options={"club_law": False})
+    t.dealer()
+    t.card("turn_up", "7H")
+    for p in ["Ann", "Bea", "Cal", "Dot"]:
+        t.press(p)
+    assert t.ref.state.deal.phase == "exchange"
+    t.press("Ann")
+    t.press("Ann")
+    t.press("Ann", "hold")  # two cards exchanged, done
+    t.press("Bea", "hold")  # stands pat
+    entries = [str(e.action) for e in t.ref.state.entries]
+    assert entries[-2:] == ["Ann:x2", "Bea:x0"]
+    t.close()
