@@ -40,15 +40,15 @@ from engine.actions import (
 )
 from engine.cards import DECK, Card
 from engine.errors import IllegalActionError, InvalidInputError, OutOfTurnError
+from engine.laws import FREE, Laws
 from engine.options import Options, Variant
 from engine.outcome import Revoke, Settlement
+from engine.settlement import settle_deal
 
 __all__ = ["Deal", "LegalMoves", "PHASES", "default_antes", "flush_key"]
 
 PHASES: Final = ("turn_up", "take_turnup", "declare", "exchange", "flush", "play", "over")
 
-_FREE: Final = -1.0
-"""Tier of Pam under ``pam_rule = free``: always legal, never a witness."""
 
 
 class _PlayRecord:
@@ -228,7 +228,6 @@ class Deal:
         self._antes = {p: v for p, v in antes.items() if v}
         self._p0 = pool_before + sum(self._antes.values())
         self._loo = opts.loo_for(self._p0)
-        self._total = sum(self._balances_before.values()) + pool_before
 
         # known hands
         self._known = hands is not None
@@ -327,7 +326,7 @@ class Deal:
         self._turn_up: Card | None = None
         self._trump: str | None = None
         self._pam: Card | None = None
-        self._boss: tuple[Card, ...] = ()
+        self._laws = Laws(self._opts, None)
         self._forced = False
         self._miss_withdrawn = not self._opts.miss
         self._decl: dict[str, str] = {}
@@ -567,159 +566,38 @@ class Deal:
 
     # ------------------------------------------------------------------ card helpers
     def _is_trump(self, c: Card) -> bool:
-        return c.suit == self._trump or c is self._pam
+        return self._laws.is_trump(c)
 
     def _esuit(self, c: Card) -> str:
-        if c is self._pam:
-            assert self._trump is not None
-            return self._trump
-        return c.suit
+        return self._laws.esuit(c)
 
     def _power(self, c: Card, led: str) -> int:
-        if c is self._pam:
-            return 1000
-        if c.suit == self._trump:
-            return 100 + c.rank
-        if c.suit == led:
-            return c.rank
-        return 0
+        return self._laws.power(c, led)
 
     def _tier(self, x: Card, led: str, wp: int, civil: bool) -> float:
-        """§8.2: lower tier = stronger obligation; the legal cards are those of the lowest tier."""
-        o = self._opts
-        trump = self._trump
-        if x is self._pam:
-            if o.pam_rule == "free":
-                return _FREE
-            if civil:
-                return 99.0 if o.pam_civil_strict else 2.5
-            es = trump
-            pw = 1000
-        else:
-            es = x.suit
-            pw = 100 + x.rank if es == trump else (x.rank if es == led else 0)
-        if es == led:
-            return 1.0 if (o.must_head and pw > wp) else 2.0
-        if es == trump:
-            if pw > wp:
-                return 3.0 if o.must_trump else 5.0
-            return 4.0 if (o.must_trump and o.must_undertrump) else 5.0
-        return 5.0
+        return self._laws.tier(x, led, wp, civil)
 
     def _civil_now(self) -> bool:
         """Whether "Pam be civil" binds the trick in progress (§8.6)."""
-        if self._pam is None or not self._cur:
+        if not self._cur:
             return False
-        lead = self._cur[0][1]
-        if lead.suit != self._trump or lead.rank != 14 or lead is self._pam:
-            return False
-        mode = self._opts.pam_be_civil
-        if mode == "automatic":
-            return True
-        if mode == "on_call":
-            return len(self._tricks) + 1 in self._civil_called
-        return False
+        return self._laws.civil(self._cur[0][1], len(self._tricks) + 1 in self._civil_called)
 
     def _flush_won(self) -> bool:
         return any(k is not None for _, _, k in self._claims)
 
     def _lead_kind(self) -> str:
-        o = self._opts
-        if o.lead_rules == "none":
-            return "free"
-        t = len(self._tricks) + 1
-        if t == 1:
-            return "lead1"
-        if t == 2 and o.second_lead_rule:
-            return "lead2"
-        return "free"
+        return self._laws.lead_kind(len(self._tricks) + 1)
 
     # ------------------------------------------------------------------ rule checks (§8, §11)
     def _lead_violation(self, kind: str, c: Card, ev: Sequence[Card]) -> tuple[str, Card] | None:
-        """Whether leading ``c`` while also holding ``ev`` breaks a lead law; (rule, witness)."""
-        if kind == "free":
-            return None
-        o = self._opts
-        is_t = self._is_trump
-        boss = self._boss
-        if o.pam_rule == "free" and self._pam is not None:
-            # AM-HOYLE: Pam "is subject to no laws": never forced, never a witness.
-            pam = self._pam
-            if c is pam:
-                return None
-            ev = [w for w in ev if w is not pam]
-            boss = tuple(b for b in boss if b is not pam)
-        if kind == "lead2":
-            if is_t(c):
-                pc = self._power(c, "")
-                for w in ev:
-                    if is_t(w) and self._power(w, "") > pc:
-                        return ("lead_trump_after_first_trick", w)
-                return None
-            for w in ev:
-                if is_t(w):
-                    return ("lead_trump_after_first_trick", w)
-            return None
-        higher = boss[:boss.index(c)] if c in boss else boss
-        for w in ev:
-            if w in higher:
-                return ("lead_boss_trump", w)
-        if is_t(c):
-            if o.lead_rules == "parlett_cassell" or o.two_trumps_lead == "highest":
-                pc = self._power(c, "")
-                for w in ev:
-                    if is_t(w) and self._power(w, "") > pc:
-                        return ("lead_highest_trump", w)
-            return None
-        if o.lead_rules == "parlett_cassell":
-            for w in ev:
-                if is_t(w):
-                    return ("lead_highest_trump", w)
-            for w in ev:
-                if w.rank > c.rank:
-                    return ("lead_highest_card", w)
-            return None
-        seen = 0
-        for w in ev:
-            if is_t(w):
-                seen += 1
-                if seen == 2:
-                    rule = "lead_highest_trump" if o.two_trumps_lead == "highest" else "lead_a_trump"
-                    return (rule, w)
-        return None
+        return self._laws.lead_violation(kind, c, ev)
 
     def _follow_violation(self, r: _PlayRecord, ev: Sequence[Card]) -> tuple[str, Card] | None:
-        """Whether ``r.card`` had a lower-tier card in ``ev`` (§8.2); (rule, witness)."""
-        return self._follow_check(r.card, r.led, r.win_power, r.trumped, r.civil, ev)
-
-    def _follow_check(self, c: Card, led: str, wp: int, trumped: bool, civil: bool,
-                      ev: Sequence[Card]) -> tuple[str, Card] | None:
-        tier = self._tier
-        tc = tier(c, led, wp, civil)
-        if tc == _FREE or tc == 1.0:
-            return None
-        for w in ev:
-            tw = tier(w, led, wp, civil)
-            if tw == _FREE or tw >= tc:
-                continue
-            return (self._rule_name(c, led, trumped, civil, tc, tw), w)
-        return None
+        return self._laws.follow_check(r.card, r.led, r.win_power, r.trumped, r.civil, ev)
 
     def _follow_rule(self, r: _PlayRecord, tc: float, tw: float) -> str:
-        return self._rule_name(r.card, r.led, r.trumped, r.civil, tc, tw)
-
-    def _rule_name(self, c: Card, led: str, trumped: bool, civil: bool, tc: float,
-                   tw: float) -> str:
-        """§11.4's name for playing ``c`` (tier ``tc``) while holding a tier-``tw`` card."""
-        if c is self._pam and civil and tc in (2.5, 99.0):
-            return "pam_civil"
-        if tw <= 2.0:
-            return "must_head" if self._esuit(c) == led else "must_follow"
-        if tw == 2.5:
-            return "must_follow"
-        if tw == 3.0:
-            return "must_overtrump" if (self._is_trump(c) or trumped) else "must_trump"
-        return "must_undertrump"
+        return self._laws.rule_name(r.card, r.led, r.trumped, r.civil, tc, tw)
 
     def _violation(self, r: _PlayRecord, ev: Sequence[Card]) -> tuple[str, Card] | None:
         if r.kind == "follow":
@@ -744,42 +622,10 @@ class Deal:
         st = self._standers
         hand = self._hands[st[(self._leader + len(cur)) % len(st)]]
         if not cur:
-            kind = self._lead_kind()
-            if kind == "free":
-                legal = list(hand)
-            else:
-                legal = [c for c in hand
-                         if self._lead_violation(kind, c, [x for x in hand if x is not c]) is None]
-        elif self._pam is not None and self._pam in hand:
-            led, wp, civil = self._cur_led, self._cur_power, self._civil_now()
-            tiers = [self._tier(c, led, wp, civil) for c in hand]
-            real = [t for t in tiers if t != _FREE]
-            best_t = min(real) if real else _FREE
-            legal = [c for c, t in zip(hand, tiers, strict=True) if t == best_t or t == _FREE]
+            legal = self._laws.legal_lead(self._lead_kind(), hand)
         else:
-            # Fast path of §8.2's tiers (no Pam in this hand), inlined for simulation speed.
-            led, wp, trump = self._cur_led, self._cur_power, self._trump
-            o = self._opts
-            head, trump_duty = o.must_head, o.must_trump
-            under = trump_duty and o.must_undertrump
-            best = 9
-            legal = []
-            for c in hand:
-                su = c.suit
-                if su == led:
-                    t = 1 if head and (100 + c.rank if su == trump else c.rank) > wp else 2
-                elif su == trump:
-                    if 100 + c.rank > wp:
-                        t = 3 if trump_duty else 5
-                    else:
-                        t = 4 if under else 5
-                else:
-                    t = 5
-                if t < best:
-                    best = t
-                    legal = [c]
-                elif t == best:
-                    legal.append(c)
+            legal = self._laws.legal_follow(hand, self._cur_led, self._cur_power,
+                                            self._civil_now())
         self._legal_cache = (key, legal)
         return legal
 
@@ -816,7 +662,7 @@ class Deal:
         """An independent deal in the same position (same actions pushed)."""
         new = object.__new__(Deal)
         for name in ("_opts", "_players", "_dealer", "_order", "_balances_before",
-                     "_pool_before", "_antes", "_p0", "_loo", "_total", "_known", "_enforce",
+                     "_pool_before", "_antes", "_p0", "_loo", "_known", "_enforce",
                      "_init_hands", "_init_miss", "_init_stock", "_init_holdings"):
             setattr(new, name, getattr(self, name))
         new._carried = []
@@ -854,13 +700,8 @@ class Deal:
         o = self._opts
         self._turn_up = c
         self._trump = c.suit
-        if o.pam:
-            pam = {"jack_of_clubs": Card(11, "C"), "jack_of_spades": Card(11, "S"),
-                   "jack_of_trumps": Card(11, c.suit)}[o.pam_identity]
-            self._pam = None if (pam is c and not o.dealer_takes_turnup) else pam
-        ace = Card(14, c.suit)
-        top = Card(13, c.suit) if ace is c else ace
-        self._boss = (self._pam, top) if self._pam is not None else (top,)
+        self._laws = laws = Laws(o, c)
+        self._pam = laws.pam
         club_law = o.club_law and c.suit == "C"
         self._forced = club_law or (o.force_when_pool_is_ante_only and self._pool_before == 0)
         if club_law or (self._forced and o.force_miss == "none"):
@@ -1224,7 +1065,7 @@ class Deal:
             return
         if rec.kind == "follow":
             rec.tier = self._tier(c, rec.led, rec.win_power, rec.civil)
-            if rec.tier == _FREE or rec.tier == 1.0:
+            if rec.tier == FREE or rec.tier == 1.0:
                 return  # nothing can ever prove this play illegal
         self._records.append(rec)
         held = self._holdings.get(p)
@@ -1243,7 +1084,7 @@ class Deal:
             return
         if r.kind == "follow":
             tw = self._tier(c, r.led, r.win_power, r.civil)
-            if tw != _FREE and tw < r.tier:
+            if tw != FREE and tw < r.tier:
                 self._prove(r, (self._follow_rule(r, r.tier, tw), c), t)
             return
         if c in r.evidence:
@@ -1462,161 +1303,40 @@ class Deal:
 
     def audit(self) -> list[tuple[str, int, str]]:
         """§11.1: judge every play of the completed tricks against the complete hand the player
-        held then (the cards he played from that trick on, plus his known holdings), recomputed
-        from the tricks alone; returns the (player, trick, rule) offences."""
-        out: list[tuple[str, int, str]] = []
-        later: dict[str, list[tuple[int, Card]]] = {}
-        for t, trick in enumerate(self._tricks, start=1):
-            for p, c in trick:
-                later.setdefault(p, []).append((t, c))
-        o = self._opts
-        trump = self._trump
-        pam = self._pam
-        for t, trick in enumerate(self._tricks, start=1):
-            lead = trick[0][1]
-            civil = (pam is not None and lead.suit == trump and lead.rank == 14 and lead is not pam
-                     and (o.pam_be_civil == "automatic"
-                          or (o.pam_be_civil == "on_call" and t in self._civil_called)))
-            if o.lead_rules == "none":
-                kind = "free"
-            else:
-                kind = "lead1" if t == 1 else ("lead2" if t == 2 and o.second_lead_rule else "free")
-            led = self._esuit(lead)
-            wp = self._power(lead, led)
-            trumped = False
-            for i, (p, c) in enumerate(trick):
-                held = [x for tt, x in later[p] if tt >= t and x is not c]
-                for x in self._holdings.get(p, ()):
-                    pt = self._played.get(x)
-                    if x is not c and x not in held and (pt is None or pt[1] >= t):
-                        held.append(x)
-                if i == 0:
-                    v = self._lead_violation(kind, c, held)
-                else:
-                    v = self._follow_check(c, led, wp, trumped, civil, held)
-                    pw = self._power(c, led)
-                    if pw > wp:
-                        wp = pw
-                    if led != trump and self._is_trump(c):
-                        trumped = True
-                if v is not None:
-                    out.append((p, t, v[0]))
-        return out
+        held then, recomputed from the tricks alone; (player, trick, rule) offences."""
+        return self._laws.audit(self._tricks, self._holdings, self._civil_called)
 
     def settle(self) -> Settlement:
-        """Settle the deal (§9); only when ``is_over``. Asserts Σ balances + pool unchanged."""
+        """Settle the deal (§9); only when ``is_over``. Runs the §11.1 audit first (it must agree
+        with the live detections) and checks that Σ balances + pool is unchanged."""
         if not self.is_over:
             if self._phase == "play" or self._phase == "flush":
                 raise IllegalActionError(
                     "the deal cannot be settled before the last trick is complete")
             raise IllegalActionError(f"the deal cannot be settled in its {self._phase} phase")
-        o = self._opts
-        L = self._loo
-        p0 = self._p0
-        paid: dict[str, int] = {}
-        loos: dict[str, list[int]] = {p: list(v) for p, v in self._penalties.items()}
-        shares: list[int] = []
-        flush_winner: str | list[str] | None = None
         kind = "flush" if self._phase == "flush" else (self._outcome or "play")
-        pool_kept = p0
-        payee_loos: list[str] = []   # winners who receive loos directly (PEEL's flush payee)
-
-        def add_loo(p: str) -> None:
-            loos.setdefault(p, []).append(2)
-
         if kind == "play" and not self._enforce:
             live = {(r.player, r.trick) for r in self._revokes}
             audit = {(p, t) for p, t, _ in self.audit()}
             if audit != live:  # an engine bug, never the players' fault: refuse to score
                 raise AssertionError(f"revoke audit {sorted(audit)} != live {sorted(live)}")
-        all_revokes = self._carried + self._revokes
-        if kind == "play" and all_revokes and o.revoke_action == "void_deal":
-            kind = "void"
-        if kind == "play":
-            n = o.hand_size
-            base, rem = divmod(p0, n)
-            if o.remainder_rule == "early_tricks_first":
-                shares = [base + (1 if t < rem else 0) for t in range(n)]
-            else:
-                shares = [base] * n
-            revokers = {r.player for r in all_revokes}
-            for t, w in enumerate(self._winners):
-                if w == MISS or (w in revokers and o.revoke_forfeits_tricks):
-                    continue
-                paid[w] = paid.get(w, 0) + shares[t]
-            won = set(self._winners)
-            for p in self._standers:
-                if p != MISS and p not in won:
-                    add_loo(p)
-            for r in all_revokes:
-                add_loo(self._dealer if r.player == MISS else r.player)
-        elif kind == "void":
-            for r in all_revokes:
-                add_loo(self._dealer if r.player == MISS else r.player)
-        elif kind == "all_pass":
-            if o.all_pass == "dealer_takes":
-                paid[self._dealer] = p0
-        elif kind == "lone_stander":
-            assert self._lone is not None
-            paid[self._lone] = p0
-        elif kind == "flush":
-            winners = self._flush_winners()
-            flush_winner = winners[0] if len(winners) == 1 else list(winners)
-            each, extra = divmod(p0, len(winners))
-            for i, w in enumerate(winners):
-                paid[w] = each + (1 if i < extra else 0)
-            # A valid flush that lost (inferior, or equal and beaten by the elder hand) exempts.
-            exempt = set(self._pam_shown) | {p for p, _, k in self._claims if k is not None}
-            scope = (self._players if o.flush_loo_scope == "all" else
-                     [p for p in self._standers if p != MISS])
-            for p in scope:
-                if p not in exempt:
-                    add_loo(p)
-            if o.flush_loo_payee == "flush_holder":
-                payee_loos = winners
-        elif kind == "misdeal":
-            if o.misdeal == "loo_and_redeal":
-                add_loo(self._dealer)
-        looed: dict[str, int] = {}
-        for p in self._players:
-            marks = loos.get(p)
-            if not marks:
-                continue
-            full = marks.count(2)
-            single = marks.count(1)
-            if o.revoke_loo_cumulative:
-                amount = full * L + single * (L // 2)
-            else:
-                amount = L if full else L // 2
-            if amount:
-                looed[p] = amount
-        total_paid = sum(paid.values())
-        total_looed = sum(looed.values())
-        balances = {p: b - self._antes.get(p, 0) - looed.get(p, 0) + paid.get(p, 0)
-                    for p, b in self._balances_before.items()}
-        if payee_loos:
-            each, extra = divmod(total_looed, len(payee_loos))
-            for i, w in enumerate(payee_loos):
-                balances[w] += each + (1 if i < extra else 0)
-            pool_after = pool_kept - total_paid
-        else:
-            pool_after = pool_kept - total_paid + total_looed
-        after_total = sum(balances.values()) + pool_after
-        if after_total != self._total or pool_after < 0:  # kept under python -O
-            raise AssertionError(f"chips not conserved: {after_total} != {self._total}")
-        return Settlement(
+        return settle_deal(
+            self._opts,
             kind=kind,
-            trick_winners=list(self._winners),
-            revokes=all_revokes,
-            flush_winner=flush_winner,
-            shares=shares,
-            paid={p: v for p, v in paid.items() if v},
-            looed=looed,
-            balances_after=balances,
-            pool_after=pool_after,
-            total_chips=self._total,
-            antes=dict(self._antes),
-            pool_at_play=p0,
+            players=self._players,
+            dealer=self._dealer,
+            standers=[p for p in self._standers if p != MISS],
+            balances_before=self._balances_before,
+            antes=self._antes,
+            pool_at_play=self._p0,
+            loo=self._loo,
+            trick_winners=self._winners,
+            revokes=self._carried + self._revokes,
+            penalties=self._penalties,
+            flush_winners=self._flush_winners() if kind == "flush" else [],
+            flush_claimants=[p for p, _, k in self._claims if k is not None],
+            pam_shown=self._pam_shown,
+            lone=self._lone,
         )
 
 
