@@ -14,6 +14,7 @@ then applied. Chips move only through `engine.Deal.settle()`, inside `table.stat
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -28,6 +29,8 @@ from table.ledger import Event, Ledger, LedgerWriteError
 from table.state import StateError, TableState
 
 __all__ = ["Referee", "Command", "Tick", "CameraStatus", "Stop", "Barrier"]
+
+log = logging.getLogger("loo-table.referee")
 
 # What a seat's gesture means while declaring, in order of preference: when the rules refuse the
 # first (a dealer who may not pass against a lone stander), the next is tried.
@@ -199,6 +202,11 @@ class Referee:
                 self.fault = str(exc)
                 if isinstance(item, Command) and not item.reply.done():
                     item.reply.set_exception(ValueError(str(exc)))
+            except Exception as exc:  # a bug must not kill the one thread that owns the game
+                log.exception("referee: %r failed", item)
+                self._info_alert("error", f"internal error while handling {type(item).__name__}: {exc}")
+                if isinstance(item, Command) and not item.reply.done():
+                    item.reply.set_exception(ValueError(f"internal error: {exc}"))
             self._after_step()
 
     def _dispatch(self, item: Any) -> None:
@@ -608,7 +616,7 @@ class Referee:
 
     def _info_alert(self, kind: str, message: str) -> None:
         self._alert(kind, message)
-        info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "game_over")]
+        info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "game_over", "error")]
         for old in info[:-MAX_INFO_ALERTS]:
             self.alerts.remove(old)
 

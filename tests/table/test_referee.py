@@ -360,3 +360,16 @@ def test_irish_exchange_by_presses(tmp_path):
     entries = [str(e.action) for e in t.ref.state.entries]
     assert entries[-2:] == ["Ann:x2", "Bea:x0"]
     t.close()
+
+
+def test_a_bug_in_one_item_does_not_stop_the_referee(table, monkeypatch):
+    def boom(ev):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(table.ref, "_vision", boom)
+    start_deal(table)
+    table.card("Ann", "KS")  # hits the bug
+    assert table.snap()["alerts"][-1]["kind"] == "error"
+    monkeypatch.undo()
+    table.card("Ann", "KS")
+    assert table.snap()["trick"]["plays"] == [{"player": "Ann", "card": "KS"}]
