@@ -366,8 +366,8 @@ def test_a_bug_in_one_item_does_not_stop_the_referee(table, monkeypatch):
     def boom(ev):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(table.ref, "_vision", boom)
     start_deal(table)
+    monkeypatch.setattr(table.ref, "_vision", boom)
     table.card("Ann", "KS")  # hits the bug
     assert table.snap()["alerts"][-1]["kind"] == "error"
     monkeypatch.undo()
