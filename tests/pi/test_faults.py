@@ -7,13 +7,19 @@ here `tmp_path/var/lib/loo-table/ledger.db`), backups in `backups/` beside it, t
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import datetime as dt
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,3 +214,102 @@ def test_malformed_config_is_one_line_naming_the_key(
     assert str(cfg) in err  # which file
     # Refused before anything was touched: no ledger, no PIN file in the state directory.
     assert list((tmp_path / "var" / "lib" / "loo-table").iterdir()) == []
+
+
+# --- camera unplugged mid-deal -------------------------------------------------------------------
+
+HAVE_MODEL = importlib.util.find_spec("models") is not None and (
+    Path(importlib.util.find_spec("models").origin or "").parent / "card_classifier.onnx"  # type: ignore[union-attr]
+).is_file()
+
+
+def write_video(path: Path, frames: list[Any]) -> None:
+    """An MJPG .avi standing in for a USB camera's device node (OpenCV opens either by path)."""
+    import cv2
+
+    tmp = path.with_name(path.name + ".writing.avi")
+    h, w = frames[0].shape[:2]
+    writer = cv2.VideoWriter(str(tmp), cv2.VideoWriter_fourcc(*"MJPG"), 15.0, (w, h))
+    assert writer.isOpened()
+    for frame in frames:
+        writer.write(frame)
+    writer.release()
+    os.replace(tmp, path)  # the "device" appears all at once, as a plugged-in camera does
+
+
+def wait_for(predicate: Any, timeout: float = 15.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def api_state(port: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10) as resp:
+        return dict(json.loads(resp.read()))
+
+
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model (models/card_classifier.onnx) is missing")
+def test_camera_unplugged_mid_deal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`loo-table run`'s own Controller with a USB-style camera that disappears and comes back.
+
+    Real parts: the config, the ledger in the state directory, the card model, MockFactory pins
+    through the real TableControls, OpenCV reading frames of the synthetic table, TableWatcher, the
+    referee thread, the camera thread and waitress. Only the source's reopen schedule is shortened
+    (from about 15 s of backoff to one quick try, and retries every 0.2 s instead of 2 s) so the
+    test takes seconds.
+    """
+    import vision.sources.base as source_base
+    from table.commands.run import Controller
+    from vision.synthetic import PlacedCard, SyntheticTable
+
+    real_backoff = source_base.Backoff
+    monkeypatch.setattr(source_base, "Backoff", lambda: real_backoff(attempts=1, initial=0.01, maximum=0.01))
+    scene = SyntheticTable(seed=3, seats=4, size=(1280, 720))
+    cx, cy = scene.layout.zone("turn_up").center
+    empty = [scene.render([], frame_index=i) for i in range(6)]
+    with_card = [scene.render([PlacedCard("KS", cx, cy, 5.0)], frame_index=i) for i in range(12)]
+    calibration = tmp_path / "etc" / "loo-table" / "calibration.json"
+    calibration.parent.mkdir(parents=True)
+    calibration.write_text(json.dumps({"calibration": scene.calibration.to_dict(),
+                                       "layout": scene.layout.to_dict()}))
+    camera = tmp_path / "dev" / "video0.avi"
+    camera.parent.mkdir()
+    write_video(camera, empty)
+    cfg = installed_config(tmp_path, {"camera": {
+        "source": '"opencv"', "device": f'"{camera}"', "width": "1280", "height": "720",
+        "calibration": f'"{calibration}"', "stable_s": "0.0"}})
+    monkeypatch.chdir(tmp_path / "var" / "lib" / "loo-table")  # WorkingDirectory=
+    ctl = Controller(argparse.Namespace(config=str(cfg), mock_pins=True, host="127.0.0.1", port=0,
+                                        max_seconds=None, quiet=True))
+    try:
+        ctl.start()
+        ref, port = ctl.referee, ctl.web.port
+        ctl.camera.retry_s = 0.2  # the camera thread's retry interval (2 s in service)
+        wait_for(lambda: ctl.camera.frames > 10, what="frames from the camera")
+        # The dealer presses the real (mock-pin) button: deal 1 starts and waits for the turn-up.
+        ctl.controls.dealer.pin.drive_low()
+        time.sleep(0.05)
+        ctl.controls.dealer.pin.drive_high()
+        wait_for(lambda: api_state(port)["phase"] == "turn_up", what="the deal to start")
+        before = ref.state.digest()
+
+        camera.rename(camera.with_name("unplugged.avi"))  # the cable comes out
+        wait_for(lambda: api_state(port)["status"]["state"] == "fault", what="the fault on the dashboard")
+        snap = api_state(port)
+        assert "camera lost" in snap["status"]["message"]
+        assert [a["kind"] for a in snap["alerts"]].count("camera") == 1
+        assert ctl.controls.status.state == "fault"  # the status LED (red, blinking)
+        failures = ctl.camera.failures
+        wait_for(lambda: ctl.camera.failures > failures, what="the source to retry")
+        assert ref.state.digest() == before and snap["phase"] == "turn_up"  # the game state stays
+
+        write_video(camera, with_card)  # plugged back in, the turn-up card now on the table
+        wait_for(lambda: api_state(port)["turn_up"] == "KS", what="the deal to resume")
+        snap = api_state(port)
+        assert snap["status"]["state"] == "ready" and snap["phase"] == "declare"
+        assert not [a for a in snap["alerts"] if a["kind"] == "camera"]
+        assert ctl.controls.status.state == "ready"
+    finally:
+        ctl.stop()
