@@ -27,6 +27,7 @@ from engine.actions import (
     Exchange,
     Expose,
     Misdeal,
+    Penalise,
     Play,
     Replay,
     ShowPam,
@@ -97,6 +98,7 @@ class HandRecord:
     tricks: tuple[tuple[tuple[str, Card], ...], ...] = ()
     redeal: bool = False
     replays: int = 0
+    penalties: tuple[tuple[str, bool], ...] = ()
     # derived (checked, never trusted)
     ante: dict[str, int] | None = None
     pool_at_play: int | None = None
@@ -134,6 +136,8 @@ class HandRecord:
             d["ante"] = dict(self.ante)
         if derived and self.pool_at_play is not None:
             d["pool_at_play"] = self.pool_at_play
+        if self.penalties:
+            d["penalties"] = [{"player": p, "single": single} for p, single in self.penalties]
         if self.kind == "misdeal":
             return d
         d["turn_up"] = str(self.turn_up)
@@ -406,10 +410,18 @@ def parse_record(raw: object) -> HandRecord:
     pool_at_play = None
     if rec.get("pool_at_play") is not None:
         pool_at_play = _int(rec["pool_at_play"], "pool_at_play", minimum=0)
+    penalties: list[tuple[str, bool]] = []
+    for i, item in enumerate(_list(rec.get("penalties") or [], "penalties")):
+        where = f"penalties[{i}]"
+        entry = _obj(item, where)
+        if "player" not in entry:
+            raise RecordError(f"{where} must have 'player'")
+        penalties.append((seats.name(entry["player"], f"{where}.player"),
+                          _bool(entry.get("single", False), f"{where}.single")))
     common: dict[str, Any] = dict(
         variant=variant, options=options, players=players, kind=kind, id=rid, dealer=dealer,
         balances_before=balances, pool_before=pool_before, redeal=redeal, ante=ante,
-        pool_at_play=pool_at_play,
+        pool_at_play=pool_at_play, penalties=tuple(penalties),
     )
     if kind == "misdeal":
         for key in ("turn_up", "tricks"):
@@ -616,6 +628,7 @@ def replay_record(raw: object) -> Deal:
             deal.push(Misdeal())
         except LooError as exc:
             raise _fail("misdeal", exc) from None
+        _push_penalties(record, deal)
         return deal
     assert record.turn_up is not None
     try:
@@ -624,8 +637,18 @@ def replay_record(raw: object) -> Deal:
         raise _fail("turn_up", exc) from None
     _drive_before_play(record, deal)
     _drive_tricks(record, deal)
+    _push_penalties(record, deal)
     _check_derived(record, deal)
     return deal
+
+
+def _push_penalties(record: HandRecord, deal: Deal) -> None:
+    """Operator penalties (§10.3) only count at the settlement, so they are applied last."""
+    for i, (player, single) in enumerate(record.penalties):
+        try:
+            deal.push(Penalise(player, single=single))
+        except LooError as exc:
+            raise _fail(f"penalties[{i}]", exc) from None
 
 
 def _check_ante(record: HandRecord, deal: Deal) -> None:
@@ -836,6 +859,7 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
     misdeal = False
     plays = 0
     replays = 0
+    penalties: list[tuple[str, bool]] = []
     played: list[tuple[str, Card]] = []
     seats = max(1, len(deal.standers))
     for action in deal.moves:
@@ -853,6 +877,10 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
             civil.append((plays - 1) // seats + 1)
         elif isinstance(action, Expose):
             known.setdefault(action.player, []).extend(action.cards)
+            if action.out_of_turn and deal.options.out_of_turn == "looed":
+                penalties.append((action.player, False))
+        elif isinstance(action, Penalise):
+            penalties.append((action.player, action.single))
         elif isinstance(action, Misdeal):
             misdeal = True
         elif isinstance(action, Play):
@@ -881,10 +909,11 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
         flush_claims=tuple(claims),
         pam_shown=tuple(shown),
         civil_called=tuple(civil),
-        known_holdings={p: tuple(cs) for p, cs in known.items()},
+        known_holdings={p: tuple(dict.fromkeys(cs)) for p, cs in known.items()},
         tricks=tuple(tuple(t) for t in tricks),
         redeal=not deal.antes,
         replays=replays,
+        penalties=tuple(penalties),
         ante=ante if derived else None,
         pool_at_play=deal.pool_at_play if derived else None,
         trump=deal.trump if derived and turn_up is not None else None,

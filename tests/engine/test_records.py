@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine import Deal, Options, RecordError
+from engine import Card, Deal, Declare, Options, RecordError
 from engine.bots import Bot, play_deal
 from engine.errors import InvalidInputError
 from engine.records import (
@@ -460,3 +460,40 @@ def test_a_replayed_deal_round_trips_with_its_replays() -> None:
     assert done >= 3
     record["replays"] = 2
     bad(record, "replays is 2, but only 1")
+
+
+def test_operator_penalties_are_scored() -> None:
+    r = rec("TC01")
+    r["penalties"] = [{"player": "B", "single": True}, {"player": "A"}]
+    out = score_record(r)
+    assert out["looed"] == {"A": 3, "B": 1, "C": 3}
+    assert out["balances_after"]["B"] == 99
+    bad({**r, "penalties": [{"player": "Z"}]}, "penalties[0].player", "'Z'")
+    bad({**r, "penalties": [{"single": True}]}, "penalties[0] must have 'player'")
+
+
+def test_expose_out_of_turn_and_penalise_are_written_and_rescored() -> None:
+    from engine import Expose, Penalise, Play, TurnUp
+
+    opts = Options.for_variant("three_card", out_of_turn="looed")
+    deal = Deal(opts, ["A", "B", "C", "D"], "D", balances={p: 30 for p in "ABCD"}, pool_before=6)
+    deal.push(TurnUp(Card.parse("7H")))
+    for p, a in (("A", "play"), ("B", "pass"), ("C", "play"), ("D", "play")):
+        deal.push(Declare(p, a))
+    deal.push(Play("A", Card.parse("AH")))
+    deal.push(Expose("D", (Card.parse("KD"),), out_of_turn=True))  # D shows a card out of turn
+    deal.push(Play("C", Card.parse("5H")))
+    deal.push(Play("D", Card.parse("9H")))
+    deal.push(Penalise("C", single=True))
+    for plays in (("A", "KS"), ("C", "QS"), ("D", "3S")), (("A", "4D"), ("C", "9C"), ("D", "KD")):
+        for p, c in plays:
+            deal.push(Play(p, Card.parse(c)))
+    want = deal.settle().to_dict()
+    record = deal_to_record(deal)
+    assert record["known_holdings"] == {"D": ["KD"]}
+    assert record["penalties"] == [{"player": "D", "single": False}, {"player": "C", "single": True}]
+    got = score_record(json.loads(json.dumps(record)))
+    for r in want["revokes"]:
+        del r["card"]
+    assert got == want
+    assert got["looed"] == {"C": 3, "D": 3}
