@@ -130,3 +130,21 @@ def test_through_the_real_dashboard(table, service, tmp_path):
     resp = client.post("/api/admin/resume", json={}, headers=headers)
     assert resp.status_code == 400 and "not paused" in resp.get_json()["error"]
     assert "adjust_chips" in client.get("/api/ledger.csv").get_data(as_text=True)
+
+
+def test_every_dashboard_page_renders_a_real_night(table, service, tmp_path):
+    start_deal(table)
+    for p, c in REVOKE_DEAL:
+        table.card(p, c)
+    table.dealer()
+    table.card("turn_up", "9C")
+    table.card("Ann", None, kind="card_unsure", top3=[("QS", 0.4), ("QC", 0.3), ("KS", 0.1)])
+    app = create_app(service, config={"STATE_DIR": tmp_path / "web", "ADMIN_PIN": PIN})
+    client = app.test_client()
+    for url in ("/", "/table/partial", "/history", "/end", "/api/state", "/api/deals", "/api/chips",
+                "/api/settings", "/api/records", "/api/records/1", "/api/ledger", "/api/ledger.csv",
+                "/api/settlement?chip_value=0.10", "/qr.svg"):
+        resp = client.get(url)
+        assert resp.status_code == 200, (url, resp.status_code, resp.get_data(as_text=True)[:300])
+    assert b"Bea revoked in trick 1" in client.get("/history").get_data()
+    assert client.get("/api/records/1").get_json()["format"] == "loo-hand/1"
