@@ -373,3 +373,25 @@ def test_a_bug_in_one_item_does_not_stop_the_referee(table, monkeypatch):
     monkeypatch.undo()
     table.card("Ann", "KS")
     assert table.snap()["trick"]["plays"] == [{"player": "Ann", "card": "KS"}]
+
+
+def test_state_clone_is_independent(table):
+    from table.state import TableState
+
+    start_deal(table)
+    for p, c in REVOKE_DEAL:
+        table.card(p, c)
+    st = table.ref.state
+    digest = st.digest()
+    clone = st.clone()
+
+    class Ev:
+        def __init__(self, seq, kind, data):
+            self.seq, self.kind, self.data = seq, kind, data
+
+    clone.apply(Ev(st.last_seq + 1, "deal_closed", {"number": 1}))
+    clone.apply(Ev(st.last_seq + 2, "deal_started", {"number": 2, "dealer": "Ann"}))
+    clone.apply(Ev(st.last_seq + 3, "adjust_chips", {"player": "Bea", "delta": 3, "reason": "x"}))
+    assert st.digest() == digest and st.deal.is_over and not st.finished
+    assert clone.deal_number == 2 and len(clone.finished) == 1
+    assert TableState.replay(table.ledger.events()).digest() == digest
