@@ -313,3 +313,55 @@ def test_camera_unplugged_mid_deal(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert ctl.controls.status.state == "ready"
     finally:
         ctl.stop()
+
+
+# --- model file missing or corrupt ----------------------------------------------------------------
+
+
+def shipped_model() -> Path:
+    from table.runtime import default_model_path
+
+    return default_model_path()
+
+
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model (models/card_classifier.onnx) is missing")
+@pytest.mark.parametrize("damage", ["missing", "empty", "truncated", "bit_rot"])
+def test_bad_model_refuses_to_start_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """What an SD card does to a model file: gone, zero bytes, cut short, or scribbled over."""
+    import socket
+
+    from table.cli import main
+
+    original = shipped_model()
+    model = tmp_path / "opt" / "loo-table" / "card_classifier.onnx"
+    model.parent.mkdir(parents=True)
+    for sidecar in original.parent.glob(original.stem + ".json"):
+        shutil.copy(sidecar, model.with_suffix(".json"))  # the labels file stays intact
+    data = original.read_bytes()
+    if damage == "empty":
+        model.write_bytes(b"")
+    elif damage == "truncated":
+        model.write_bytes(data[: len(data) // 2])
+    elif damage == "bit_rot":
+        rotten = bytearray(data)
+        rotten[64:4096] = bytes(4096 - 64)
+        model.write_bytes(bytes(rotten))
+    cfg = installed_config(tmp_path, {"model": {"path": f'"{model}"'}})
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(tmp_path / "notify.sock"))
+    sock.setblocking(False)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(tmp_path / "notify.sock"))
+    try:
+        assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0, err
+        assert str(model) in err, err
+        messages = []
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                messages.append(sock.recv(4096).decode())
+        assert not any(m.startswith("READY=1") for m in messages)  # systemd never hears "ready"
+    finally:
+        sock.close()
