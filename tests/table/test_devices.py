@@ -46,20 +46,21 @@ def drain(q, wait=0.0):
 
 def test_seat_press_hold_and_double(factory):
     q: queue.Queue = queue.Queue()
-    seat = SeatControls(4, 23, seat=2, on_event=q.put, hold_time=0.08, double_press_time=0.08,
+    # generous windows: a loaded CI machine may stall a thread for a tenth of a second
+    seat = SeatControls(4, 23, seat=2, on_event=q.put, hold_time=0.25, double_press_time=0.3,
                         clock=lambda: 7.0, pin_factory=factory)
     pin = factory.pin(23)
     tap(pin)
     assert drain(q) == []  # a single press waits out the double-press window
-    assert drain(q, 0.2) == [ButtonEvent("seat", PRESS, 2, 7.0)]
+    assert drain(q, 0.5) == [ButtonEvent("seat", PRESS, 2, 7.0)]
     tap(pin)
     time.sleep(0.02)
     tap(pin)
-    assert [e.gesture for e in drain(q, 0.2)] == [DOUBLE]
+    assert [e.gesture for e in drain(q, 0.5)] == [DOUBLE]
     pin.drive_low()
-    time.sleep(0.2)
+    time.sleep(0.5)
     pin.drive_high()
-    assert [e.gesture for e in drain(q, 0.15)] == [HOLD]  # the release after a hold is not a press
+    assert [e.gesture for e in drain(q, 0.4)] == [HOLD]  # the release after a hold is not a press
     seat.close()
 
 
@@ -74,10 +75,10 @@ def test_without_double_press_a_press_is_reported_on_release(factory):
 
 def test_dealer_button_press_and_hold(factory):
     q: queue.Queue = queue.Queue()
-    dealer = DealerButton(20, on_event=q.put, hold_time=0.05, pin_factory=factory)
+    dealer = DealerButton(20, on_event=q.put, hold_time=0.1, pin_factory=factory)
     tap(factory.pin(20))
     factory.pin(20).drive_low()
-    time.sleep(0.12)
+    time.sleep(0.4)
     factory.pin(20).drive_high()
     events = drain(q, 0.02)
     assert [(e.source, e.gesture, e.seat) for e in events] == [("dealer", PRESS, None), ("dealer", HOLD, None)]
@@ -150,10 +151,10 @@ def test_double_press_can_be_switched_per_variant(factory):
     cfg = parse_config({})
     q: queue.Queue = queue.Queue()
     table = TableControls.from_config(cfg.pins, 4, on_event=q.put, double_press=False, pin_factory=factory)
-    table.set_double_press(True, 0.06)
+    table.set_double_press(True, 0.3)
     pin = factory.pin(cfg.pins.seat_buttons[1])
     tap(pin)
     time.sleep(0.01)
     tap(pin)
-    assert [e.gesture for e in drain(q, 0.15)] == [DOUBLE]
+    assert [e.gesture for e in drain(q, 0.5)] == [DOUBLE]
     table.close()
