@@ -98,7 +98,7 @@ class TableDemo:
         self.log = log or (lambda msg: None)
         self.rng = random.Random(f"demo/{seed}")
         self.factory = MockFactory(pin_class=MockPWMPin)
-        cfg = parse_config({"game": {"players": players}, "pins": {"hold_time": 0.12, "double_press_time": 0.12}})
+        cfg = parse_config({"game": {"players": players}, "pins": {"hold_time": 0.3, "double_press_time": 0.15}})
         self.pins = cfg.pins
         self.ledger = Ledger(db)
         self.referee = Referee(self.ledger, setup={
@@ -125,23 +125,21 @@ class TableDemo:
         self._gestures.release()
 
     def _pin_gesture(self, pin_number: int, gesture: str) -> None:
+        """Press like a person: a tap, two quick taps, or holding until the button reports the hold."""
         pin = self.factory.pin(pin_number)
         if gesture == HOLD:
             pin.drive_low()
-            time.sleep(self.pins.hold_time + 0.06)
+            got = self._gestures.acquire(timeout=5.0)  # held until gpiozero's hold fires
             pin.drive_high()
-        elif gesture == DOUBLE:
-            for _ in range(2):
+        else:
+            for _ in range(2 if gesture == DOUBLE else 1):
                 pin.drive_low()
                 time.sleep(0.01)
                 pin.drive_high()
                 time.sleep(0.02)
-        else:
-            pin.drive_low()
-            time.sleep(0.01)
-            pin.drive_high()
-        # a single press is reported only once the double-press window has passed: wait for it
-        if not self._gestures.acquire(timeout=5.0):
+            # a single press is reported only once the double-press window has passed: wait for it
+            got = self._gestures.acquire(timeout=5.0)
+        if not got:
             self.log(f"no gesture came from GPIO{pin_number}")
         self.referee.sync()
 
