@@ -1,0 +1,224 @@
+"""The event logic on short sequences generated deterministically from the synthetic table
+(1280×720, noise, real deck artwork) and read by the REAL classifier: a card placed, occlusion by
+a resting hand, a slid card, a card removed and replaced, a shadow, a conflict, face-down cards.
+Pure state-machine rules (unsure, disagreeing looks) use an injected reader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.classifier import CardClassifier, Reading
+from vision.events import TableWatcher, VisionEvent, find_card_quads
+from vision.synthetic import HandPose, PlacedCard, SyntheticTable
+
+MODEL = Path(__file__).resolve().parents[2] / "models" / "card_classifier.onnx"
+FPS = 15.0
+
+
+@dataclass
+class F:
+    image: np.ndarray
+    timestamp: float
+    index: int = 0
+    lores: np.ndarray | None = None
+
+
+@pytest.fixture(scope="module")
+def reader() -> CardClassifier:
+    if not MODEL.is_file():
+        pytest.skip("models/card_classifier.onnx not built yet")
+    return CardClassifier(MODEL, threads=1, providers=["CPUExecutionProvider"])
+
+
+@pytest.fixture(scope="module")
+def table() -> SyntheticTable:
+    return SyntheticTable(seed=21, seats=4, texture="cloth", dark=True)
+
+
+class Run:
+    """Feeds rendered frames to a watcher and keeps (frame index, event)."""
+
+    def __init__(self, table: SyntheticTable, reader: object, **kw: object) -> None:
+        self.table = table
+        self.watcher = TableWatcher(table.layout, table.calibration, reader, **kw)  # type: ignore[arg-type]
+        self.i = 0
+        self.events: list[tuple[int, VisionEvent]] = []
+
+    def frames(self, n: int, cards: list[PlacedCard], **render: object) -> list[VisionEvent]:
+        out = []
+        for _ in range(n):
+            img = self.table.render(cards, frame_index=self.i, **render)  # type: ignore[arg-type]
+            got = self.watcher.process(F(img, self.i / FPS, self.i))
+            out += got
+            self.events += [(self.i, e) for e in got]
+            self.i += 1
+        return out
+
+    def kinds(self) -> list[tuple[str, str, str | None]]:
+        return [(e.kind, e.zone, e.card) for _, e in self.events]
+
+
+def assert_read_once(run: Run, zone: str, card: str) -> None:
+    """One event, in the right zone: the card, or unsure (a person confirms): never another card."""
+    assert run.kinds() in ([("card_placed", zone, card)], [("card_unsure", zone, None)]), run.kinds()
+
+
+def at(table: SyntheticTable, zone: str, card: str, angle: float = 8.0, dx: float = 0.0) -> PlacedCard:
+    x, y = table.layout.zone(zone).center
+    return PlacedCard(card, x + dx, y, angle)
+
+
+def test_a_card_placed_is_reported_once_after_it_rests(table, reader) -> None:
+    run = Run(table, reader)
+    run.frames(6, [])
+    card = at(table, "seat:0", "QH")
+    first = run.i
+    run.frames(15, [card])
+    assert run.kinds() == [("card_placed", "seat:0", "QH")]
+    frame, event = run.events[0]
+    latency = (frame - first) / FPS
+    assert 0.3 <= latency <= 0.5 and event.confidence is not None and event.confidence > 0.5
+    run.frames(15, [card])  # lying there longer changes nothing
+    assert len(run.events) == 1
+
+
+def test_a_hand_resting_over_a_card_or_an_empty_zone_is_not_an_event(table, reader) -> None:
+    run = Run(table, reader)
+    card = at(table, "seat:1", "9S")
+    run.frames(12, [card])
+    assert run.kinds() == [("card_placed", "seat:1", "9S")]
+    zx, zy = table.layout.zone("seat:1").center
+    run.frames(20, [card], hand=HandPose(zx + 15, zy + 10, 180, height=10))  # still, for 1.3 s
+    ex, ey = table.layout.zone("seat:2").center
+    run.frames(20, [card], hand=HandPose(ex, ey, 0, height=10))  # over the empty seat:2
+    run.frames(12, [card])
+    assert run.kinds() == [("card_placed", "seat:1", "9S")]
+    assert run.watcher.stats["obstructed"] > 0  # it saw the hands and held its state
+
+
+def test_a_slid_card_is_reported_only_where_it_stops(table, reader) -> None:
+    run = Run(table, reader)
+    run.frames(6, [])
+    z0 = table.layout.zone("seat:0")
+    # slid from 120 mm outside the zone at 3 mm a frame (45 mm/s): slow, never a jump
+    for k in range(40):
+        card = PlacedCard("7D", z0.center[0] + 120 - 3 * k, z0.center[1], 5.0)
+        run.frames(1, [card])
+    assert run.kinds() == []
+    run.frames(12, [card])
+    assert_read_once(run, "seat:0", "7D")
+
+
+def test_removed_and_replaced(table, reader) -> None:
+    run = Run(table, reader)
+    run.frames(12, [at(table, "seat:3", "KS")])
+    run.frames(12, [])
+    run.frames(12, [at(table, "seat:3", "4C", angle=-12)])
+    assert run.kinds() == [("card_placed", "seat:3", "KS"), ("card_removed", "seat:3", "KS"),
+                           ("zone_cleared", "seat:3", None), ("card_placed", "seat:3", "4C")]
+
+
+def test_a_passing_shadow_is_not_an_event(table, reader) -> None:
+    run = Run(table, reader)
+    card = at(table, "turn_up", "AH")
+    run.frames(12, [card])
+    zx, zy = table.layout.zone("turn_up").center
+    for k in range(12):
+        run.frames(1, [card], shadow=(zx - 80 + 14 * k, zy, 70.0))
+    run.frames(12, [card])
+    assert run.kinds() == [("card_placed", "turn_up", "AH")]
+
+
+def test_the_same_card_in_two_places_is_a_conflict(table, reader) -> None:
+    run = Run(table, reader)
+    a = at(table, "seat:0", "JC")
+    run.frames(12, [a])
+    b = at(table, "seat:2", "JC", angle=-5)
+    run.frames(12, [a, b])
+    assert run.kinds() == [("card_placed", "seat:0", "JC"), ("conflict", "seat:2", "JC")]
+    assert run.events[-1][1].zones == ("seat:0", "seat:2")
+    run.frames(12, [b])  # the first copy goes: the one left is now simply placed
+    assert run.kinds()[2:] == [("card_removed", "seat:0", "JC"), ("zone_cleared", "seat:0", None),
+                               ("card_placed", "seat:2", "JC")]
+
+
+def test_face_down_cards_are_counted(table, reader) -> None:
+    run = Run(table, reader)
+    z = table.layout.zone("seat:1")
+    # two cards dealt side by side, 17 mm apart (touching cards would be one blob: obstructed)
+    backs = [PlacedCard("back", z.x + 20, z.center[1], 0), PlacedCard("back", z.x + z.width - 20, z.center[1], 0)]
+    run.frames(12, backs)
+    assert run.kinds() == [("card_face_down", "seat:1", None)]
+    assert run.events[0][1].count == 2
+    assert run.watcher.face_down_counts() == {"seat:0": 0, "seat:1": 2, "seat:2": 0, "seat:3": 0}
+
+
+def test_light_wood_table_too(reader) -> None:
+    light = SyntheticTable(seed=8, seats=4, texture="wood", dark=False)
+    run = Run(light, reader)
+    run.frames(12, [at(light, "seat:2", "10H"), at(light, "stock", "back", angle=0)])
+    assert sorted(run.kinds()) == [("card_face_down", "stock", None), ("card_placed", "seat:2", "10H")]
+
+
+# -- pure state-machine rules with an injected reader ---------------------------------------------
+class Scripted:
+    """Returns the readings it is given, in turn, one per crop."""
+
+    def __init__(self, *readings: Reading) -> None:
+        self.readings = list(readings)
+        self.calls = 0
+
+    def classify(self, crops: list[np.ndarray]) -> list[Reading]:
+        self.calls += 1
+        return [self.readings.pop(0) if len(self.readings) > 1 else self.readings[0] for _ in crops]
+
+
+UNSURE = Reading(None, 0.41, (("8H", 0.41), ("8D", 0.38), ("6H", 0.1)))
+
+
+def test_unsure_card_is_reported_with_its_top3(table) -> None:
+    run = Run(table, Scripted(UNSURE))
+    run.frames(12, [at(table, "seat:0", "8H")])
+    assert run.kinds() == [("card_unsure", "seat:0", None)]
+    assert run.events[0][1].top3 == UNSURE.top3
+    assert run.events[0][1].to_dict()["top3"][0] == ["8H", 0.41]
+
+
+def test_two_looks_must_agree(table) -> None:
+    flaky = Scripted(Reading("8H", 0.99), Reading("8D", 0.99), Reading("8D", 0.99))
+    run = Run(table, flaky)
+    run.frames(14, [at(table, "seat:0", "8H")])
+    assert run.kinds() == [("card_placed", "seat:0", "8D")]  # the first look (8H) was outvoted
+    assert run.watcher.stats["disagreements"] == 1
+
+
+def test_only_changed_zones_are_read_again(table) -> None:
+    reader = Scripted(Reading("2S", 0.99))
+    run = Run(table, reader)
+    run.frames(12, [at(table, "seat:0", "2S")])
+    calls = reader.calls
+    run.frames(30, [at(table, "seat:0", "2S")])
+    assert reader.calls == calls  # a still table costs no classification
+
+
+def test_events_serialise_and_bad_options_are_refused(table) -> None:
+    e = VisionEvent("conflict", "seat:2", 1.23456, card="JC", confidence=0.9, zones=("seat:0", "seat:2"))
+    assert e.to_dict() == {"kind": "conflict", "zone": "seat:2", "timestamp": 1.2346, "card": "JC",
+                           "confidence": 0.9, "zones": ["seat:0", "seat:2"]}
+    with pytest.raises(ValueError, match="stable_s"):
+        TableWatcher(table.layout, table.calibration, Scripted(UNSURE), stable_s=-1)
+
+
+def test_finder_rejects_a_blob_that_is_not_card_shaped() -> None:
+    rect = np.full((220, 220, 3), (40, 90, 30), np.uint8)
+    rect[60:160, 70:100] = (120, 160, 210)  # an arm-like strip in the zone
+    assert find_card_quads(rect) is None
+    rect = np.full((220, 220, 3), (40, 90, 30), np.uint8)
+    rect[66:154, 78:141] = 245  # a 63 × 88 card
+    quads = find_card_quads(rect)
+    assert quads is not None and len(quads) == 1
+    assert np.allclose(sorted(np.ptp(quads[0], axis=0)), [63, 88], atol=2)
