@@ -365,3 +365,85 @@ def test_bad_model_refuses_to_start_naming_the_file(
         assert not any(m.startswith("READY=1") for m in messages)  # systemd never hears "ready"
     finally:
         sock.close()
+
+
+# --- disk full while the referee writes -----------------------------------------------------------
+
+
+class RecordingOutputs:
+    """What the referee shows on the status LED (the MockFactory run of the same is test_camera...)."""
+
+    def __init__(self) -> None:
+        self.status = "off"
+
+    def show_seats(self, states: Any) -> None:
+        pass
+
+    def show_status(self, state: str) -> None:
+        self.status = state
+
+    def alarm(self, beeps: int = 3) -> None:
+        pass
+
+
+class _Full(Exception):
+    pass
+
+
+@pytest.mark.parametrize("how", ["tmpfs", "max_page_count"])
+def test_disk_full_stops_the_referee_and_says_why(tmp_path: Path, how: str) -> None:
+    from table.referee import Referee
+    from table.simulate import DirectTransport, VirtualPlayers, run_night
+    from table.state import TableState
+
+    state_dir = tmp_path / "var" / "lib" / "loo-table"
+    with contextlib.ExitStack() as stack:
+        if how == "tmpfs":
+            stack.enter_context(tiny_filesystem(state_dir, 400))
+        else:
+            state_dir.mkdir(parents=True)
+        db = state_dir / "ledger.db"
+        ledger = Ledger(db, backup_dir=state_dir / "backups")
+        if how == "max_page_count":
+            pages = ledger._con.execute("PRAGMA page_count").fetchone()[0]
+            ledger._con.execute(f"PRAGMA max_page_count={pages + 10}")
+        outputs = RecordingOutputs()
+        referee = Referee(ledger, outputs=outputs, setup={
+            "players": ["Ann", "Bea", "Cal", "Dot"], "variant": "three_card",
+            "options": {"deals_per_player": 100}, "chips": 100, "first_dealer": 0})
+        acked: list[tuple[int, str]] = [(referee.state.last_seq, referee.state.digest())]
+
+        def on_step(_intent: object) -> None:
+            if referee.state.last_seq != acked[-1][0]:
+                acked.append((referee.state.last_seq, referee.state.digest()))
+            if referee.fault is not None:
+                raise _Full
+
+        players = VirtualPlayers(7)
+        transport = DirectTransport(referee)
+        with pytest.raises(_Full):
+            run_night(referee, players, transport, on_step=on_step)
+        assert len(acked) > 20  # the night had been going for a while
+
+        # It says why, on the dashboard's status and on the status LED.
+        status = referee.snapshot()["status"]
+        assert status["state"] == "fault" and "disk is full" in status["message"]
+        assert str(db) in status["message"]
+        assert outputs.status == "fault"
+        # It accepts nothing more: button presses and cards change nothing, commands are refused.
+        frozen = (referee.state.last_seq, referee.state.digest())
+        for intent in players.next_intents(referee.state)[:5]:
+            transport.deliver(intent)
+        with pytest.raises(ValueError, match="disk is full"):
+            referee.call("adjust_chips", {"player": "Ann", "delta": 5, "reason": "after the disk filled"})
+        assert (referee.state.last_seq, referee.state.digest()) == frozen == acked[-1]
+        ledger.close()
+
+        if how == "tmpfs":  # the host frees space
+            subprocess.run(["mount", "-o", "remount,size=8m", str(state_dir)], check=True)
+        # Restart: the log holds every acknowledged event and nothing half-written.
+        with Ledger(db) as reopened:
+            assert reopened.integrity() == "ok"
+            events = reopened.events()
+        replayed = TableState.replay(events)
+        assert (replayed.last_seq, replayed.digest()) == acked[-1]
