@@ -175,3 +175,54 @@ def test_a_night_replayed_from_its_records_equals_the_night_as_played(
     assert again.is_over == game.is_over
     assert [r.settlement for r in again.results] == [r.settlement for r in game.results]
     assert [r.residue for r in again.results] == [r.residue for r in game.results]
+
+
+# ------------------------------------------------------------------ malformed records never crash
+_VECTORS = [
+    {k: v for k, v in vec.items() if k != "expected"}
+    for vec in json.loads(
+        (__import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "vectors.json").read_text()
+    )["vectors"]
+]
+_JUNK = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 60), st.floats(allow_nan=False, width=16),
+    st.sampled_from(["", "x", "AH", "10h", "JC", "MISS", "A", "B", "play", "pass", "take_miss"]),
+    st.just([]), st.just({}), st.just(["A", "AH"]), st.just({"plays": []}),
+)
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*path, i))
+    return out
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.sampled_from(_VECTORS), st.data())
+def test_a_mangled_record_is_scored_or_refused_with_a_record_error(
+    vector: dict[str, Any], data: st.DataObject
+) -> None:
+    from engine.errors import RecordError
+    from engine.records import score_record
+
+    record = json.loads(json.dumps(vector))
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(record)[1:]))
+        parent = record
+        for key in path[:-1]:
+            parent = parent[key]
+        if data.draw(st.booleans()) and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = json.loads(json.dumps(data.draw(_JUNK)))  # a fresh value
+    try:
+        out = score_record(record)
+    except RecordError:
+        return  # refused with a reason that names the field
+    if "total_chips" in out:
+        assert sum(out["balances_after"].values()) + out["pool_after"] == out["total_chips"]
