@@ -1,12 +1,14 @@
 """Admin commands: each valid one reaches the service clean; every bad one is a JSON 4xx that
 changes nothing; the admin page offers every house rule with its default."""
 
+# ruff: noqa: F811 (the fixtures imported from web_fakes are test arguments of the same name)
+
 from __future__ import annotations
 
 from dataclasses import fields
 
 import pytest
-from web_fakes import ORIGIN
+from web_fakes import ORIGIN, admin, app, client, service  # noqa: F401 (pytest fixtures, used by name)
 
 from engine.options import Options
 

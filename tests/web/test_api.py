@@ -1,9 +1,13 @@
 """The JSON API: state (ETag polling), deals, records, ledger, settlement."""
 
+# ruff: noqa: F811 (the fixtures imported from web_fakes are test arguments of the same name)
+
 from __future__ import annotations
 
 import csv
 import io
+
+from web_fakes import admin, app, client, service  # noqa: F401 (pytest fixtures, used by name)
 
 
 def test_state_etag_polling(client, service):

@@ -1,10 +1,14 @@
 """Server-Sent Events: first bytes, state frames, Last-Event-ID resume, keep-alive, the stream cap."""
 
+# ruff: noqa: F811 (the fixtures imported from web_fakes are test arguments of the same name)
+
 from __future__ import annotations
 
 import json
 import threading
 import time
+
+from web_fakes import admin, app, client, service  # noqa: F401 (pytest fixtures, used by name)
 
 
 def read_until(resp, predicate, limit_s=3.0):

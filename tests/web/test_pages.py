@@ -1,8 +1,12 @@
 """The HTML pages: Table, History, End of night, QR; what a phone sees."""
 
+# ruff: noqa: F811 (the fixtures imported from web_fakes are test arguments of the same name)
+
 from __future__ import annotations
 
 import re
+
+from web_fakes import admin, app, client, service  # noqa: F401 (pytest fixtures, used by name)
 
 
 def test_table_page_shows_seats_chips_pool_trump_trick_alerts(client):

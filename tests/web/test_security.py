@@ -1,10 +1,12 @@
 """Reading is public; changing needs the admin session, a CSRF token and a same-origin Origin."""
 
+# ruff: noqa: F811 (the fixtures imported from web_fakes are test arguments of the same name)
+
 from __future__ import annotations
 
 import logging
 
-from web_fakes import ORIGIN, PIN, csrf_of
+from web_fakes import ORIGIN, PIN, admin, app, client, csrf_of, service  # noqa: F401 (pytest fixtures, used by name)
 
 from web import create_app, ensure_admin_pin
 from web.security import PIN_FILE, SECRET_FILE, LoginLimiter

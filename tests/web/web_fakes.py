@@ -1,6 +1,9 @@
 """Test doubles for the dashboard tests: an in-memory TableService and request helpers.
 
-Kept in a uniquely named module (not conftest) so that tests import it unambiguously.
+Kept in a uniquely named module instead of a conftest.py: several test folders have no
+``__init__.py``, and pytest keeps only one module named ``conftest`` in ``sys.modules``, so a
+second conftest would break ``from conftest import ...`` elsewhere. Test modules import the
+fixtures they use from here (``from web_fakes import admin, app, client, service``).
 """
 
 from __future__ import annotations
@@ -8,6 +11,10 @@ from __future__ import annotations
 import copy
 import threading
 from typing import Any
+
+import pytest
+
+from web import create_app
 
 PIN = "246810"
 ORIGIN = "http://localhost"
@@ -139,3 +146,29 @@ def csrf_of(client) -> str:
     client.get("/")
     with client.session_transaction() as sess:
         return str(sess["csrf"])
+
+
+
+@pytest.fixture
+def service() -> FakeService:
+    return FakeService()
+
+
+@pytest.fixture
+def app(service: FakeService, tmp_path):
+    return create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, "KEEPALIVE_S": 0.2,
+                                       "STREAM_WAIT_S": 0.05, "MAX_STREAMS": 2})
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def admin(client):
+    """A test client logged in as admin; returns (client, csrf token)."""
+    token = csrf_of(client)
+    resp = client.post("/admin/login", json={"pin": PIN}, headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+    assert resp.status_code == 200, resp.get_json()
+    return client, resp.get_json()["csrf_token"]
