@@ -41,24 +41,21 @@ def load_classifier(path: str | Path | None, *, threads: int = 1) -> Any:
 
 
 def load_calibration(path: str | Path, seats: int) -> tuple[Any, Any]:
-    """(TableLayout, Calibration) from the JSON `loo-table calibrate` writes: either a calibration
-    object, or ``{"calibration": {...}, "layout": {...}}``. ValueError names what is wrong."""
-    import json
-
-    from vision.geometry import Calibration, TableLayout
+    """(TableLayout, Calibration) from the ``loo-table-calibration/1`` file `loo-table calibrate`
+    writes (read by `vision.calibration.load`). ValueError names the file and what is wrong."""
+    from vision.calibration import load
 
     p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"camera.calibration: {p} does not exist; run `loo-table calibrate` first")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"camera.calibration: {p} does not exist; run `loo-table calibrate` first") from None
+        calibration, layout = load(p)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"camera.calibration: {p} is not readable JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"camera.calibration: {p} must hold a JSON object")
-    cal = Calibration.from_dict(data.get("calibration", data))
-    layout = TableLayout.from_dict(data["layout"]) if "layout" in data else TableLayout.default(seats)
-    return layout, cal
+        raise ValueError(f"camera.calibration: {exc}") from None
+    if len(layout.seats) < seats:
+        raise ValueError(f"camera.calibration: {p} has {len(layout.seats)} seat zones for {seats} players; "
+                         "run `loo-table calibrate` again")
+    return layout, calibration
 
 
 class CameraLoop(threading.Thread):

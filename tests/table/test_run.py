@@ -172,3 +172,43 @@ def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path):
         if proc.poll() is None:
             proc.kill()
         sock.close()
+
+
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model is missing")
+def test_missing_camera_at_start_is_one_line(tmp_path, capsys):
+    cfg = write_config(tmp_path, camera=f'source = "opencv"\ndevice = "{tmp_path / "no-camera.avi"}"')
+    assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("loo-table run: camera:") and "no-camera.avi" in err
+
+
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model is missing")
+def test_bad_calibration_file_is_one_line(tmp_path, capsys):
+    import cv2
+
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 5, (320, 240))
+    for _ in range(3):
+        writer.write(np.full((240, 320, 3), 90, np.uint8))
+    writer.release()
+    cal = tmp_path / "calibration.json"
+    cal.write_text('{"format": "something-else"}')
+    cfg = write_config(tmp_path, camera=f'source = "opencv"\ndevice = "{video}"\ncalibration = "{cal}"')
+    assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "camera.calibration" in err and "calibration.json" in err
+
+
+def test_gpio_without_a_pi_says_use_mock_pins(tmp_path, capsys, monkeypatch):
+    if not HAVE_MODEL:
+        pytest.skip("the shipped card model is missing")
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    from gpiozero import Device
+
+    monkeypatch.setattr(Device, "pin_factory", None)
+    cfg = write_config(tmp_path)
+    code = main(["run", "--config", str(cfg), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    if code == 0:  # pragma: no cover - only on a real Raspberry Pi
+        pytest.skip("real GPIO available")
+    assert code == 1 and err.count("\n") == 0 and "GPIO:" in err and "--mock-pins" in err
