@@ -350,6 +350,7 @@ class Deal:
         self._cur_power = -1
         self._cur_winner = ""
         self._cur_trumped = False
+        self._cur_civil = False
         self._winners: list[str] = []
         self._leader = 0
         self._civil_called: set[int] = set()
@@ -579,9 +580,7 @@ class Deal:
 
     def _civil_now(self) -> bool:
         """Whether "Pam be civil" binds the trick in progress (§8.6)."""
-        if not self._cur:
-            return False
-        return self._laws.civil(self._cur[0][1], len(self._tricks) + 1 in self._civil_called)
+        return bool(self._cur) and self._cur_civil
 
     def _flush_won(self) -> bool:
         return any(k is not None for _, _, k in self._claims)
@@ -952,6 +951,7 @@ class Deal:
         if t in self._civil_called:
             raise IllegalActionError("'Pam be civil' was already called")
         self._civil_called.add(t)
+        self._cur_civil = self._laws.civil(lead, True)
         self._legal_cache = None
 
     def _do_play(self, a: Play) -> None:
@@ -1001,6 +1001,7 @@ class Deal:
             self._cur_power = pw
             self._cur_winner = p
             self._cur_trumped = False
+            self._cur_civil = self._laws.civil(c, t in self._civil_called)
             if not self._enforce:
                 kind = self._lead_kind()
                 if kind != "free":
@@ -1009,7 +1010,7 @@ class Deal:
             led = self._cur_led
             if not self._enforce:
                 rec = _PlayRecord(p, t, c, "follow", led, self._cur_power, self._cur_trumped,
-                                  self._civil_now())
+                                  self._cur_civil)
             if pw < 0:
                 pw = 100 + c.rank if es == trump else (c.rank if es == led else 0)
             if pw > self._cur_power:
@@ -1057,14 +1058,23 @@ class Deal:
         card, so each open following check compares one tier, not the whole known hand."""
         open_ = self._open.get(p)
         if open_:
+            tier = self._laws.tier
+            proven = False
             for r in open_:
-                self._feed(r, c, t)
-            if any(r.proven for r in open_):
+                if r.kind == "follow":  # the common case, inlined
+                    tw = tier(c, r.led, r.win_power, r.civil)
+                    if tw != FREE and tw < r.tier:
+                        self._prove(r, (self._follow_rule(r, r.tier, tw), c), t)
+                        proven = True
+                else:
+                    self._feed(r, c, t)
+                    proven = proven or r.proven
+            if proven:
                 self._open[p] = [r for r in open_ if not r.proven]
         if rec is None:
             return
         if rec.kind == "follow":
-            rec.tier = self._tier(c, rec.led, rec.win_power, rec.civil)
+            rec.tier = self._laws.tier(c, rec.led, rec.win_power, rec.civil)
             if rec.tier == FREE or rec.tier == 1.0:
                 return  # nothing can ever prove this play illegal
         self._records.append(rec)
@@ -1083,7 +1093,7 @@ class Deal:
         if r.proven:
             return
         if r.kind == "follow":
-            tw = self._tier(c, r.led, r.win_power, r.civil)
+            tw = self._laws.tier(c, r.led, r.win_power, r.civil)
             if tw != FREE and tw < r.tier:
                 self._prove(r, (self._follow_rule(r, r.tier, tw), c), t)
             return
