@@ -381,22 +381,22 @@ def test_misdeal_with_tricks_is_refused() -> None:
     bad(r, "misdeal record has no 'tricks'")
 
 
-def test_end_of_game_dealers_must_rotate_left() -> None:
-    r = rec("EG01")
-    r["deals"][1]["dealer"] = "C"
-    bad(r, "deals[1]", "C dealt", "B after A")
-
-
-def test_end_of_game_not_yet_ended() -> None:
+def test_end_of_game_not_yet_ended_is_null() -> None:
     r = rec("EG01")
     r["deals"][3]["had_loo"] = True
-    bad(r, "has not ended after the 4 deals")
+    assert score_record(r) == {"id": "EG01", "game_ends_after_deal": None}
 
 
-def test_end_of_game_listed_past_its_end() -> None:
+def test_end_of_game_deals_listed_past_the_end_do_not_move_it() -> None:
     r = rec("EG01")
-    r["deals"].append({"dealer": "B", "had_loo": False})
-    bad(r, "already ended after deal 4")
+    r["deals"].append({"dealer": "B", "had_loo": True})
+    assert score_record(r)["game_ends_after_deal"] == 4
+
+
+def test_end_of_game_dealer_must_be_seated() -> None:
+    r = rec("EG01")
+    r["deals"][1]["dealer"] = "Z"
+    bad(r, "deals[1].dealer", "'Z' is not at the table")
 
 
 def test_end_of_game_needs_deals() -> None:
