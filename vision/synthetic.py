@@ -202,6 +202,7 @@ class SyntheticTable:
         self._rng_seed = rng.integers(0, 2**31)
         self._background = self._render_background(rng)
         self._light = self._render_light()
+        self._light_q = cv2.resize(self._light, (self.size[0] // 4, self.size[1] // 4), interpolation=cv2.INTER_AREA)
         self._background = self._apply_light(self._background, (0, 0, self.size[0], self.size[1]))
         self._noise_fields = self._make_noise(rng) if noise else []
         # pre-scale the artwork to about 1.5× its on-screen height: warpPerspective has no area filter
@@ -211,9 +212,12 @@ class SyntheticTable:
 
     # -- scene set-up ------------------------------------------------------------------------
     def _render_background(self, rng: np.random.Generator) -> np.ndarray:
-        """Texture drawn in the table plane (1 px/mm, with 400 mm to spare) and warped once."""
+        """Texture drawn in the table plane (1 px/mm, just covering the camera's view) and warped once."""
         tw, th = self.layout.width_mm, self.layout.height_mm
-        pad = 250
+        w, h = self.size
+        seen = self.calibration.to_table([[0, 0], [w, 0], [w, h], [0, h]])
+        pad = int(math.ceil(max(10.0, -seen[:, 0].min(), -seen[:, 1].min(),
+                                seen[:, 0].max() - tw, seen[:, 1].max() - th))) + 10
         W, H = int(tw + 2 * pad), int(th + 2 * pad)
         base = np.array(self.style.base_bgr, dtype=np.float32)
         if self.style.texture == "wood":
@@ -335,39 +339,46 @@ class SyntheticTable:
         return mask, shadow, off
 
     def _draw_hand(self, frame: np.ndarray, hand: HandPose, held: PlacedCard | None) -> None:
+        """Shadow, then the held card, then the hand; everything is shaped at quarter resolution
+        and only the hand's bounding box is brought up to full size (an arm crosses half the
+        frame, so full-frame float work would cost more than the whole pipeline)."""
         W, H = self.size
+        q = 4
         mask_q, shadow_q, (ox, oy) = self._hand_masks(hand, held)
-        shadow = cv2.resize(shadow_q, (W, H), interpolation=cv2.INTER_LINEAR)
-        m = np.float32([[1, 0, ox], [0, 1, oy]])
-        shadow = cv2.warpAffine(shadow, m, (W, H))
-        ys, xs = np.nonzero(shadow_q)
-        if len(xs):
-            x0 = max(0, xs.min() * 4 + ox - 8)
-            x1 = min(W, xs.max() * 4 + ox + 12)
-            y0 = max(0, ys.min() * 4 + oy - 8)
-            y1 = min(H, ys.max() * 4 + oy + 12)
-            if x1 > x0 and y1 > y0:
-                sh = shadow[y0:y1, x0:x1, None].astype(np.float32) / 255.0
-                roi = frame[y0:y1, x0:x1].astype(np.float32)
-                frame[y0:y1, x0:x1] = (roi * (1 - 0.45 * sh)).astype(np.uint8)
+        hq, wq = mask_q.shape
+        shift = np.float32([[1, 0, ox / q], [0, 1, oy / q]])
+        shadow_q = cv2.warpAffine(shadow_q, shift, (wq, hq))
+        box = _bbox(shadow_q)
+        if box is not None:
+            x0, y0, x1, y1 = box
+            up = cv2.resize(shadow_q[y0:y1, x0:x1], ((x1 - x0) * q, (y1 - y0) * q), interpolation=cv2.INTER_LINEAR)
+            fx0, fy0 = x0 * q, y0 * q
+            fx1, fy1 = min(W, fx0 + up.shape[1]), min(H, fy0 + up.shape[0])
+            keep = 255 - (up[: fy1 - fy0, : fx1 - fx0].astype(np.uint16) * 115 // 255).astype(np.uint8)
+            roi = frame[fy0:fy1, fx0:fx1]
+            frame[fy0:fy1, fx0:fx1] = cv2.multiply(roi, cv2.merge([keep, keep, keep]), scale=1 / 255)
         if held is not None:
             self._draw_card(frame, held, lift_mm=hand.height * 0.5)
-        mask = cv2.resize(cv2.GaussianBlur(mask_q, (3, 3), 0.8), (W, H), interpolation=cv2.INTER_LINEAR)
-        ys, xs = np.nonzero(mask_q)
-        if not len(xs):
+        alpha_q = cv2.GaussianBlur(mask_q, (3, 3), 0.8)
+        box = _bbox(alpha_q)
+        if box is None:
             return
-        x0, x1 = max(0, xs.min() * 4 - 4), min(W, xs.max() * 4 + 8)
-        y0, y1 = max(0, ys.min() * 4 - 4), min(H, ys.max() * 4 + 8)
-        a = mask[y0:y1, x0:x1, None].astype(np.float32) / 255.0
-        palm = self.calibration.to_image([[hand.x, hand.y]])[0]
+        x0, y0, x1, y1 = box
+        palm = self.calibration.to_image([[hand.x, hand.y]])[0] / q
         yy, xx = np.mgrid[y0:y1, x0:x1].astype(np.float32)
-        dist = np.hypot(xx - palm[0], yy - palm[1])
+        dist = np.hypot(xx - palm[0], yy - palm[1]) * q
         sleeve = (dist > 110)[:, :, None]
         colour = np.where(sleeve, np.array(self.style.sleeve_bgr, np.float32), np.array(self.style.skin_bgr, np.float32))
-        shade = (0.85 + 0.15 * np.cos(dist / 25.0))[:, :, None]
-        skin = colour * shade * self._light[y0:y1, x0:x1, None]
-        roi = frame[y0:y1, x0:x1].astype(np.float32)
-        frame[y0:y1, x0:x1] = np.clip(skin * a + roi * (1 - a), 0, 255).astype(np.uint8)
+        light_q = self._light_q[y0:y1, x0:x1, None]
+        skin_q = np.clip(colour * (0.85 + 0.15 * np.cos(dist / 25.0))[:, :, None] * light_q, 0, 255).astype(np.uint8)
+        size = ((x1 - x0) * q, (y1 - y0) * q)
+        skin = cv2.resize(skin_q, size, interpolation=cv2.INTER_LINEAR)
+        alpha = cv2.resize(alpha_q[y0:y1, x0:x1], size, interpolation=cv2.INTER_LINEAR).astype(np.float32) / 255.0
+        fx0, fy0 = x0 * q, y0 * q
+        fx1, fy1 = min(W, fx0 + size[0]), min(H, fy0 + size[1])
+        a = alpha[: fy1 - fy0, : fx1 - fx0]
+        roi = frame[fy0:fy1, fx0:fx1]
+        frame[fy0:fy1, fx0:fx1] = cv2.blendLinear(skin[: fy1 - fy0, : fx1 - fx0], roi, a, 1.0 - a)
 
     def render(self, cards: Sequence[PlacedCard] = (), *, hand: HandPose | None = None,
                held: PlacedCard | None = None, frame_index: int = 0,
@@ -401,6 +412,15 @@ class SyntheticTable:
             h, w = frame.shape[:2]
             frame = cv2.add(frame, self._noise_fields[0][dy:dy + h, dx:dx + w], dtype=cv2.CV_8U)
         return frame
+
+
+def _bbox(mask: np.ndarray) -> tuple[int, int, int, int] | None:
+    """Bounding box (x0, y0, x1, y1) of the non-zero pixels, or None."""
+    pts = cv2.findNonZero(mask)
+    if pts is None:
+        return None
+    x, y, w, h = cv2.boundingRect(pts)
+    return x, y, x + w, y + h
 
 
 # -- scripted nights ------------------------------------------------------------------------
