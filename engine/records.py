@@ -607,7 +607,7 @@ def replay_record(raw: object) -> Deal:
             record.dealer,
             balances=record.balances_before,
             pool_before=record.pool_before,
-            antes={} if record.redeal else None,
+            antes={} if _is_redeal(record) else None,
             known_holdings=record.known_holdings or None,
         )
     except LooError as exc:
@@ -639,6 +639,12 @@ def _push_penalties(record: HandRecord, deal: Deal) -> None:
             deal.push(Penalise(player, single=single))
         except LooError as exc:
             raise _fail(f"penalties[{i}]", exc) from None
+
+
+def _is_redeal(record: HandRecord) -> bool:
+    """A re-deal after a misdeal pays no ante: said by ``"redeal": true`` or by ``"ante": {}``
+    (no other rule makes a deal without an ante, since ``ante_amount`` is at least 1)."""
+    return record.redeal or (record.ante is not None and not any(record.ante.values()))
 
 
 def _check_ante(record: HandRecord, deal: Deal) -> None:

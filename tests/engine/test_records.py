@@ -497,3 +497,15 @@ def test_expose_out_of_turn_and_penalise_are_written_and_rescored() -> None:
         del r["card"]
     assert got == want
     assert got["looed"] == {"C": 3, "D": 3}
+
+
+def test_an_empty_ante_marks_a_redeal() -> None:
+    r = rec("TC01")
+    r["ante"] = {}
+    r["pool_before"] = 9
+    r["pool_at_play"] = 9
+    flagged = rec("TC01")
+    flagged.update(pool_before=9, redeal=True)
+    del flagged["ante"]
+    assert score_record(r) == score_record(flagged) == score_record(rec("TC01")) | {
+        "balances_after": {"A": 106, "B": 100, "C": 97, "D": 103}, "total_chips": 409}
