@@ -148,3 +148,23 @@ def test_correcting_a_card_moves_chips_on_the_admin_partial(admin, service):
     assert 'data-chips-of="Ann">47<' in client.get("/admin/partial").get_data(as_text=True)
     assert post(admin, "correct_card", {"alert_id": 5, "card": "6C"}).status_code == 200
     assert 'data-chips-of="Ann">46<' in client.get("/admin/partial").get_data(as_text=True)
+
+
+def test_admin_partial_etag(admin, service):
+    client, _ = admin
+    first = client.get("/admin/partial")
+    etag = first.headers["ETag"]
+    assert client.get("/admin/partial", headers={"If-None-Match": etag}).status_code == 304
+    service.play("Cal", "9H")
+    assert client.get("/admin/partial", headers={"If-None-Match": etag}).status_code == 200
+
+
+def test_a_service_bug_is_a_json_500_and_the_server_keeps_serving(admin, service, monkeypatch):
+    def broken(name, payload):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(service, "command", broken)
+    resp = post(admin, "pause", {})
+    assert resp.status_code == 500 and resp.get_json()["error"] == "internal error: RuntimeError"
+    assert "disk on fire" not in resp.get_data(as_text=True)
+    assert admin[0].get("/api/state").status_code == 200

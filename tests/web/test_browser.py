@@ -155,6 +155,7 @@ def test_phone_sees_the_table_live_and_the_admin_corrects_a_card(served, browser
         'application/json', 'X-CSRF-Token': document.querySelector('meta[name=csrf-token]').content},
         body: '{}'}).then(r => r.status)""")
     assert ok == 200
+    admin.screenshot(path=str(ARTIFACTS / "admin-phone-360.png"), full_page=True)
     expect(page.locator(".banner-paused")).to_be_visible(timeout=1000)
     page.screenshot(path=str(ARTIFACTS / "table-phone-360-paused.png"), full_page=True)
     dark = browser.new_context(viewport={"width": 360, "height": 740}, color_scheme="dark").new_page()

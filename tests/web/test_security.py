@@ -157,3 +157,19 @@ def test_bad_config_pin_and_missing_state_dir_are_refused(service, tmp_path):
 def test_debug_is_never_on(service, tmp_path):
     app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, "DEBUG": True})
     assert app.debug is False and app.config["DEBUG"] is False
+
+
+def test_form_login_when_rate_limited_rerenders_with_429(client):
+    token = csrf_of(client)
+    for _ in range(5):
+        _login(client, "111111", token)
+    resp = client.post("/admin/login", data={"pin": PIN, "csrf_token": token}, headers={"Origin": ORIGIN})
+    assert resp.status_code == 429 and "too many wrong PINs" in resp.get_data(as_text=True)
+    assert int(resp.headers["Retry-After"]) > 0
+
+
+def test_form_logout_redirects_to_the_table(admin):
+    client, token = admin
+    resp = client.post("/admin/logout", data={"csrf_token": token}, headers={"Origin": ORIGIN})
+    assert resp.status_code == 303 and resp.headers["Location"].endswith("/")
+    assert "PIN" in client.get("/admin").get_data(as_text=True)  # the login form again
