@@ -132,10 +132,16 @@ class Controller:
             from gpiozero.pins.mock import MockFactory, MockPWMPin
 
             factory = MockFactory(pin_class=MockPWMPin)
+        import warnings
+
+        from gpiozero.exc import PinFactoryFallback
+
         try:
-            return TableControls.from_config(cfg.pins, cfg.seats, on_event=self.referee.submit,
-                                             double_press=cfg.game.variant == "three_card",
-                                             pin_factory=factory)
+            with warnings.catch_warnings():  # gpiozero warns per factory it tries: one line is enough
+                warnings.simplefilter("ignore", PinFactoryFallback)
+                return TableControls.from_config(cfg.pins, cfg.seats, on_event=self.referee.submit,
+                                                 double_press=cfg.game.variant == "three_card",
+                                                 pin_factory=factory)
         except Exception as exc:  # gpiozero: BadPinFactory off a Pi, PinInUse, permissions
             raise CommandError(f"GPIO: {type(exc).__name__}: {exc} (on a PC use --mock-pins)") from None
 
