@@ -17,6 +17,7 @@ and keeping no undo snapshots keeps ``push`` (the hot path of simulation) cheap.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import combinations
@@ -130,6 +131,11 @@ def flush_key(cards: Sequence[Card], trump: str, pam: Card | None,
     return (cls, *([15] if has_pam else []), *ranks)
 
 
+_STATES = itertools.count(1)
+"""Every state of every deal gets a fresh number (keys the legal-move caches). A module-level
+counter, not a class attribute: writing to a class on every push would invalidate the
+interpreter's attribute caches for the whole class."""
+
 _SEATS: dict[tuple[tuple[str, ...], str, int, int], tuple[str, ...]] = {}
 """Validated seatings (players, dealer, limits) -> order from the dealer's left; a night reuses a few."""
 
@@ -172,9 +178,6 @@ def _card(value: Card | str) -> Card:
 
 class Deal:
     """One deal (§4–§11), driven by ``push(action)``. See the module docstring for the modes."""
-
-    _version = 0
-    """Global counter: every state of every deal gets a fresh number (keys the legal-move caches)."""
 
     # ------------------------------------------------------------------ construction
     def __init__(
@@ -363,8 +366,7 @@ class Deal:
         self._warnings: list[str] = []
         self._legal_cache: tuple[int, list[Card]] | None = None
         self._moves_cache: tuple[int, list[Action]] | None = None
-        Deal._version += 1
-        self._state = Deal._version
+        self._state = next(_STATES)
 
     # ------------------------------------------------------------------ read-only state
     @property
@@ -637,8 +639,7 @@ class Deal:
             raise InvalidInputError(f"not an action: {action!r}")
         handler(self, action)
         self._moves.append(action)
-        Deal._version += 1
-        self._state = Deal._version
+        self._state = next(_STATES)
 
     def play(self, player: str, card: Card | str) -> None:
         """Shorthand for ``push(Play(player, card))``."""
