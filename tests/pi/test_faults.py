@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -262,6 +263,7 @@ def test_camera_unplugged_mid_deal(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     """
     import vision.sources.base as source_base
     from table.commands.run import Controller
+    from vision.calibration import save as save_calibration
     from vision.synthetic import PlacedCard, SyntheticTable
 
     real_backoff = source_base.Backoff
@@ -272,8 +274,7 @@ def test_camera_unplugged_mid_deal(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     with_card = [scene.render([PlacedCard("KS", cx, cy, 5.0)], frame_index=i) for i in range(12)]
     calibration = tmp_path / "etc" / "loo-table" / "calibration.json"
     calibration.parent.mkdir(parents=True)
-    calibration.write_text(json.dumps({"calibration": scene.calibration.to_dict(),
-                                       "layout": scene.layout.to_dict()}))
+    save_calibration(calibration, scene.calibration, scene.layout)  # what `loo-table calibrate` writes
     camera = tmp_path / "dev" / "video0.avi"
     camera.parent.mkdir()
     write_video(camera, empty)
@@ -447,3 +448,154 @@ def test_disk_full_stops_the_referee_and_says_why(tmp_path: Path, how: str) -> N
             events = reopened.events()
         replayed = TableState.replay(events)
         assert (replayed.last_seq, replayed.digest()) == acked[-1]
+
+
+# --- killed at any moment: a clean restart of the installed service --------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+PIN = "135790"
+
+
+class Dashboard:
+    """An admin on a phone: logs in with the PIN, then adjusts chips (one ledger event per POST)."""
+
+    def __init__(self, port: int) -> None:
+        import http.cookiejar
+
+        self.base = f"http://127.0.0.1:{port}"
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.csrf = ""
+
+    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        req = urllib.request.Request(self.base + path, data=json.dumps(body).encode(), method="POST", headers={
+            "Content-Type": "application/json", "Accept": "application/json", "Origin": self.base,
+            "X-CSRF-Token": self.csrf})
+        with self.opener.open(req, timeout=10) as resp:
+            return dict(json.loads(resp.read()))
+
+    def login(self) -> None:
+        import re
+
+        with self.opener.open(self.base + "/", timeout=10) as resp:  # a page sets the session's token
+            page = resp.read().decode()
+        match = re.search(r'<meta name="csrf-token" content="([^"]+)"', page)
+        assert match, "no CSRF token on the dashboard page"
+        self.csrf = match.group(1)
+        self.csrf = self.post("/admin/login", {"pin": PIN})["csrf_token"]
+
+    def adjust(self, reason: str) -> None:
+        assert self.post("/api/admin/adjust_chips", {"player": "Ann", "delta": 1, "reason": reason})["ok"]
+
+
+class Service:
+    """`loo-table run` started the way systemd starts it: the config from /etc/loo-table, the state
+    directory as working directory, NOTIFY_SOCKET for READY=1."""
+
+    def __init__(self, root: Path, cfg: Path) -> None:
+        import socket
+
+        self.sock_path = root / "notify.sock"
+        self.sock_path.unlink(missing_ok=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(self.sock_path))
+        env = dict(os.environ, NOTIFY_SOCKET=str(self.sock_path), PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+        env.pop("WATCHDOG_USEC", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "table", "run", "--config", str(cfg), "--mock-pins", "--quiet"],
+            cwd=root / "var" / "lib" / "loo-table", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.started = time.monotonic()
+
+    def ready(self, timeout: float = 60.0) -> int:
+        """Wait for READY=1; return the dashboard port from its STATUS text."""
+        self.sock.settimeout(timeout)
+        while True:
+            try:
+                msg = self.sock.recv(4096).decode()
+            except TimeoutError:
+                raise AssertionError(f"no READY=1: {self.stderr()}") from None
+            if msg.startswith("READY=1"):
+                return int(msg.rsplit("port ", 1)[1])
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        return (self.proc.stderr.read() if self.proc.stderr else b"").decode()[-2000:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stderr:
+            self.proc.stderr.close()
+        self.sock.close()
+
+
+def adjustments_in_log(db: Path) -> list[str]:
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        rows = con.execute("SELECT data FROM events WHERE kind = 'adjust_chips' ORDER BY seq").fetchall()
+    finally:
+        con.close()
+    return [json.loads(r[0])["reason"] for r in rows]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model (models/card_classifier.onnx) is missing")
+def test_killed_at_any_moment_restarts_cleanly(tmp_path: Path) -> None:
+    """SIGKILL (what the watchdog or a power cut does) during start-up and mid-write, then restart.
+
+    tests/table/test_crash.py kills the referee 50 times on a simulated night; this runs the whole
+    installed service (config, StateDirectory, admin PIN and session key files, waitress, camera
+    thread) and kills it while it starts and while the dashboard is writing events.
+    """
+    import random
+    import threading
+
+    rng = random.Random(7)
+    cfg = installed_config(tmp_path)
+    db = tmp_path / "var" / "lib" / "loo-table" / "ledger.db"
+    acknowledged: list[str] = []
+    for run_no, moment in enumerate(["start-up", "writing", "start-up", "writing"]):
+        service = Service(tmp_path, cfg)
+        try:
+            if moment == "start-up":  # somewhere between exec and READY=1
+                time.sleep(rng.uniform(0.2, 2.2))
+            else:
+                dash = Dashboard(service.ready())
+                dash.login()
+                threading.Timer(rng.uniform(0.1, 0.6), service.proc.kill).start()
+                with contextlib.suppress(OSError):  # the connection dies with the process
+                    for i in range(10_000):
+                        dash.adjust(f"run {run_no} post {i}")
+                        acknowledged.append(f"run {run_no} post {i}")
+            service.proc.kill()
+            service.proc.wait()
+        finally:
+            service.close()
+        if db.exists():
+            logged = adjustments_in_log(db)  # integrity ok after every kill
+            assert set(acknowledged) <= set(logged), "an acknowledged event was lost"
+    assert len(acknowledged) > 5
+
+    # The restart after the last kill is clean: ready, same PIN, every event, chips add up.
+    service = Service(tmp_path, cfg)
+    try:
+        port = service.ready()
+        dash = Dashboard(port)
+        dash.login()  # the PIN file survived being killed mid-start
+        dash.adjust("after the kills")
+        logged = adjustments_in_log(db)
+        assert set(acknowledged) | {"after the kills"} <= set(logged)
+        ann = next(s for s in api_state(port)["seats"] if s["name"] == "Ann")
+        assert ann["chips"] == 100 + len(logged)  # the restarted state is the fold of the whole log
+        service.proc.terminate()
+        assert service.proc.wait(20) == 0, service.stderr()
+    finally:
+        service.close()
+    verify = subprocess.run([sys.executable, "-m", "table", "ledger", "verify", "--config", str(cfg)],
+                            capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
