@@ -48,9 +48,11 @@ class EventStream:
         service = self.state.service
         yield ": open\n\n"  # headers and a first byte go out at once (platform-facts)
         yield f"retry: {self.retry_ms}\n\n"
-        if self.last_id is None:
-            snap = service.snapshot()
-            last = int(snap.get("version", 0))
+        snap = service.snapshot()
+        current = int(snap.get("version", 0))
+        if self.last_id is None or self.last_id > current:
+            # a new client, or an id from before the controller restarted (versions start again)
+            last = current
             yield frame({"id": last, "event": "state", "data": snap})
         else:
             last = self.last_id

@@ -110,3 +110,10 @@ def test_stop_ends_open_streams(client, app):
     rest = b"".join(resp.response)  # ends instead of blocking forever
     resp.close()
     assert b"event: state" not in rest
+
+
+def test_an_id_from_before_a_restart_gets_the_full_snapshot(client):
+    resp = client.get("/api/stream", headers={"Last-Event-ID": "900"}, buffered=False)  # now version 1
+    text = read_until(resp, lambda t: "event: state" in t and t.endswith("\n\n"))
+    resp.close()
+    assert frames(text)[0]["id"] == "1"

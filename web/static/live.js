@@ -23,8 +23,10 @@
         etag = resp.headers.get("ETag");
         var v = parseInt(resp.headers.get("X-Loo-Version") || "0", 10);
         return resp.text().then(function (html) {
-          if (v >= shown) { shown = v; root.innerHTML = html; root.dataset.version = String(v);
-            document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: v } })); }
+          // fetches never overlap (busy/again), so the latest answer is the newest state; versions
+          // are not compared because they start again when the controller restarts
+          shown = v; root.innerHTML = html; root.dataset.version = String(v);
+          document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: v } }));
         });
       })
       .catch(function (err) { say("update failed: " + err.message); })
@@ -43,8 +45,7 @@
   source = new EventSource(root.dataset.stream);
   source.addEventListener("open", function () { say("live"); });
   source.addEventListener("state", function (ev) {
-    var v = parseInt(ev.lastEventId || "0", 10);
-    if (v > shown) refresh();
+    if (parseInt(ev.lastEventId || "-1", 10) !== shown) refresh();
   });
   source.addEventListener("overloaded", function (ev) {
     try { pollMs = JSON.parse(ev.data).poll_interval_ms || pollMs; } catch (e) { /* keep default */ }
