@@ -237,11 +237,11 @@ class Laws:
         cards he played from that trick on, plus his known ``holdings`` not played earlier);
         returns the (player, trick, rule) offences."""
         out: list[tuple[str, int, str]] = []
-        later: dict[str, list[tuple[int, Card]]] = {}
+        seq: dict[str, list[Card]] = {}   # each player's cards in trick order (one per trick)
         played_at: dict[Card, int] = {}
         for t, trick in enumerate(tricks, start=1):
             for p, c in trick:
-                later.setdefault(p, []).append((t, c))
+                seq.setdefault(p, []).append(c)
                 played_at[c] = t
         trump = self.trump
         for t, trick in enumerate(tricks, start=1):
@@ -252,11 +252,13 @@ class Laws:
             wp = self.power(lead, led)
             trumped = False
             for i, (p, c) in enumerate(trick):
-                held = [x for tt, x in later[p] if tt >= t and x is not c]
-                for x in holdings.get(p, ()):
-                    pt = played_at.get(x)
-                    if x is not c and x not in held and (pt is None or pt >= t):
-                        held.append(x)
+                held = seq[p][t:]  # what he played after this trick
+                extra = holdings.get(p)
+                if extra:
+                    for x in extra:
+                        pt = played_at.get(x)
+                        if x is not c and x not in held and (pt is None or pt >= t):
+                            held.append(x)
                 if i == 0:
                     v = self.lead_violation(kind, c, held)
                 else:
