@@ -144,15 +144,32 @@ def play_deal(
     to ``replays`` offers to take the cards back and play again.
     """
 
-    def push(action: Action) -> None:
+    def push_and_tell(action: Action) -> None:
         deal.push(action)
         if on_action is not None:
             on_action(deal, action)
 
+    push: Callable[[Action], None] = deal.push if on_action is None else push_and_tell
+    on_call = deal.options.pam_be_civil == "on_call" and deal.options.pam
+    one = bots if isinstance(bots, Bot) else None
+
     while not deal.is_over:
         phase = deal.phase
         actor = deal.to_act
-        if phase == "take_turnup":
+        if phase == "play":  # the common case first: one card from the seat on turn
+            assert actor is not None
+            if on_call and len(deal.current_trick) == 1 and CallCivil() in deal.legal_moves:
+                if _bot_for(bots, deal, deal.current_trick[0][0]).call_civil():
+                    push(CallCivil())
+                    continue
+            legal = deal.legal_cards()
+            bot = one if one is not None else _bot_for(bots, deal, actor)
+            card = bot.play(deal, actor, legal)
+            try:
+                push(Play(actor, card))
+            except IllegalActionError:
+                push(Play(actor, legal[0]))
+        elif phase == "take_turnup":
             push(_bot_for(bots, deal, deal.dealer).take_turnup(deal))
         elif phase == "declare" and deal.allowed_declarations():
             assert actor is not None
@@ -178,18 +195,11 @@ def play_deal(
             if not shows:
                 break
             push(shows[0])
-        elif phase in ("flush", "play"):
+        elif phase == "flush":
             assert actor is not None
-            if phase == "flush":
-                claims = [m for m in deal.legal_moves if isinstance(m, ClaimFlush)]
-                if claims:
-                    push(claims[0])
-                    continue
-            trick = deal.current_trick
-            if (len(trick) == 1 and deal.options.pam_be_civil == "on_call"
-                    and CallCivil() in deal.legal_moves
-                    and _bot_for(bots, deal, trick[0][0]).call_civil()):
-                push(CallCivil())
+            claims = [m for m in deal.legal_moves if isinstance(m, ClaimFlush)]
+            if claims:
+                push(claims[0])
                 continue
             legal = deal.legal_cards()
             card = _bot_for(bots, deal, actor).play(deal, actor, legal)
@@ -199,7 +209,7 @@ def play_deal(
                 push(Play(actor, legal[0]))
         else:  # pragma: no cover - a phase without a bot decision would loop forever
             raise IllegalActionError(f"bots cannot act in phase {phase!r}")
-        if deal.is_over and replays and deal.replay_from is not None:
+        if replays and deal.is_over and deal.replay_from is not None:
             push(Replay())
             replays -= 1
 
