@@ -39,7 +39,7 @@ from engine.actions import (
     TakeTurnUp,
     TurnUp,
 )
-from engine.cards import DECK, Card
+from engine.cards import DECK, SUIT_NAMES, Card
 from engine.errors import IllegalActionError, InvalidInputError, OutOfTurnError
 from engine.laws import FREE, Laws
 from engine.options import Options, Variant
@@ -1047,8 +1047,13 @@ class Deal:
             v = self._follow_violation(rec, hand)
         if v is None:
             return f"{p} may not play {c} now"
-        r = Revoke(p, t, v[0], c, v[1], t, rec.led)
-        return f"{p} may not play {c}: " + r.describe().split(": ", 1)[1]
+        tail = Revoke(p, t, v[0], c, v[1], t, rec.led).describe().split(": ", 1)[1]
+        if tail.startswith("led "):       # "Ann may not lead KH while holding AS, the top trump"
+            return f"{p} may not lead {tail[4:]}"
+        if tail.startswith("played "):
+            return f"{p} may not play {tail[7:]}"
+        # must_follow: "Bea may not play 8C: follow suit with 5S (spades were led)"
+        return f"{p} may not play {c}: follow suit with {v[1]} ({SUIT_NAMES[rec.led]} were led)"
 
     # ------------------------------------------------------------------ revoke detection (§11.2)
     def _detect(self, p: str, c: Card, rec: _PlayRecord | None, t: int) -> None:

@@ -232,6 +232,6 @@ def test_five_card_leads_are_free_by_default() -> None:
 def test_enforced_illegal_play_is_explained() -> None:
     d = known("three_card", "2S", {"A": ["KH", "AS", "3D"], "B": ["QH", "5S", "8C"],
                                    "C": ["4H", "9D", "7C"]})
-    with pytest.raises(IllegalActionError, match="A may not play KH"):
+    with pytest.raises(IllegalActionError, match="A may not lead KH while holding AS, the top trump"):
         d.push(Play("A", Card.parse("KH")))
     assert d.current_trick == []
