@@ -26,12 +26,15 @@ class CardEvent:
 
 
 def main() -> None:
-    db, seed = sys.argv[1], int(sys.argv[2])
+    run(sys.argv[1], int(sys.argv[2]), sys.stdout)
+
+
+def run(db: str, seed: int, out: object) -> None:
+    """The night; `out` gets the start line and one acknowledgement per committed event."""
     ledger = Ledger(db)
     referee = Referee(ledger, setup={"players": ["Ann", "Bea", "Cal", "Dot"], "variant": "three_card",
                                      "options": {"deals_per_player": 100}, "chips": 100, "first_dealer": 0})
     state = referee.state
-    out = sys.stdout
     out.write(f"start {state.last_seq} {state.digest()}\n")
     out.flush()
     last = [state.last_seq]
