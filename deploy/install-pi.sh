@@ -217,6 +217,7 @@ run "$VENV/bin/loo-table" pins --config "$CONFIG"
 # --- 5. systemd units ------------------------------------------------------------------------
 say "5. systemd units in $UNIT_DIR"
 UNITS=(loo-table.service loo-table-backup.service loo-table-backup.timer)
+[ -d "$UNIT_DIR" ] || run install -d -m 0755 "$UNIT_DIR"
 for unit in "${UNITS[@]}"; do
   if ! cmp -s "$SRC_DIR/systemd/$unit" "$UNIT_DIR/$unit"; then
     run install -m 0644 "$SRC_DIR/systemd/$unit" "$UNIT_DIR/$unit"

@@ -165,3 +165,87 @@ def test_refuses_unsupported_systems(tmp_path: Path, codename: str, os_id: str, 
 def test_unknown_option(tmp_path: Path) -> None:
     result = install(tmp_path, "bookworm", "--frobnicate")
     assert result.returncode == 1 and "--frobnicate" in result.stderr
+
+
+# --- a real run (not --dry-run) against stand-ins for the system's privileged commands -------------
+
+STUBS = {
+    # Every stub appends its command line to $STUB_LOG; state lives in $STUB_STATE.
+    "apt-get": 'if [ "$1" = install ] || [ "$3" = install ]; then for a in "$@"; do '
+               'case "$a" in python3*|sqlite3|ca-certificates) echo "$a" >> "$STUB_STATE/packages";; esac; done; fi',
+    "dpkg-query": 'pkg="${!#}"; grep -qx "$pkg" "$STUB_STATE/packages" 2>/dev/null && echo "install ok installed"; true',
+    "useradd": 'echo "${!#}:" >> "$STUB_STATE/users"',
+    "usermod": 'echo "${!#}:$3" >> "$STUB_STATE/users"',
+    "groupadd": 'echo "${!#}" >> "$STUB_STATE/groups"',
+    "getent": 'grep -qx "$2" "$STUB_STATE/groups" 2>/dev/null',
+    "id": 'if [ "$1" = -u ] && [ $# -eq 1 ]; then echo 0; exit 0; fi\n'
+          'user="${!#}"; grep -q "^$user:" "$STUB_STATE/users" 2>/dev/null || exit 1\n'
+          'if [ "$1" = -nG ]; then grep "^$user:" "$STUB_STATE/users" | cut -d: -f2 | tr "\\n" " "; echo; fi',
+    "systemctl": "true",
+    "python3": 'if [ "$1 $2" = "-m venv" ]; then d="${!#}"; mkdir -p "$d/bin"\n'
+               'printf "include-system-site-packages = true\\n" > "$d/pyvenv.cfg"\n'
+               'for t in python pip loo-table; do printf \'#!/bin/sh\\necho "%s $*" >> "$STUB_LOG"\\n\' "$d/bin/$t" > "$d/bin/$t"; '
+               'chmod +x "$d/bin/$t"; done; fi',
+    # install(1) for real, minus the ownership flags (the test may not run as root).
+    "install": 'args=(); while [ $# -gt 0 ]; do case "$1" in -o|-g) shift 2;; *) args+=("$1"); shift;; esac; done\n'
+               'exec /usr/bin/install "${args[@]}"',
+}
+
+
+def stubbed_env(tmp_path: Path) -> dict[str, str]:
+    bin_dir, state = tmp_path / "stubs", tmp_path / "stub-state"
+    bin_dir.mkdir()
+    state.mkdir()
+    (state / "groups").write_text("video\n")  # Raspberry Pi OS has both; make one missing
+    for name, body in STUBS.items():
+        script = bin_dir / name
+        script.write_text(f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n{body}\n')
+        script.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "STUB_LOG": str(tmp_path / "log"),
+            "STUB_STATE": str(state)}
+
+
+def real_run(tmp_path: Path, env: dict[str, str]) -> list[str]:
+    log = tmp_path / "log"
+    log.write_text("")
+    result = subprocess.run(
+        [BASH, str(SCRIPT), "--os-release", str(os_release(tmp_path, "bookworm")),
+         "--prefix", str(tmp_path / "opt"), "--config-dir", str(tmp_path / "etc"),
+         "--unit-dir", str(tmp_path / "units")],
+        capture_output=True, text=True, timeout=60,
+        env={**env, "LOO_ARCH": "arm64", "LOO_BOARD_MODEL": str(board(tmp_path, "Raspberry Pi 5 Model B Rev 1.0"))},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return log.read_text().splitlines()
+
+
+def test_real_run_twice_is_idempotent(tmp_path: Path) -> None:
+    """Run the installer for real (system commands stubbed), then again: the second run only
+    updates the app and restarts; the host's edited config and everything already in place stay."""
+    env = stubbed_env(tmp_path)
+    first = real_run(tmp_path, env)
+    joined = "\n".join(first)
+    for expected in ("apt-get install -y --no-install-recommends", "useradd --system", "groupadd --system gpio",
+                     "usermod --append --groups gpio loo-table", "usermod --append --groups video loo-table",
+                     "python3 -m venv --system-site-packages", "systemctl daemon-reload",
+                     "systemctl enable loo-table.service loo-table-backup.timer", "systemctl restart loo-table.service"):
+        assert expected in joined, expected
+    assert sum("/venv/bin/pip install" in line for line in first) == 2
+    assert (tmp_path / "opt" / "constraints.txt").read_text().splitlines()[1:] == [
+        "numpy<2", "opencv-python-headless<4.12"]
+    assert (tmp_path / "etc" / "config.toml").read_bytes() == (ROOT / "table" / "default_config.toml").read_bytes()
+    for unit in ("loo-table.service", "loo-table-backup.service", "loo-table-backup.timer"):
+        assert (tmp_path / "units" / unit).read_bytes() == (ROOT / "systemd" / unit).read_bytes()
+    assert (tmp_path / "opt" / "docs" / "operations.md").is_file()
+
+    # The host edits the config; an old unit file is lying around from a previous version.
+    (tmp_path / "etc" / "config.toml").write_text('[web]\nadmin_pin = "4921"\n')
+    (tmp_path / "units" / "loo-table.service").write_text("[Service]\nExecStart=/bin/old\n")
+    second = real_run(tmp_path, env)
+    joined = "\n".join(second)
+    for absent in ("apt-get", "useradd", "usermod", "groupadd", "-m venv"):
+        assert absent not in joined, f"second run repeated: {absent}"
+    assert sum("/venv/bin/pip install" in line for line in second) == 2  # the app is updated
+    assert "systemctl restart loo-table.service" in joined
+    assert (tmp_path / "etc" / "config.toml").read_text() == '[web]\nadmin_pin = "4921"\n'
+    assert (tmp_path / "units" / "loo-table.service").read_bytes() == (ROOT / "systemd" / "loo-table.service").read_bytes()
