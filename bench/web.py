@@ -20,6 +20,7 @@ import http.client
 import json
 import os
 import platform
+import random
 import socket
 import statistics
 import subprocess
@@ -70,9 +71,14 @@ def serve(args: argparse.Namespace) -> int:
 class Stream(threading.Thread):
     """One phone's EventSource: records the id of every ``state`` event it receives."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, *, like_page: bool = False) -> None:
         super().__init__(daemon=True)
         self.port = port
+        self.like_page = like_page  # also fetch the page fragment on each event, as live.js does
+        self.fragment_latencies: list[float] = []
+        self.fragment_errors: list[str] = []
+        self._page: http.client.HTTPConnection | None = None
+        self._rng = random.Random(id(self))
         self.ids: list[int] = []
         self.first = threading.Event()
         self.error: str | None = None
@@ -102,6 +108,8 @@ class Stream(threading.Thread):
                 elif text.startswith("id: "):
                     self.ids.append(int(text[4:]))
                 elif text == "" and event is not None:
+                    if event == "state" and self.like_page and self.first.is_set():
+                        self._fetch_fragment()
                     event = None
                     self.first.set()
         except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -109,6 +117,22 @@ class Stream(threading.Thread):
                 self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.first.set()
+
+    def _fetch_fragment(self) -> None:
+        time.sleep(self._rng.random() * 0.15)  # live.js spreads its fetches over 150 ms the same way
+        sent = time.perf_counter()
+        try:
+            if self._page is None:
+                self._page = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+            self._page.request("GET", "/table/partial")
+            resp = self._page.getresponse()
+            resp.read()
+            if resp.status != 200:
+                raise ValueError(f"HTTP {resp.status}")
+            self.fragment_latencies.append(time.perf_counter() - sent)
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            self.fragment_errors.append(f"fragment: {type(exc).__name__}: {exc}")
+            self._page = None
 
     def close(self) -> None:
         self.closing = True
@@ -182,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of load (default 30)")
     parser.add_argument("--event-rate", type=float, default=5.0, help="table changes per second (default 5)")
     parser.add_argument("--workers", type=int, default=8, help="polling client threads (default 8)")
+    parser.add_argument("--like-pages", action="store_true",
+                        help="each stream also fetches /table/partial on every event, as the Table page does")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--state-dir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -204,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"web bench: {args.streams} SSE streams + {args.rate:g} req/s GET /api/state for "
                   f"{args.duration:g} s over loopback; {args.event_rate:g} table changes/s; "
                   f"waitress threads {threads}", flush=True)
-            streams = [Stream(port) for _ in range(args.streams)]
+            streams = [Stream(port, like_page=args.like_pages) for _ in range(args.streams)]
             for s in streams:
                 s.start()
             for s in streams:
@@ -229,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
             if child.poll() is None:
                 child.kill()
 
-    stream_errors = [s.error for s in streams if s.error]
+    stream_errors = [s.error for s in streams if s.error] + [e for s in streams for e in s.fragment_errors]
+    fragments = [x for s in streams for x in s.fragment_latencies]
     overloaded = sum(s.overloaded for s in streams)
     complete = 0
     missed_total = 0
@@ -250,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"events: {events} published (last version {final}); streams that received every event: "
           f"{complete}/{args.streams} (missed {missed_total} in all; {overloaded} told to poll; "
           f"{len(stream_errors)} stream errors)")
+    if args.like_pages:
+        print(f"page fragments fetched on events: {len(fragments)}, p50 "
+              f"{percentile(fragments, 50) * 1000 if fragments else float('nan'):.1f} ms, p99 "
+              f"{percentile(fragments, 99) * 1000 if fragments else float('nan'):.1f} ms")
     print(f"errors: {len(all_errors)}" + (f" (first: {all_errors[0]})" if all_errors else ""))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{platform.platform(terse=True)}")

@@ -45,7 +45,8 @@
   source = new EventSource(root.dataset.stream);
   source.addEventListener("open", function () { say("live"); });
   source.addEventListener("state", function (ev) {
-    if (parseInt(ev.lastEventId || "-1", 10) !== shown) refresh();
+    // a little random delay spreads a table of phones' fetches instead of one burst per change
+    if (parseInt(ev.lastEventId || "-1", 10) !== shown) setTimeout(refresh, Math.random() * 150);
   });
   source.addEventListener("overloaded", function (ev) {
     try { pollMs = JSON.parse(ev.data).poll_interval_ms || pollMs; } catch (e) { /* keep default */ }
