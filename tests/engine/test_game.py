@@ -283,3 +283,24 @@ def test_copy_is_independent() -> None:
     assert game.balances != other.balances
     loo_deal(game)
     assert game.chips() == game.total_chips == other.chips()
+
+
+def test_bold_stand_after_a_single_and_on_the_first_deal() -> None:
+    from engine import TurnUp
+
+    game = Game("three_card", P3, dealer="A")
+    first = game.new_deal()
+    first.push(TurnUp(Card.parse("2H")))
+    assert first.forced  # the pool carried is 0: nobody may pass
+    game.abandon_deal()
+    loo_deal(game)
+    assert game.pool > 0
+    deal = game.new_deal()
+    deal.push(TurnUp(Card.parse("2H")))
+    assert not deal.forced
+    game.abandon_deal()
+    pass_deal(game)  # the dealer takes the pool: a single, the pool is empty again
+    assert game.pool == 0
+    deal = game.new_deal()
+    deal.push(TurnUp(Card.parse("2H")))
+    assert deal.forced
