@@ -53,6 +53,24 @@ def _paths(args: argparse.Namespace) -> tuple[Path, Path]:
     return db_path, Path(dest) if dest else default_backup_dir(db_path)
 
 
+def service_running(unit: str = "loo-table.service") -> bool:
+    """True when systemd says the controller is running (a restore under it would be lost).
+
+    Off systemd (a PC, a container) `systemctl is-active` fails or is missing: not running.
+    """
+    import shutil
+    import subprocess
+
+    systemctl = shutil.which("systemctl")
+    if systemctl is None:
+        return False
+    try:
+        done = subprocess.run([systemctl, "is-active", "--quiet", unit], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 def run(args: argparse.Namespace) -> int:
     from table.backup import BackupError, backup_database, list_backups, restore_backup
     from table.cli import CommandError
@@ -74,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
                     print(b.describe())
             return 0
         if args.restore:
+            if service_running():
+                raise CommandError("loo-table.service is running; stop it first: sudo systemctl stop loo-table")
             if args.restore == "latest":
                 backups = list_backups(dest)
                 if not backups:

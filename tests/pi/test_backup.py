@@ -254,3 +254,22 @@ def test_backup_while_the_controller_writes(tmp_path: Path) -> None:
         assert values == list(range(-1, len(values) - 1))
         sizes.append(len(seqs))
     assert sizes == sorted(sizes) and sizes[-1] > 20
+
+
+def test_restore_refuses_while_the_service_runs(tmp_path: Path) -> None:
+    """With systemd saying loo-table.service is active, a restore would be overwritten: refuse."""
+    db = tmp_path / "ledger.db"
+    make_ledger(db, rows=3).close()
+    backup_database(db, tmp_path / "backups", clock=lambda: T0)
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    (stubs / "systemctl").write_text('#!/bin/sh\n[ "$1 $2 $3" = "is-active --quiet loo-table.service" ]\n')
+    (stubs / "systemctl").chmod(0o755)
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": f"{stubs}:/usr/bin:/bin", "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-m", "table", "backup", "--db", str(db), "--restore", "latest"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 1
+    assert out.stderr.strip() == (
+        "loo-table backup: loo-table.service is running; stop it first: sudo systemctl stop loo-table")
+    assert not list(tmp_path.glob("ledger.db.replaced-*"))
