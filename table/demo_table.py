@@ -33,7 +33,31 @@ from table.service import TableService
 from table.simulate import Intent, VirtualPlayers
 from vision.sources import FrameSource
 
-__all__ = ["SceneCamera", "TableDemo", "DemoSummary"]
+__all__ = ["SceneCamera", "TableDemo", "DemoSummary", "worn_deck"]
+
+
+def worn_deck(folder: Path, cards: list[str]) -> Path:
+    """A copy of the synthetic table's deck in `folder` where `cards` carry coffee stains over
+    their indices: a worn deck, the kind of card the camera really cannot read for sure."""
+    import shutil
+
+    import cv2
+
+    from vision.synthetic import DEFAULT_DECK
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for png in Path(DEFAULT_DECK).glob("*.png"):
+        shutil.copy(png, folder / png.name)
+    for card in cards:
+        img = cv2.imread(str(folder / f"{card}.png"), cv2.IMREAD_UNCHANGED)
+        h, w = img.shape[:2]
+        stain = img.copy()
+        for cx, cy in ((0.16, 0.14), (0.84, 0.86)):  # both index corners
+            cv2.ellipse(stain, (int(w * cx), int(h * cy)), (int(w * 0.2), int(h * 0.13)), 20, 0, 360,
+                        (40, 70, 120, 255), -1)
+        img[..., :3] = (img[..., :3] * 0.15 + stain[..., :3] * 0.85).astype(np.uint8)
+        cv2.imwrite(str(folder / f"{card}.png"), img)
+    return folder
 
 
 class SceneCamera(FrameSource):
@@ -73,6 +97,7 @@ class DemoSummary:
     revokes_in_records: int = 0
     chips_at_end: dict[str, int] = field(default_factory=dict)
     pool_at_end: int = 0
+    worn_cards: list[str] = field(default_factory=list)
     chips_conserved: bool = False
     ledger_verified: bool = False
     problems: list[str] = field(default_factory=list)
@@ -86,7 +111,7 @@ class TableDemo:
 
     def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
-                 options: dict[str, Any] | None = None, log: Any = None) -> None:
+                 options: dict[str, Any] | None = None, worn: int = 4, log: Any = None) -> None:
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -109,12 +134,19 @@ class TableDemo:
                                                   double_press=True, pin_factory=self.factory)
         self.referee.outputs = self.controls
         self.service = TableService(self.referee)
-        self.scene = SyntheticTable(seed=seed, seats=len(players), size=size, noise=True)
+        import tempfile
+
+        from vision.synthetic import FACES
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="loo-demo-deck-")
+        worn_cards = sorted(random.Random(f"worn/{seed}").sample(list(FACES), worn)) if worn else []
+        deck = worn_deck(Path(self._tmp.name) / "deck", worn_cards)
+        self.scene = SyntheticTable(seed=seed, seats=len(players), size=size, noise=True, deck=deck)
         self.camera = SceneCamera(self.scene)
         self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier, stable_s=0.3)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
         self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
-        self.summary = DemoSummary()
+        self.summary = DemoSummary(worn_cards=worn_cards)
         self._tricks_seen = 0
         self.referee.start()
 
@@ -281,3 +313,4 @@ class TableDemo:
         self.controls.close()
         self.factory.reset()
         self.ledger.close()
+        self._tmp.cleanup()

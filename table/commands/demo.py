@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pause S seconds after every act so people can follow (default: 0.4 live, 0 headless)")
     parser.add_argument("--linger", type=float, default=60.0, metavar="S",
                         help="keep the dashboard up S seconds after the night (default: 60; Ctrl-C ends sooner)")
+    parser.add_argument("--worn", type=int, default=4, metavar="N",
+                        help="full table: N cards of the deck are coffee-stained, so the camera really "
+                        "struggles with them now and then (default: 4)")
     parser.add_argument("--db", metavar="PATH", help="ledger file (default: a new one in a temporary folder)")
     parser.add_argument("--model", metavar="PATH", help="card model (default: the shipped one)")
 
@@ -76,6 +79,8 @@ def run_table(args: argparse.Namespace) -> int:
         raise CommandError("--players: the full table seats 3 to 8 players")
     if args.hands is not None and args.hands < 1:
         raise CommandError("--hands must be at least 1")
+    if not 0 <= args.worn <= 52:
+        raise CommandError("--worn must be between 0 and 52")
     if args.headless and args.hands is None:
         args.hands = 3
     if args.revoke_rate is None:
@@ -112,7 +117,7 @@ def run_table(args: argparse.Namespace) -> int:
     pace = args.pace if args.pace is not None else (0.0 if args.headless else 0.4)
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
-                         revoke_rate=args.revoke_rate, pace=pace, options=options, log=log)
+                         revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     web = None
