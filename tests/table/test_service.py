@@ -117,7 +117,7 @@ def test_through_the_real_dashboard(table, service, tmp_path):
     app = create_app(service, config={"STATE_DIR": tmp_path / "web", "ADMIN_PIN": PIN})
     client = app.test_client()
     assert client.get("/api/state").get_json()["phase"] == "waiting"
-    client.get("/")
+    client.get("/admin")  # the admin page hands out the CSRF token (public pages leave the session alone)
     with client.session_transaction() as sess:
         token = str(sess["csrf"])
     resp = client.post("/admin/login", json={"pin": PIN}, headers={"Origin": ORIGIN, "X-CSRF-Token": token})

@@ -17,7 +17,15 @@ def test_table_page_shows_seats_chips_pool_trump_trick_alerts(client):
     assert 'aria-label="ace of hearts"' in html  # the trick
     assert "Ann&#39;s card is unclear" in html and "8C 61%" in html
     assert '<svg width="' in html and 'class="qr"' in html  # QR code inline
-    assert 'name="csrf-token"' in html
+
+
+
+def test_public_pages_leave_the_session_alone(client):
+    for path in ("/", "/history", "/end", "/table/partial", "/api/state"):
+        resp = client.get(path)
+        assert "Set-Cookie" not in resp.headers, path
+        assert 'name="csrf-token"' not in resp.get_data(as_text=True)
+    assert "Set-Cookie" in client.get("/admin").headers  # the login form needs its token
 
 
 def test_table_page_needs_no_internet(client):

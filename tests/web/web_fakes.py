@@ -142,8 +142,8 @@ class FakeService:
 
 
 def csrf_of(client) -> str:
-    """Open a page (which creates the session's CSRF token) and read the token back."""
-    client.get("/")
+    """Open the admin page (which creates the session's CSRF token) and read the token back."""
+    client.get("/admin")
     with client.session_transaction() as sess:
         return str(sess["csrf"])
 
