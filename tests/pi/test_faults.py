@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -476,10 +477,13 @@ class Dashboard:
     def login(self) -> None:
         import re
 
-        with self.opener.open(self.base + "/", timeout=10) as resp:  # a page sets the session's token
-            page = resp.read().decode()
-        match = re.search(r'<meta name="csrf-token" content="([^"]+)"', page)
-        assert match, "no CSRF token on the dashboard page"
+        try:  # the login page sets the session's CSRF token and carries it
+            with self.opener.open(self.base + "/admin", timeout=10) as resp:
+                page = resp.read().decode()
+        except urllib.error.HTTPError as exc:  # served with 401 until logged in
+            page = exc.read().decode()
+        match = re.search(r'name="csrf[-_]token" (?:content|value)="([^"]+)"', page)
+        assert match, "no CSRF token on the login page"
         self.csrf = match.group(1)
         self.csrf = self.post("/admin/login", {"pin": PIN})["csrf_token"]
 
