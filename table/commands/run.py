@@ -38,7 +38,7 @@ def _layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
     for name, rect in zones.items():
         if not isinstance(rect, dict):
             raise ValueError(f"zone {name}: expected x, y, width and height")
-        merged[name] = Zone.from_dict({"name": name, **rect})
+        merged[name] = Zone.from_dict({**rect, "name": name})
     return TableLayout(base.width_mm, base.height_mm, tuple(merged.values()))
 
 

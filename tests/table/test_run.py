@@ -212,3 +212,16 @@ def test_gpio_without_a_pi_says_use_mock_pins(tmp_path, capsys, monkeypatch):
     if code == 0:  # pragma: no cover - only on a real Raspberry Pi
         pytest.skip("real GPIO available")
     assert code == 1 and err.count("\n") == 0 and "GPIO:" in err and "--mock-pins" in err
+
+
+def test_dashboard_zones_become_the_watchers_layout():
+    from table.commands.run import _layout_from_zones
+    from vision.geometry import GeometryError, TableLayout
+
+    base = TableLayout.default(4)
+    moved = _layout_from_zones({"turn_up": {"x": 250.0, "y": 330.0, "width": 100.0, "height": 120.0}}, base)
+    assert moved.zone("turn_up").x == 250.0 and moved.zone("seat:0") == base.zone("seat:0")
+    with pytest.raises(GeometryError, match="overlap"):
+        _layout_from_zones({"stock": base.zone("turn_up").to_dict()}, base)
+    with pytest.raises(GeometryError, match="smaller than a card"):
+        _layout_from_zones({"seat:1": {"x": 0, "y": 0, "width": 20, "height": 20}}, base)
