@@ -85,6 +85,9 @@ class Controller:
         except ValueError as exc:
             raise CommandError(f"game: {exc}") from None
 
+        if self.referee.state.players != list(cfg.game.players):
+            print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
+                  "the config's [game] applies to a new ledger only", file=sys.stderr)
         self.controls = self._pins(cfg)
         self.parts.append(self.controls)
         self.referee.outputs = self.controls
