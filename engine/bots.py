@@ -173,15 +173,9 @@ def play_deal(
             push(_bot_for(bots, deal, deal.dealer).take_turnup(deal))
         elif phase == "declare" and deal.allowed_declarations():
             assert actor is not None
-            wish = _bot_for(bots, deal, actor).declare(deal, actor)
-            try:
-                push(wish)
-            except IllegalActionError:
-                # allow_negative_balance = false: a player who cannot cover a loo must pass
-                others = [a for a in deal.allowed_declarations() if a != wish.action]
-                if "pass" not in others:
-                    raise
-                push(Declare(actor, "pass"))
+            # allowed_declarations() already leaves only "pass" to a player who cannot cover
+            # a loo (allow_negative_balance = false), so the bot's choice is always legal.
+            push(_bot_for(bots, deal, actor).declare(deal, actor))
         elif phase in ("declare", "exchange"):  # declare: exchange_timing = with_declaration
             assert actor is not None
             wanted = _bot_for(bots, deal, actor).exchange(deal, actor)

@@ -730,12 +730,25 @@ class Deal:
             held.append(self._turn_up)
         self._phase = "declare"
 
+    def cannot_cover(self, player: str) -> bool:
+        """Whether ``player``, after his ante, has fewer chips than one loo (L).
+
+        With ``allow_negative_balance = false`` such a player may not stand, take the miss or
+        defend it (§14.5: a loo must be payable); he passes, and in a forced deal (bold stand,
+        force/must, club law) he is excused from the duty to play. With negative balances
+        allowed this is only information."""
+        self._check_player(player)
+        return self._balances_before[player] - self._antes.get(player, 0) < self._loo
+
     def allowed_declarations(self) -> tuple[str, ...]:
-        """The declarations open to the player now declaring (§5.1, §6, §7.1)."""
+        """The declarations open to the player now declaring (§5.1, §6, §7.1); only ``pass``
+        for a player who cannot cover a loo when negative balances are off (§14.5)."""
         if self._phase != "declare" or self._pending_exchange is not None:
             return ()
         o = self._opts
         i = self._decl_idx
+        if not o.allow_negative_balance and self.cannot_cover(self._order[i]):
+            return ("pass",)  # §14.5: excused from standing, even in a forced deal
         miss_free = not self._miss_withdrawn and self._miss_taker is None
         if self._forced:
             if o.miss and miss_free and (o.force_miss == "normal"
@@ -759,14 +772,16 @@ class Deal:
             raise OutOfTurnError(f"it is {p}'s turn to declare, not {a.player}'s")
         allowed = self.allowed_declarations()
         if a.action not in allowed:
+            o = self._opts
+            if not o.allow_negative_balance and self.cannot_cover(p):
+                have = self._balances_before[p] - self._antes.get(p, 0)
+                excused = " (excused from the forced deal)" if self._forced else ""
+                raise IllegalActionError(
+                    f"{p} has {have} chips and cannot cover a loo of {self._loo}, so he may not"
+                    f" {a.action.replace('_', ' ')}: he must pass{excused}")
             raise IllegalActionError(
                 f"{p} may not {a.action.replace('_', ' ')} now; allowed: {', '.join(allowed)}")
         o = self._opts
-        if a.action != "pass" and a.action != "defend_miss" and not o.allow_negative_balance:
-            have = self._balances_before[p] - self._antes.get(p, 0)
-            if have < self._loo:
-                raise IllegalActionError(
-                    f"{p} has {have} chips and cannot cover a loo of {self._loo}; he must pass")
         self._decl[p] = a.action
         if a.action == "take_miss":
             self._miss_taker = p
@@ -796,6 +811,11 @@ class Deal:
         if self._decl[self._dealer] == "defend_miss":
             standers.append(MISS)
         self._standers = standers
+        if not standers:
+            # A forced deal in which every seat was excused (§14.5): as if all had passed.
+            self._outcome = "all_pass"
+            self._phase = "over"
+            return
         if len(standers) == 1:
             self._outcome = "lone_stander"
             self._lone = standers[0]
