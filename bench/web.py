@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         missed = len(expected - set(s.ids))
         missed_total += missed
         complete += missed == 0 and len(s.ids) == len(set(s.ids))
+    at_end = sum(1 for s in streams if s.ids and s.ids[-1] == final)
     all_errors = errors + stream_errors
     p50 = percentile(latencies, 50) * 1000 if latencies else float("nan")
     p99 = percentile(latencies, 99) * 1000 if latencies else float("nan")
@@ -276,7 +277,11 @@ def main(argv: list[str] | None = None) -> int:
           f"(target p99 <= 50 ms: {'met' if p99 <= 50 else 'NOT met'})")
     print(f"events: {events} published (last version {final}); streams that received every event: "
           f"{complete}/{args.streams} (missed {missed_total} in all; {overloaded} told to poll; "
-          f"{len(stream_errors)} stream errors)")
+          f"{len(stream_errors)} stream errors); streams that ended on the last version: "
+          f"{at_end}/{args.streams}")
+    if missed_total:
+        print("  (a missed id means the server skipped to a newer complete snapshot: the service's "
+              "changes_since may return only the newest)")
     if args.like_pages:
         print(f"page fragments fetched on events: {len(fragments)}, p50 "
               f"{percentile(fragments, 50) * 1000 if fragments else float('nan'):.1f} ms, p99 "
