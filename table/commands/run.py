@@ -139,10 +139,15 @@ class Controller:
 
         from gpiozero.exc import PinFactoryFallback
 
+        seats = len(self.referee.state.players) or cfg.seats  # the ledger's game decides
+        have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
+        if seats > have:
+            raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
+
         try:
             with warnings.catch_warnings():  # gpiozero warns per factory it tries: one line is enough
                 warnings.simplefilter("ignore", PinFactoryFallback)
-                return TableControls.from_config(cfg.pins, cfg.seats, on_event=self.referee.submit,
+                return TableControls.from_config(cfg.pins, seats, on_event=self.referee.submit,
                                                  double_press=cfg.game.variant == "three_card",
                                                  pin_factory=factory)
         except Exception as exc:  # gpiozero: BadPinFactory off a Pi, PinInUse, permissions
