@@ -206,10 +206,17 @@ run install -m 0644 "$SRC_DIR/docs/operations.md" "$SRC_DIR/docs/hardware.md" "$
 # --- 4. the config ---------------------------------------------------------------------------
 say "4. config $CONFIG"
 run install -d -m 0750 -o root -g "$SERVICE_USER" "$CONFIG_DIR"
+CALIBRATION="$STATE_DIR/calibration.json"
 if [ -e "$CONFIG" ]; then
   echo "keeping the existing $CONFIG (never overwritten; the shipped default is $SRC_DIR/table/default_config.toml)"
 else
-  run install -m 0640 -o root -g "$SERVICE_USER" "$SRC_DIR/table/default_config.toml" "$CONFIG"
+  # The shipped default, with the camera calibration kept in the state directory: the service user
+  # can write it there (`loo-table calibrate`), and the config directory stays root's.
+  grep -q '^calibration = ""' "$SRC_DIR/table/default_config.toml" \
+    || die "table/default_config.toml has no 'calibration = \"\"' line to point at $CALIBRATION"
+  sed "s#^calibration = \"\"#calibration = \"$CALIBRATION\"#" "$SRC_DIR/table/default_config.toml" \
+    | write_file "$CONFIG" 0640
+  run chown "root:$SERVICE_USER" "$CONFIG"
 fi
 # A bad key is reported in one line now rather than by a failing service.
 run "$VENV/bin/loo-table" pins --config "$CONFIG"
@@ -228,5 +235,9 @@ run systemctl enable loo-table.service loo-table-backup.timer
 if [ "$START" = 1 ]; then
   run systemctl restart loo-table.service
   run systemctl start loo-table-backup.timer
+fi
+if [ ! -e "$CALIBRATION" ]; then
+  echo "next: calibrate the camera (docs/operations.md, 'First start'); until then the service reports"
+  echo "      'camera.calibration: ... does not exist' in: journalctl -u loo-table"
 fi
 say "done. Logs: journalctl -u loo-table -f; dashboard: http://$(hostname).local:8000"

@@ -98,10 +98,10 @@ def test_bookworm_pi5_plan(tmp_path: Path) -> None:
     constraints = tmp_path / "opt" / "constraints.txt"
     assert f"{venv}/bin/pip install --constraint {constraints} {ROOT}" in cmds
     # The config comes from the shipped default; the units are installed, enabled and started.
-    assert any(
-        c.startswith("install -m 0640") and c.endswith(f"table/default_config.toml {tmp_path}/etc/config.toml")
-        for c in cmds
-    )
+    # the config: the shipped default, with the calibration file in the state directory
+    assert f"+ write {tmp_path}/etc/config.toml (mode 0640):" in out
+    assert '|   calibration = "/var/lib/loo-table/calibration.json"' in out
+    assert f"chown root:loo-table {tmp_path}/etc/config.toml" in cmds
     for unit in ("loo-table.service", "loo-table-backup.service", "loo-table-backup.timer"):
         assert f"install -m 0644 {ROOT}/systemd/{unit} {tmp_path}/units/{unit}" in cmds
     assert "systemctl enable loo-table.service loo-table-backup.timer" in cmds
@@ -138,7 +138,7 @@ def test_rerun_keeps_config_and_unchanged_units(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     cmds = plan_commands(result.stdout)
     assert "keeping the existing" in result.stdout
-    assert not any("default_config.toml" in c for c in cmds)
+    assert "/etc/config.toml (mode" not in result.stdout and not any(c.startswith("chown") for c in cmds)
     assert not any(c.endswith("/units/loo-table.service") for c in cmds)
     assert any(c.endswith("/units/loo-table-backup.timer") for c in cmds)
     assert "systemctl restart loo-table.service" not in cmds
@@ -182,6 +182,7 @@ STUBS = {
           'user="${!#}"; grep -q "^$user:" "$STUB_STATE/users" 2>/dev/null || exit 1\n'
           'if [ "$1" = -nG ]; then grep "^$user:" "$STUB_STATE/users" | cut -d: -f2 | tr "\\n" " "; echo; fi',
     "systemctl": "true",
+    "chown": "true",
     "python3": 'if [ "$1 $2" = "-m venv" ]; then d="${!#}"; mkdir -p "$d/bin"\n'
                'printf "include-system-site-packages = true\\n" > "$d/pyvenv.cfg"\n'
                'for t in python pip loo-table; do printf \'#!/bin/sh\\necho "%s $*" >> "$STUB_LOG"\\n\' "$d/bin/$t" > "$d/bin/$t"; '
@@ -233,7 +234,14 @@ def test_real_run_twice_is_idempotent(tmp_path: Path) -> None:
     assert sum("/venv/bin/pip install" in line for line in first) == 2
     assert (tmp_path / "opt" / "constraints.txt").read_text().splitlines()[1:] == [
         "numpy<2", "opencv-python-headless<4.12"]
-    assert (tmp_path / "etc" / "config.toml").read_bytes() == (ROOT / "table" / "default_config.toml").read_bytes()
+    shipped = (ROOT / "table" / "default_config.toml").read_text()
+    assert (tmp_path / "etc" / "config.toml").read_text() == shipped.replace(
+        'calibration = ""', 'calibration = "/var/lib/loo-table/calibration.json"')
+    from table.config import load_config
+
+    installed = load_config(tmp_path / "etc" / "config.toml")  # valid, and pointing into the StateDirectory
+    assert installed.camera.calibration == "/var/lib/loo-table/calibration.json"
+    assert installed.state.database.startswith("/var/lib/loo-table/")
     for unit in ("loo-table.service", "loo-table-backup.service", "loo-table-backup.timer"):
         assert (tmp_path / "units" / unit).read_bytes() == (ROOT / "systemd" / unit).read_bytes()
     assert (tmp_path / "opt" / "docs" / "operations.md").is_file()
