@@ -288,6 +288,7 @@ class Deal:
                 raise InvalidInputError(f"{p}'s known holdings are not in his hand")
             self._init_holdings[p] = cs
         self._carried: list[Revoke] = []
+        self._carried_audit: list[tuple[str, int, str]] = []
         self._replay_holdings: dict[str, list[Card]] = {}
         self._reset()
 
@@ -652,6 +653,7 @@ class Deal:
         moves = self._moves
         last = moves[-1]
         self._carried = []
+        self._carried_audit = []
         self._replay_holdings = {}
         self._reset()
         for a in moves[:-1]:
@@ -666,6 +668,7 @@ class Deal:
                      "_init_hands", "_init_miss", "_init_stock", "_init_holdings"):
             setattr(new, name, getattr(self, name))
         new._carried = []
+        new._carried_audit = []
         new._replay_holdings = {}
         new._reset()
         for a in self._moves:
@@ -1177,6 +1180,9 @@ class Deal:
         cut = self._trick_starts[t0 - 1]
         history = self._moves
         carried = self._carried + self._revokes
+        # The §11.1 audit of the pass being taken back, made now while its tricks are known: the
+        # final audit is these plus the replayed pass's, as ``revokes`` is the carried plus live.
+        carried_audit = self._carried_audit + self._pass_audit()
         holdings = {p: list(cs) for p, cs in self._replay_holdings.items()}
         for trick in self._tricks[t0 - 1:]:
             for p, c in trick:
@@ -1184,12 +1190,14 @@ class Deal:
                 if c not in hs:
                     hs.append(c)
         self._carried = []
+        self._carried_audit = []
         self._replay_holdings = {}
         self._reset()
         for act in history[:cut]:
             self.push(act)
         self._moves = list(history)  # the whole history stays: pop() and copy() replay it
         self._carried = carried
+        self._carried_audit = carried_audit
         self._replay_holdings = holdings
         for p, cs in holdings.items():
             h = self._holdings.setdefault(p, [])
@@ -1339,7 +1347,14 @@ class Deal:
 
     def audit(self) -> list[tuple[str, int, str]]:
         """§11.1: judge every play of the completed tricks against the complete hand the player
-        held then, recomputed from the tricks alone; (player, trick, rule) offences."""
+        held then, recomputed from the tricks alone; (player, trick, rule) offences.
+
+        After a ``Replay`` the offences of the passes taken back (audited when they were taken
+        back) come first, then the current pass's, just as ``revokes`` lists them."""
+        return self._carried_audit + self._pass_audit()
+
+    def _pass_audit(self) -> list[tuple[str, int, str]]:
+        """The §11.1 audit of the tricks as they now lie (the current pass only)."""
         return self._laws.audit(self._tricks, self._holdings, self._civil_called)
 
     def settle(self) -> Settlement:
@@ -1352,8 +1367,10 @@ class Deal:
             raise IllegalActionError(f"the deal cannot be settled in its {self._phase} phase")
         kind = "flush" if self._phase == "flush" else (self._outcome or "play")
         if kind == "play" and not self._enforce:
-            live = {(r.player, r.trick) for r in self._revokes}
-            audit = {(p, t) for p, t, _ in self.audit()}
+            # Lists, not sets: after a replay the same (player, trick) may be an offence of
+            # each pass, and each must be both detected live and found by the audit.
+            live = sorted((r.player, r.trick) for r in self._carried + self._revokes)
+            audit = sorted((p, t) for p, t, _ in self.audit())
             if audit != live:  # an engine bug, never the players' fault: refuse to score
                 raise AssertionError(f"revoke audit {sorted(audit)} != live {sorted(live)}")
         return settle_deal(

@@ -246,3 +246,28 @@ def test_replay_from_offence() -> None:
     assert s.paid == {"A": 6} and s.looed == {"B": 3, "C": 3} and s.pool_after == 9
     back = deal_from_text(deal_to_text(d))
     assert back.settle() == s
+
+
+def test_after_a_replay_the_audit_equals_every_live_detection() -> None:
+    """The audit covers the pass taken back too, so it agrees with ``revokes`` (carried + live)."""
+    from engine import Replay
+
+    tricks = [[("A", "AS"), ("B", "9H"), ("C", "4S")], [("A", "3D"), ("B", "9D"), ("C", "4D")],
+              [("B", "8S"), ("C", "2H"), ("A", "KH")]]
+    d = tc(tricks, revoke_action="replay_from_offence")
+    assert d.audit() == [("B", 1, "must_follow")]
+    d.push(Replay())
+    assert d.audit() == [("B", 1, "must_follow")]            # the first pass's, carried
+    for p, c in [("A", "AS"), ("B", "9H"), ("C", "4S"),     # B revokes again in trick 1
+                 ("A", "3D"), ("B", "9D"), ("C", "4D"), ("B", "8S"), ("C", "2H"), ("A", "KH")]:
+        d.push(Play(p, Card.parse(c)))
+    live = sorted((r.player, r.trick, r.rule) for r in d.revokes)
+    assert live == [("B", 1, "must_follow"), ("B", 1, "must_follow")]
+    assert sorted(d.audit()) == live
+    d.push(Replay())                                         # and a second time
+    for p, c in [("A", "AS"), ("B", "8S"), ("C", "4S"), ("A", "KH"), ("B", "9H"), ("C", "2H"),
+                 ("A", "3D"), ("B", "9D"), ("C", "4D")]:
+        d.push(Play(p, Card.parse(c)))
+    assert len(d.revokes) == 2 and sorted(d.audit()) == live
+    assert d.copy().audit() == d.audit()
+    d.settle()  # the settlement's own audit check passes
