@@ -366,6 +366,7 @@ class Deal:
         self._lone: str | None = None
         self._warnings: list[str] = []
         self._legal_cache: tuple[int, list[Card]] | None = None
+        self._ooturn: dict[str, list[Card]] = {}   # §10.4: cards exposed out of turn, by seat
         self._moves_cache: tuple[int, list[Action]] | None = None
         self._state = next(_STATES)
 
@@ -628,7 +629,20 @@ class Deal:
         else:
             legal = self._laws.legal_follow(hand, self._cur_led, self._cur_power,
                                             self._civil_now())
+        if self._ooturn:
+            legal = self._first_out_of_turn(st[(self._leader + len(cur)) % len(st)], legal)
         self._legal_cache = (key, legal)
+        return legal
+
+    def _first_out_of_turn(self, p: str, legal: list[Card]) -> list[Card]:
+        """§10.4: a card played out of turn "must be played when that seat's turn comes". If the
+        laws of play forbid it at that turn (it would be a revoke), the first turn at which they
+        allow it; several such cards: any of them that is legal."""
+        shown = self._ooturn.get(p)
+        if shown:
+            due = [c for c in legal if c in shown]
+            if due:
+                return due
         return legal
 
     # ------------------------------------------------------------------ push / pop
@@ -1003,6 +1017,11 @@ class Deal:
                 raise IllegalActionError(f"{p} does not hold {c}")
             if self._enforce and c not in self._legal_cards():
                 raise IllegalActionError(self._why_illegal(p, c))
+            if self._ooturn and not self._enforce and p in self._ooturn:
+                due = [x for x in self._ooturn[p] if x in self._legal_cards()]
+                if due and c not in due:  # not a revoke (§11.4 names no rule): noted only
+                    self._warnings.append(
+                        f"{p} played {c}, not {' or '.join(map(str, due))} played out of turn")
         elif c in self._played or c is self._turn_up or self._holdings:
             self._evidence_conflict(p, (c,))
         # -- apply
@@ -1059,6 +1078,10 @@ class Deal:
                 self._outcome = "play"
 
     def _why_illegal(self, p: str, c: Card) -> str:
+        due = [x for x in self._ooturn.get(p, ()) if x in self._legal_cards()]
+        if due and c not in due:
+            return (f"{p} must play {' or '.join(map(str, due))}, played out of turn,"
+                    f" now that his turn has come")
         hand = [x for x in self._hands[p] if x is not c]
         t = len(self._tricks) + 1
         if not self._cur:
@@ -1154,6 +1177,9 @@ class Deal:
         new = [c for c in cards if c not in held]
         held.extend(new)
         if a.out_of_turn:
+            oo = self._ooturn.setdefault(p, [])
+            oo.extend(c for c in cards if c not in oo)
+            self._legal_cache = None
             if self._opts.out_of_turn == "looed":
                 self._penalties.setdefault(p, []).append(2)
             else:
