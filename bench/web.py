@@ -20,7 +20,6 @@ import http.client
 import json
 import os
 import platform
-import random
 import socket
 import statistics
 import subprocess
@@ -74,11 +73,9 @@ class Stream(threading.Thread):
     def __init__(self, port: int, *, like_page: bool = False) -> None:
         super().__init__(daemon=True)
         self.port = port
-        self.like_page = like_page  # also fetch the page fragment on each event, as live.js does
-        self.fragment_latencies: list[float] = []
-        self.fragment_errors: list[str] = []
-        self._page: http.client.HTTPConnection | None = None
-        self._rng = random.Random(id(self))
+        # the Table page's own stream: every event carries the rendered HTML fragment
+        self.path = "/api/stream?view=table" if like_page else "/api/stream"
+        self.bytes = 0
         self.ids: list[int] = []
         self.first = threading.Event()
         self.error: str | None = None
@@ -89,7 +86,7 @@ class Stream(threading.Thread):
     def run(self) -> None:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-            conn.request("GET", "/api/stream", headers={"Accept": "text/event-stream"})
+            conn.request("GET", self.path, headers={"Accept": "text/event-stream"})
             self.sock = conn.sock  # kept: http.client drops it from `conn` for a Connection: close reply
             resp = conn.getresponse()
             if resp.status != 200:
@@ -100,6 +97,7 @@ class Stream(threading.Thread):
                 line = resp.readline()
                 if not line:
                     return
+                self.bytes += len(line)
                 text = line.decode().rstrip("\n")
                 if text.startswith("event: "):
                     event = text[7:]
@@ -108,8 +106,6 @@ class Stream(threading.Thread):
                 elif text.startswith("id: "):
                     self.ids.append(int(text[4:]))
                 elif text == "" and event is not None:
-                    if event == "state" and self.like_page and self.first.is_set():
-                        self._fetch_fragment()
                     event = None
                     self.first.set()
         except (OSError, http.client.HTTPException, ValueError) as exc:
@@ -117,22 +113,6 @@ class Stream(threading.Thread):
                 self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.first.set()
-
-    def _fetch_fragment(self) -> None:
-        time.sleep(self._rng.random() * 0.15)  # live.js spreads its fetches over 150 ms the same way
-        sent = time.perf_counter()
-        try:
-            if self._page is None:
-                self._page = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-            self._page.request("GET", "/table/partial")
-            resp = self._page.getresponse()
-            resp.read()
-            if resp.status != 200:
-                raise ValueError(f"HTTP {resp.status}")
-            self.fragment_latencies.append(time.perf_counter() - sent)
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            self.fragment_errors.append(f"fragment: {type(exc).__name__}: {exc}")
-            self._page = None
 
     def close(self) -> None:
         self.closing = True
@@ -207,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--event-rate", type=float, default=5.0, help="table changes per second (default 5)")
     parser.add_argument("--workers", type=int, default=8, help="polling client threads (default 8)")
     parser.add_argument("--like-pages", action="store_true",
-                        help="each stream also fetches /table/partial on every event, as the Table page does")
+                        help="streams ask for ?view=table, as the Table page does (HTML fragment in each event)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--state-dir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -255,8 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             if child.poll() is None:
                 child.kill()
 
-    stream_errors = [s.error for s in streams if s.error] + [e for s in streams for e in s.fragment_errors]
-    fragments = [x for s in streams for x in s.fragment_latencies]
+    stream_errors = [s.error for s in streams if s.error]
     overloaded = sum(s.overloaded for s in streams)
     complete = 0
     missed_total = 0
@@ -282,10 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     if missed_total:
         print("  (a missed id means the server skipped to a newer complete snapshot: the service's "
               "changes_since may return only the newest)")
-    if args.like_pages:
-        print(f"page fragments fetched on events: {len(fragments)}, p50 "
-              f"{percentile(fragments, 50) * 1000 if fragments else float('nan'):.1f} ms, p99 "
-              f"{percentile(fragments, 99) * 1000 if fragments else float('nan'):.1f} ms")
+    received = sum(s.bytes for s in streams)
+    print(f"streams received {received / 1e6:.1f} MB in all ({received / max(1, args.streams) / 1e3:.0f} kB each)"
+          + (" of HTML fragments (?view=table)" if args.like_pages else " of JSON snapshots"))
     print(f"errors: {len(all_errors)}" + (f" (first: {all_errors[0]})" if all_errors else ""))
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{platform.platform(terse=True)}")

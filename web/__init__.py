@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -84,6 +85,16 @@ class WebState:
     stop: threading.Event = field(default_factory=threading.Event)
     partial_cache: dict[str, tuple[int, str]] = field(default_factory=dict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fragment(self, key: str, version: int, render: Callable[[], str]) -> str:
+        """``render()`` once per (key, version): when a change wakes every phone's stream at once,
+        one renders and the others wait a moment for its result instead of all rendering."""
+        with self.cache_lock:
+            cached = self.partial_cache.get(key)
+            if cached is None or cached[0] != version:
+                cached = (version, render())
+                self.partial_cache[key] = cached
+            return cached[1]
 
 
 def _configure_security(app: Flask) -> None:

@@ -33,7 +33,7 @@ def admin() -> tuple[str, int] | str:
         "admin.html", settings=settings, s=snapshot, variants=VARIANTS, variant=variant,
         fields=fields_by_variant[variant], options=settings.get("options", {}),
         zones_json=json.dumps(settings.get("zones", {}), indent=1, sort_keys=True),
-        partial=render_template("_admin_live.html", s=snapshot),
+        partial=render_admin_partial(snapshot),
     )
 
 
@@ -75,6 +75,12 @@ def logout() -> Any:
     return redirect(url_for("table.index"), code=303)
 
 
+def render_admin_partial(snapshot: dict[str, Any]) -> str:
+    """The admin's live fragment, rendered once per version (shared by every admin stream)."""
+    return web_state().fragment("admin", int(snapshot.get("version", 0)),
+                                lambda: render_template("_admin_live.html", s=snapshot))
+
+
 @bp.get("/partial")
 def partial() -> Response:
     """Alerts with their confirm/correct buttons and the current trick, for the admin's live view."""
@@ -85,6 +91,6 @@ def partial() -> Response:
     etag = etag_for("admin", version)
     if not_modified(etag):
         return with_etag(Response(status=304), etag, version)
-    resp = Response(render_template("_admin_live.html", s=snapshot), mimetype="text/html")
+    resp = Response(render_admin_partial(snapshot), mimetype="text/html")
     resp.headers["Cache-Control"] = "no-cache, private"
     return with_etag(resp, etag, version)

@@ -1,9 +1,11 @@
 """Live updates: Server-Sent Events with ``Last-Event-ID`` resume and a cap on open streams.
 
-Each event is ``id: <version>`` / ``event: state`` / ``data: <snapshot JSON>``. A reconnecting
-browser sends ``Last-Event-ID`` and gets only what it missed. Over the cap a client gets one
-``overloaded`` event telling it to poll ``/api/state`` (or the page fragment) with ETags instead,
-so streams never starve the threads that serve pages.
+Each event is ``id: <version>`` / ``event: state`` / ``data: <snapshot JSON>``. The dashboard's
+own pages ask for ``?view=table`` (or ``?view=admin``) instead and get ``event: html`` carrying the
+page's live fragment, rendered once per version however many phones listen, so a change costs no
+extra request per phone. A reconnecting browser sends ``Last-Event-ID`` and gets only what it
+missed. Over the cap a client gets one ``overloaded`` event telling it to poll ``/api/state`` (or
+the page fragment) with ETags instead, so streams never starve the threads that serve pages.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 
 from web import WebState, web_state
+from web.security import ApiError, is_admin
 
 bp = Blueprint("live", __name__, url_prefix="/api")
 
@@ -27,13 +30,21 @@ def frame(item: dict[str, Any]) -> str:
     return f"id: {int(item['id'])}\nevent: {item.get('event', 'state')}\ndata: {data}\n\n"
 
 
+def html_frame(version: int, html: str) -> str:
+    """An ``html`` event: one ``data:`` line per line of the fragment (the browser joins them)."""
+    lines = html.replace("\r", "").split("\n")
+    return f"id: {version}\nevent: html\n" + "".join(f"data: {line}\n" for line in lines) + "\n"
+
+
 class EventStream:
     """The response body of one stream; ``close()`` (called by the WSGI server even when the body
     was never iterated) gives the stream's slot back."""
 
     def __init__(self, state: WebState, last_id: int | None, *, keepalive_s: float, wait_s: float,
-                 retry_ms: int, gone: Callable[[], bool] | None = None) -> None:
+                 retry_ms: int, gone: Callable[[], bool] | None = None,
+                 render: Callable[[dict[str, Any]], str] | None = None) -> None:
         self.state = state
+        self.render = render
         self.gone = gone or (lambda: False)
         self.last_id = last_id
         self.keepalive_s = keepalive_s
@@ -53,7 +64,7 @@ class EventStream:
         if self.last_id is None or self.last_id > current:
             # a new client, or an id from before the controller restarted (versions start again)
             last = current
-            yield frame({"id": last, "event": "state", "data": snap})
+            yield self._frame({"id": last, "event": "state", "data": snap})
         else:
             last = self.last_id
         quiet_since = time.monotonic()
@@ -64,11 +75,16 @@ class EventStream:
                 for item in changes:
                     if int(item["id"]) > last:
                         last = int(item["id"])
-                        yield frame(item)
+                        yield self._frame(item)
                 quiet_since = time.monotonic()
             elif time.monotonic() - quiet_since >= self.keepalive_s:
                 yield ": keep-alive\n\n"
                 quiet_since = time.monotonic()
+
+    def _frame(self, item: dict[str, Any]) -> str:
+        if self.render is None:
+            return frame(item)
+        return html_frame(int(item["id"]), self.render(item["data"]))
 
     def close(self) -> None:
         if not self._closed:
@@ -87,16 +103,40 @@ def _last_event_id() -> int | None:
     return value if value >= 0 else None
 
 
+def _renderer(view: str | None) -> Callable[[dict[str, Any]], str] | None:
+    """For ``?view=``: a function rendering that page's live fragment (in an app context, since the
+    stream's body runs after the request is over)."""
+    if view is None:
+        return None
+    from web.admin_page import render_admin_partial
+    from web.table_page import render_table_partial
+
+    views = {"table": render_table_partial, "admin": render_admin_partial}
+    if view not in views:
+        raise ApiError(400, f"unknown view {view!r}; views: table, admin")
+    if view == "admin" and not is_admin():
+        raise ApiError(401, "admin login required")
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    fragment = views[view]
+
+    def render(snapshot: dict[str, Any]) -> str:
+        with app.app_context():
+            return fragment(snapshot)
+
+    return render
+
+
 @bp.get("/stream")
 def stream() -> Response:
     state = web_state()
     cfg = current_app.config
     poll_ms = int(cfg["POLL_INTERVAL_MS"])
+    render = _renderer(request.args.get("view"))
     if state.stop.is_set() or not state.streams.acquire():
         told = (f"retry: {poll_ms}\nevent: overloaded\n"
                 f"data: {json.dumps({'poll_interval_ms': poll_ms, 'open_streams': state.streams.open})}\n\n")
         return Response(told, mimetype="text/event-stream", headers=HEADERS)
     body = EventStream(state, _last_event_id(), keepalive_s=float(cfg["KEEPALIVE_S"]),
                        wait_s=float(cfg["STREAM_WAIT_S"]), retry_ms=min(poll_ms, 3000),
-                       gone=request.environ.get("waitress.client_disconnected"))
+                       gone=request.environ.get("waitress.client_disconnected"), render=render)
     return Response(body, mimetype="text/event-stream", headers=HEADERS, direct_passthrough=True)

@@ -29,16 +29,8 @@ def with_etag(resp: Response, etag: str, version: int) -> Response:
 
 def render_table_partial(snapshot: dict[str, Any]) -> str:
     """The live part of the Table page, rendered once per version however many phones ask."""
-    state = web_state()
-    version = int(snapshot.get("version", 0))
-    with state.cache_lock:
-        cached = state.partial_cache.get("table")
-    if cached and cached[0] == version:
-        return cached[1]
-    html = render_template("_table.html", s=snapshot)
-    with state.cache_lock:
-        state.partial_cache["table"] = (version, html)
-    return html
+    return web_state().fragment("table", int(snapshot.get("version", 0)),
+                                lambda: render_template("_table.html", s=snapshot))
 
 
 @bp.get("/")

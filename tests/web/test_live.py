@@ -117,3 +117,43 @@ def test_an_id_from_before_a_restart_gets_the_full_snapshot(client):
     text = read_until(resp, lambda t: "event: state" in t and t.endswith("\n\n"))
     resp.close()
     assert frames(text)[0]["id"] == "1"
+
+
+def html_events(text):
+    """(id, html) of every ``html`` event, joining its data lines as a browser does."""
+    out = []
+    for block in text.split("\n\n"):
+        lines = block.split("\n")
+        if "event: html" in lines:
+            ident = next(line[4:] for line in lines if line.startswith("id: "))
+            out.append((ident, "\n".join(line[6:] for line in lines if line.startswith("data: "))))
+    return out
+
+
+def test_table_view_streams_the_rendered_fragment(client, service):
+    resp = client.get("/api/stream?view=table", buffered=False)
+    it = resp.response
+    text = ""
+    while "event: html" not in text or not text.endswith("\n\n"):
+        text += next(it).decode()
+    service.play("Cal", "KH")
+    while text.count("event: html") < 2 or not text.endswith("\n\n"):
+        text += next(it).decode()
+    resp.close()
+    (id1, first), (id2, second) = html_events(text)
+    assert (id1, id2) == ("1", "2")
+    assert 'data-chips="47"' in first and "king of hearts" not in first
+    assert 'aria-label="king of hearts"' in second
+    assert second == client.get("/table/partial").get_data(as_text=True)  # the same fragment, rendered once
+
+
+def test_admin_view_needs_the_admin_and_unknown_views_are_400(client, admin):
+    anonymous = client.application.test_client()
+    resp = anonymous.get("/api/stream?view=admin")
+    assert resp.status_code == 401 and resp.is_json
+    assert client.get("/api/stream?view=poker").status_code == 400
+    logged_in, _ = admin
+    resp = logged_in.get("/api/stream?view=admin", buffered=False)
+    text = read_until(resp, lambda t: "event: html" in t and t.endswith("\n\n"))
+    resp.close()
+    assert 'data-chips-of="Ann"' in html_events(text)[0][1]

@@ -44,6 +44,12 @@
   if (!window.EventSource || !root.dataset.stream) { startPolling("no live stream"); return; }
   source = new EventSource(root.dataset.stream);
   source.addEventListener("open", function () { say("live"); });
+  source.addEventListener("html", function (ev) {
+    // the server rendered the fragment once for every phone: no request needed
+    shown = parseInt(ev.lastEventId || "0", 10);
+    root.innerHTML = ev.data; root.dataset.version = String(shown); etag = null;
+    document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: shown } }));
+  });
   source.addEventListener("state", function (ev) {
     // a little random delay spreads a table of phones' fetches instead of one burst per change
     if (parseInt(ev.lastEventId || "-1", 10) !== shown) setTimeout(refresh, Math.random() * 150);
