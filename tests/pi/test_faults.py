@@ -502,7 +502,10 @@ class Service:
         self.sock_path.unlink(missing_ok=True)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(str(self.sock_path))
-        env = dict(os.environ, NOTIFY_SOCKET=str(self.sock_path), PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, NOTIFY_SOCKET=str(self.sock_path), PYTHONPATH=str(ROOT))
+        for line in (ROOT / "systemd" / "loo-table.service").read_text().splitlines():
+            if line.startswith("Environment="):  # the unit's environment, as systemd sets it
+                env.update(item.split("=", 1) for item in line[len("Environment="):].split())
         env.pop("WATCHDOG_USEC", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "table", "run", "--config", str(cfg), "--mock-pins", "--quiet"],

@@ -145,3 +145,29 @@ def test_timer_fires_nightly(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     times = re.findall(r"(\d\d:\d\d:\d\d)", result.stdout)
     assert times and all(t == "04:30:00" for t in times)
+
+
+def unit_environment(name: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for line in parse_unit(UNIT_DIR / name)["Service"].get("Environment", []):
+        for item in line.split():
+            key, _, value = item.partition("=")
+            env[key] = value
+    return env
+
+
+def test_controller_environment_keeps_onnxruntime_offline(tmp_path: Path) -> None:
+    """With the unit's Environment=, loading the card model writes no telemetry id or event cache
+    (onnxruntime 1.31 otherwise creates ~/.cache/Microsoft/DeveloperTools/.onnxruntime)."""
+    import sys
+
+    model = Path(__file__).resolve().parents[2] / "models" / "card_classifier.onnx"
+    if not model.is_file():
+        pytest.skip("the shipped card model is missing")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **unit_environment("loo-table.service")}
+    assert env.get("ORT_DISABLE_TELEMETRY") == "1"
+    code = ("import onnxruntime as ort; "
+            f"ort.InferenceSession({str(model)!r}, providers=['CPUExecutionProvider']); print('loaded')")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "loaded" in out.stdout, out.stderr
+    assert list(tmp_path.iterdir()) == [], "onnxruntime wrote into HOME: telemetry is not off"
