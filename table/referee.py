@@ -369,8 +369,13 @@ class Referee:
         st = self.state
         if st.deal is None:
             raise StateError("nothing to undo: no deal in progress")
+        last = st.entries[-1].action if st.entries else None
         target = st.entries[-1].seq if st.entries else st.deal_info["seq"]
         self._commit("undo", {"target": target})
+        if isinstance(last, Expose) and last.player in st.players:
+            self.pending_plays.pop(st.players.index(last.player), None)  # that card was never played
+        if st.deal is None:
+            self.pending_plays = {}
         self._sync_revokes(announce=False)
 
     # -- the camera --------------------------------------------------------------------------------

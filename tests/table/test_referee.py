@@ -395,3 +395,15 @@ def test_state_clone_is_independent(table):
     assert st.digest() == digest and st.deal.is_over and not st.finished
     assert clone.deal_number == 2 and len(clone.finished) == 1
     assert TableState.replay(table.ledger.events()).digest() == digest
+
+
+def test_undoing_an_out_of_turn_confirmation_forgets_the_card(table):
+    start_deal(table)
+    table.card("Cal", "QS")
+    table.ref.call("confirm_card", {"alert_id": table.snap()["alerts"][-1]["id"]})
+    assert table.ref.pending_plays
+    table.ref.call("undo", {})
+    assert not table.ref.pending_plays
+    table.card("Ann", "KS")
+    table.card("Bea", "2C")
+    assert table.ref.state.deal.to_act == "Cal"  # nothing was played for Cal
