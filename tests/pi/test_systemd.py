@@ -8,6 +8,7 @@ absent; `.ci/run` installs it in CI.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ INSTALLED_BINARY = "/opt/loo-table/venv/bin/loo-table"
 # the camera, GPIO and the network; the backup needs nothing but its state directory.
 THRESHOLDS = {"loo-table.service": 2.5, "loo-table-backup.service": 1.0}
 
+HAVE_MODEL_FILE = (Path(__file__).resolve().parents[2] / "models" / "card_classifier.onnx").is_file()
 ANALYZE = shutil.which("systemd-analyze")
 needs_analyze = pytest.mark.skipif(
     ANALYZE is None, reason="systemd-analyze not installed (apt-get install systemd)"
@@ -171,3 +173,36 @@ def test_controller_environment_keeps_onnxruntime_offline(tmp_path: Path) -> Non
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "loaded" in out.stdout, out.stderr
     assert list(tmp_path.iterdir()) == [], "onnxruntime wrote into HOME: telemetry is not off"
+
+
+@pytest.mark.skipif(not HAVE_MODEL_FILE, reason="the shipped card model is missing")
+def test_controller_runs_on_a_read_only_system_but_its_state_directory(tmp_path: Path) -> None:
+    """ProtectSystem=strict, imitated: a private mount namespace where / is read-only and only the
+    StateDirectory is writable. `loo-table run` must start (READY path), write its ledger, PIN hash
+    and session key there, and stop cleanly; anything it tried to write elsewhere would fail it."""
+    import sys
+
+    unshare, mount = shutil.which("unshare"), shutil.which("mount")
+    if unshare is None or mount is None or os.geteuid() != 0:
+        pytest.skip("needs root, unshare and mount (a private mount namespace)")
+    probe = subprocess.run([unshare, "--mount", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot create a mount namespace here: {probe.stderr.decode().strip()}")
+    state = tmp_path / "var" / "lib" / "loo-table"
+    state.mkdir(parents=True)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[state]\ndatabase = "{state / "ledger.db"}"\nbackup_dir = "{state / "backups"}"\n'
+                   '[camera]\nsource = "synthetic"\nwidth = 640\nheight = 360\n'
+                   '[web]\nhost = "127.0.0.1"\nport = 0\nadmin_pin = "135790"\n')
+    root = Path(__file__).resolve().parents[2]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(state), "PYTHONPATH": str(root),
+           **unit_environment("loo-table.service")}
+    script = (f"mount --bind {state} {state} && mount -o remount,bind,ro / && "
+              f"touch {tmp_path}/outside 2>/dev/null && echo 'root is writable' && exit 3; "
+              f"cd {state} && exec {sys.executable} -m table run --config {cfg} --mock-pins --quiet --max-seconds 2")
+    out = subprocess.run([unshare, "--mount", "--propagation", "private", "sh", "-c", script],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Read-only file system" not in out.stderr and "Permission denied" not in out.stderr, out.stderr
+    assert {"ledger.db", "admin-pin.hash", "flask-secret.key"} <= {p.name for p in state.iterdir()}
+    assert not (tmp_path / "outside").exists()
