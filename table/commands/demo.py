@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="full table without the web server: play --hands deals, print a JSON summary")
     parser.add_argument("--port", type=int, default=8000, help="dashboard port (default: 8000, on 127.0.0.1)")
     parser.add_argument("--pace", type=float, default=None, metavar="S",
-                        help="pause S seconds after every act so people can follow (default: 0.4 live, 0 headless)")
+                        help="pause S seconds after every act so people can follow (default: 0.25 live, 0 headless)")
     parser.add_argument("--linger", type=float, default=60.0, metavar="S",
                         help="keep the dashboard up S seconds after the night (default: 60; Ctrl-C ends sooner)")
     parser.add_argument("--worn", type=int, default=4, metavar="N",
@@ -114,7 +114,7 @@ def run_table(args: argparse.Namespace) -> int:
         if not quiet:
             print(f"  {msg}", flush=True)
 
-    pace = args.pace if args.pace is not None else (0.0 if args.headless else 0.4)
+    pace = args.pace if args.pace is not None else (0.0 if args.headless else 0.25)
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log)
