@@ -222,3 +222,28 @@ def test_finder_rejects_a_blob_that_is_not_card_shaped() -> None:
     quads = find_card_quads(rect)
     assert quads is not None and len(quads) == 1
     assert np.allclose(sorted(np.ptp(quads[0], axis=0)), [63, 88], atol=2)
+
+
+# -- committed recordings (tests/data/recordings, re-made by make_recordings.py) -------------------
+RECORDINGS = Path(__file__).resolve().parents[1] / "data" / "recordings"
+
+
+@pytest.mark.parametrize("name", ["occlusion", "slide", "replace", "conflict"])
+def test_committed_recordings_give_exactly_the_expected_events(name, reader) -> None:
+    import json
+
+    from vision.calibration import from_markers
+    from vision.geometry import TableLayout
+    from vision.sources.replay import ReplaySource
+
+    expected = json.loads((RECORDINGS / "expected.json").read_text())[name]
+    layout = TableLayout.from_dict(json.loads((RECORDINGS / "layout.json").read_text()))
+    got = []
+    with ReplaySource(RECORDINGS / f"{name}.mp4") as source:
+        frames = list(source)
+    assert len(frames) == expected["frames"]
+    calibration = from_markers(frames[0].image, (layout.width_mm, layout.height_mm))
+    watcher = TableWatcher(layout, calibration, reader)
+    for frame in frames:
+        got += [[e.kind, e.zone, e.card] for e in watcher.process(frame)]
+    assert got == expected["events"]
