@@ -108,9 +108,19 @@ class CameraLoop(threading.Thread):
         return True
 
     def run(self) -> None:
+        import logging
+
         while not self.stop_event.is_set():
-            if not self.step():
-                return
+            try:
+                if not self.step():
+                    return
+            except Exception as exc:  # a bug in one frame must not blind the table for the night
+                logging.getLogger("loo-table.camera").exception("camera loop")
+                self.failures += 1
+                if self.ok:
+                    self.ok = False
+                    self.submit(CameraStatus(False, f"camera error: {exc}; retrying"))
+                self.stop_event.wait(self.retry_s)
 
 
 class WebServer:
@@ -144,10 +154,12 @@ class WebServer:
 class Watchdog:
     """Sends ticks through the referee; reports progress only when the previous tick got through."""
 
-    def __init__(self, referee: Referee, notifier: Any, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, referee: Referee, notifier: Any, *, clock: Callable[[], float] = time.monotonic,
+                 alive: Callable[[], bool] | None = None) -> None:
         self.referee = referee
         self.notifier = notifier
         self.clock = clock
+        self.alive = alive  # e.g. "the camera thread still runs": no pings once it has died
         self._mark: int | None = None
         self.pings = 0
         self.missed = 0
@@ -156,6 +168,9 @@ class Watchdog:
         """One heartbeat of the main loop; True when the referee processed something since the last."""
         if self._mark is not None and self.referee.processed <= self._mark:
             self.missed += 1  # the referee has not even taken the last tick: no ping
+            return False
+        if self.alive is not None and not self.alive():
+            self.missed += 1
             return False
         if self._mark is not None:
             self.notifier.watchdog()

@@ -120,7 +120,9 @@ class Controller:
         self.referee.start()
         self.camera.start()
         self.web.start()
-        self.watchdog = Watchdog(self.referee, self.notifier)
+        camera = self.camera
+        self.watchdog = Watchdog(self.referee, self.notifier,
+                                 alive=lambda: camera.is_alive() or camera.ended)
         self.notifier.ready(f"table ready: {self.source.describe()}, dashboard on port {self.web.port}")
         if not args.quiet:
             from web import dashboard_url, print_qr

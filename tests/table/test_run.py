@@ -225,3 +225,36 @@ def test_dashboard_zones_become_the_watchers_layout():
         _layout_from_zones({"stock": base.zone("turn_up").to_dict()}, base)
     with pytest.raises(GeometryError, match="smaller than a card"):
         _layout_from_zones({"seat:1": {"x": 0, "y": 0, "width": 20, "height": 20}}, base)
+
+
+def test_a_bug_in_the_camera_thread_is_reported_and_retried(table):
+    class Broken:
+        calls = 0
+
+        def process(self, frame):
+            Broken.calls += 1
+            if Broken.calls == 1:
+                raise RuntimeError("watcher bug")
+            return []
+
+    loop = CameraLoop(FlakySource(), Broken(), table.ref.submit, retry_s=0.0)
+    loop.start()
+    deadline = time.monotonic() + 5
+    while Broken.calls < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    loop.stop()
+    loop.join(5)
+    assert Broken.calls >= 3 and not loop.is_alive()
+    table.ref.drain()
+    messages = [a["message"] for a in table.snap()["alerts"] if a["kind"] == "camera"]
+    assert messages == [] and table.snap()["status"]["state"] == "ready"  # it recovered
+    assert loop.failures == 1
+
+
+def test_no_watchdog_ping_once_the_camera_thread_died(table, tmp_path):
+    dead = {"alive": True}
+    dog = Watchdog(table.ref, Notifier(str(tmp_path / "nobody.sock")), alive=lambda: dead["alive"])
+    assert dog.beat()
+    table.ref.drain()
+    dead["alive"] = False
+    assert not dog.beat() and dog.missed == 1
