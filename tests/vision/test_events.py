@@ -247,3 +247,19 @@ def test_committed_recordings_give_exactly_the_expected_events(name, reader) -> 
     for frame in frames:
         got += [[e.kind, e.zone, e.card] for e in watcher.process(frame)]
     assert got == expected["events"]
+
+
+def test_a_lores_stream_is_used_for_motion(table) -> None:
+    """picamera2 hands over the ISP's small grey image: the watcher must use it as given."""
+    import cv2
+
+    reader = Scripted(Reading("5D", 0.99))
+    watcher = TableWatcher(table.layout, table.calibration, reader)
+    card = at(table, "seat:2", "5D")
+    events = []
+    for i in range(12):
+        img = table.render([card] if i >= 3 else [], frame_index=i)
+        lores = cv2.cvtColor(cv2.resize(img, (256, 144), interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2GRAY)
+        events += watcher.process(F(img, i / FPS, i, lores))
+    assert [(e.kind, e.zone, e.card) for e in events] == [("card_placed", "seat:2", "5D")]
+    assert watcher._small_shape == (144, 256)
