@@ -12,6 +12,25 @@
 
   function say(text) { if (statusEl) statusEl.textContent = text; }
 
+  // Swap in a new fragment, but never under the fingers of someone typing in it (the admin's
+  // correction fields): keep the newest one and swap once the typing is over.
+  var pending = null;
+  function typing() {
+    var el = document.activeElement;
+    return !!(el && root.contains(el) && /^(INPUT|TEXTAREA)$/.test(el.tagName) && el.value);
+  }
+  function swap(html, v) {
+    if (typing()) { pending = { html: html, v: v }; return; }
+    pending = null; shown = v; root.innerHTML = html; root.dataset.version = String(v);
+    document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: v } }));
+  }
+  root.addEventListener("focusout", function (ev) {
+    // focus moving to the field's own button is the submit on its way: the answer will refresh
+    if (pending && !(ev.relatedTarget && root.contains(ev.relatedTarget))) {
+      setTimeout(function () { if (pending && !typing()) swap(pending.html, pending.v); }, 0);
+    }
+  });
+
   function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -25,8 +44,7 @@
         return resp.text().then(function (html) {
           // fetches never overlap (busy/again), so the latest answer is the newest state; versions
           // are not compared because they start again when the controller restarts
-          shown = v; root.innerHTML = html; root.dataset.version = String(v);
-          document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: v } }));
+          swap(html, v);
         });
       })
       .catch(function (err) { say("update failed: " + err.message); })
@@ -46,9 +64,8 @@
   source.addEventListener("open", function () { say("live"); });
   source.addEventListener("html", function (ev) {
     // the server rendered the fragment once for every phone: no request needed
-    shown = parseInt(ev.lastEventId || "0", 10);
-    root.innerHTML = ev.data; root.dataset.version = String(shown); etag = null;
-    document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: shown } }));
+    etag = null;
+    swap(ev.data, parseInt(ev.lastEventId || "0", 10));
   });
   source.addEventListener("state", function (ev) {
     // a little random delay spreads a table of phones' fetches instead of one burst per change
