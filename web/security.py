@@ -58,9 +58,12 @@ def load_secret_key(state_dir: str | os.PathLike[str]) -> bytes:
     """The Flask secret key, created once in the state directory so sessions survive a restart."""
     path = Path(state_dir) / SECRET_FILE
     if path.exists():
-        text = path.read_text(encoding="ascii").strip()
-        if len(text) >= 64:
-            return bytes.fromhex(text)
+        text = path.read_text(encoding="ascii", errors="replace").strip()
+        try:
+            if len(text) >= 64:
+                return bytes.fromhex(text)
+        except ValueError:
+            pass  # a damaged key file: make a new key (admins log in again), never refuse to start
     key = secrets.token_bytes(32)
     _write_private(path, key.hex() + "\n")
     return key
@@ -85,14 +88,19 @@ def ensure_admin_pin(state_dir: str | os.PathLike[str], pin: str | None = None) 
     path = Path(state_dir) / PIN_FILE
     if pin is not None:
         validate_pin_format(pin)
-        if not (path.exists() and check_password_hash(path.read_text(encoding="ascii").strip(), pin)):
+        if not (path.exists() and check_password_hash(path.read_text(encoding="ascii", errors="replace").strip(), pin)):
             _write_private(path, generate_password_hash(pin, method=_PIN_HASH_METHOD) + "\n")
         return AdminPin(path, None, True)
-    if path.exists() and path.read_text(encoding="ascii").strip():
+    if path.exists() and _looks_like_hash(path.read_text(encoding="ascii", errors="replace").strip()):
         return AdminPin(path, None, False)
     new = "".join(secrets.choice("0123456789") for _ in range(PIN_DIGITS))
     _write_private(path, generate_password_hash(new, method=_PIN_HASH_METHOD) + "\n")
     return AdminPin(path, new, False)
+
+
+def _looks_like_hash(text: str) -> bool:
+    """A werkzeug hash ``method$salt$hash``; anything else (a damaged file) means a new PIN."""
+    return text.count("$") == 2 and text.split("$", 1)[0].startswith(("pbkdf2:", "scrypt:"))
 
 
 def validate_pin_format(pin: object) -> str:

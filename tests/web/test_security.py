@@ -173,3 +173,15 @@ def test_form_logout_redirects_to_the_table(admin):
     resp = client.post("/admin/logout", data={"csrf_token": token}, headers={"Origin": ORIGIN})
     assert resp.status_code == 303 and resp.headers["Location"].endswith("/")
     assert "PIN" in client.get("/admin").get_data(as_text=True)  # the login form again
+
+
+def test_damaged_key_and_pin_files_are_replaced_not_fatal(tmp_path):
+    from web.security import load_secret_key
+
+    (tmp_path / SECRET_FILE).write_text("zz" * 40)
+    key = load_secret_key(tmp_path)
+    assert len(key) == 32 and load_secret_key(tmp_path) == key
+    (tmp_path / PIN_FILE).write_text("garbage\n")
+    made = ensure_admin_pin(tmp_path)
+    assert made.new_pin is not None  # a new PIN to show, instead of a file nobody can log in with
+    assert ensure_admin_pin(tmp_path).new_pin is None
