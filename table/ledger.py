@@ -119,12 +119,28 @@ class Ledger:
         backup_dir: str | Path | None = None,
         clock: Callable[[], float] = time.time,
         check: bool = True,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
         self.backup_dir = backup_dir
         self._clock = clock
         self._lock = threading.Lock()
-        self._failed: str | None = None
+        self._failed: str | None = "opened read-only" if readonly else None
+        if readonly:  # `ledger verify` / `export` beside a running table: never write, never create
+            if not self.path.is_file():
+                raise LedgerError(f"ledger {self.path}: no such file")
+            try:
+                self._con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None,
+                                            check_same_thread=False)
+                rows = self._con.execute("PRAGMA quick_check").fetchall() if check else [("ok",)]
+                self._con.execute("SELECT COUNT(*) FROM events").fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
+            if rows != [("ok",)]:
+                self._con.close()
+                raise LedgerCorrupt(_corrupt_message(self.path, "; ".join(str(r[0]) for r in rows[:2]),
+                                                     backup_dir))
+            return
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not existed:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,7 @@ def _open(args: argparse.Namespace) -> Any:
     if not path.is_file():
         raise CommandError(f"{path}: no such ledger")
     try:
-        return Ledger(path, backup_dir=backups)
+        return Ledger(path, backup_dir=backups, readonly=True)
     except LedgerError as exc:
         raise CommandError(str(exc)) from None
 

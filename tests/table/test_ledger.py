@@ -185,3 +185,20 @@ def test_missing_ledger_is_one_line(tmp_path, capsys):
 
     assert main(["ledger", "verify", "--db", str(tmp_path / "nope.db")]) == 1
     assert capsys.readouterr().err.strip().endswith("nope.db: no such ledger")
+
+
+def test_readonly_ledger_never_writes(tmp_path):
+    db = tmp_path / "l.db"
+    with Ledger(db) as led:
+        led.append("a", {"n": 1})
+    before = db.stat().st_mtime_ns
+    with Ledger(db, readonly=True) as ro:
+        assert [e.data for e in ro.events()] == [{"n": 1}] and ro.integrity() == "ok"
+        with pytest.raises(LedgerWriteError, match="read-only"):
+            ro.append("b", {})
+    assert db.stat().st_mtime_ns == before
+    from table.ledger import LedgerError
+
+    with pytest.raises(LedgerError, match="no such file"):
+        Ledger(tmp_path / "missing.db", readonly=True)
+    assert not (tmp_path / "missing.db").exists()
