@@ -18,7 +18,7 @@ from web.settle import parse_chip_value
 MAX_NAME = 24
 MAX_REASON = 200
 MAX_CHIPS = 1_000_000
-ZONE_NAME = re.compile(r"^(seat:(\d|1\d)|turn_up|stock)$")
+ZONE_NAME = re.compile(r"^(seat:(\d|1[0-6])|turn_up|stock)$")  # 17 seats at most
 Payload = dict[str, Any]
 
 

@@ -81,6 +81,7 @@ def test_update_settings_checks_options_with_the_engine(admin, service):
     ("update_settings", {"starting_chips": 0}, "between 1 and"),
     ("set_zones", {"zones": {}}, "zones must be an object"),
     ("set_zones", {"zones": {"seat:99": {"x": 0, "y": 0, "width": 1, "height": 1}}}, "zone name"),
+    ("set_zones", {"zones": {"seat:17": {"x": 0, "y": 0, "width": 1, "height": 1}}}, "zone name"),
     ("set_zones", {"zones": {"stock": {"x": 0, "y": 0, "width": 0, "height": 1}}}, "between 1 and 5000"),
     ("set_zones", {"zones": {"stock": {"x": 0, "y": 0, "width": 10}}}, "exactly x, y, width and height"),
     ("set_zones", {"zones": {"stock": {"x": "0", "y": 0, "width": 1, "height": 1}}}, "must be a number"),
