@@ -22,7 +22,6 @@ The watcher knows no game rules; it reports what lies where.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -120,8 +119,7 @@ class TableWatcher:
 
     def __init__(self, layout: TableLayout, calibration: Calibration, classifier: Reader, *,
                  stable_s: float = 0.3, motion_threshold: int = 18, motion_fraction: float = 0.004,
-                 px_per_mm: float = 1.0, margin_mm: float = 50.0, small_scale: float = 0.25,
-                 clock: Any = time.perf_counter) -> None:
+                 px_per_mm: float = 1.0, margin_mm: float = 50.0, small_scale: float = 0.25) -> None:
         if stable_s < 0:
             raise ValueError("stable_s must not be negative")
         self.layout = layout
@@ -136,7 +134,6 @@ class TableWatcher:
         self._zones = [_ZoneState(z) for z in layout.zones]
         self._small_shape: tuple[int, int] | None = None
         self._maps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._clock = clock
         self.stats: Counter[str] = Counter()  # frames, analyses, crops classified, ...
         from vision.classifier import CANONICAL_SIZE  # the crop size the model wants
 

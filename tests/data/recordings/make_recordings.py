@@ -116,6 +116,9 @@ def render(t: SyntheticTable, steps: list[dict], path: Path) -> int:
 
 
 def main() -> None:
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     t = table()
     expected = {}
     for name, (steps, events) in SCENARIOS.items():
