@@ -32,7 +32,7 @@ from engine import Card, Deal, Options, Play, TurnUp, parse_action
 from engine.game import Game
 from engine.records import deal_to_record
 
-__all__ = ["TableState", "StateError", "DealEntry", "end_night_now"]
+__all__ = ["TableState", "StateError", "DealEntry"]
 
 
 class StateError(ValueError):
@@ -46,21 +46,6 @@ class DealEntry:
     seq: int
     action: Any
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-def end_night_now(game: Game) -> dict[str, int]:
-    """The host ends the night early: the engine shares the pool out (§9.7 end_residue).
-
-    `Game` has no public "stop now" yet, so this calls its residue sharing directly; it stays the
-    engine's arithmetic either way.
-    """
-    end_now = getattr(game, "end_now", None)
-    if callable(end_now):
-        return dict(end_now())
-    last = game.results[-1].dealer if game.results else game.dealer
-    residue = game._share_residue(last)  # noqa: SLF001 - see the docstring
-    game._over = True  # noqa: SLF001
-    return residue
 
 
 class TableState:
@@ -103,15 +88,7 @@ class TableState:
         other.finished = list(self.finished)
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
         other.adjust = dict(self.adjust)
-        game = self.game
-        if game is not None:
-            g = copy.copy(game)
-            g.balances = dict(game.balances)
-            g.results = list(game.results)
-            g.cuts = list(game.cuts)
-            g._undo = list(game._undo)  # noqa: SLF001 - a copy of Game's own undo stack
-            g.current = game.current.copy() if game.current is not None else None
-            other.game = g
+        other.game = self.game.copy() if self.game is not None else None
         return other
 
     # -- derived views -----------------------------------------------------------------------------
@@ -418,7 +395,7 @@ class TableState:
             game.balances[p] += delta
             game.total_chips += delta
         self.adjust = {}
-        end_night_now(game)
+        game.end_now()  # the engine shares the pool out (§9.7 end_residue) and ends the night
         self.ended_by_host = True
         for p in self.players:
             self.chip_history[p][-1] = game.balances[p]
