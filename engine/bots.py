@@ -55,10 +55,11 @@ class Bot:
     # ------------------------------------------------------------------ judgement
     def _strength(self, deal: Deal, hand: Sequence[Card]) -> float:
         score = 0.0
+        pam, trump = deal.pam, deal.trump
         for c in hand:
-            if c is deal.pam:
+            if c is pam:
                 score += 2.0
-            elif c.suit == deal.trump:
+            elif c.suit == trump:
                 score += 1.0 + (c.rank - 2) / 12
             elif c.rank >= 13:
                 score += 0.6
@@ -107,7 +108,8 @@ class Bot:
         assert led is not None
         powers = [1000 if c is pam else 100 + c.rank if c.suit == trump
                   else c.rank if c.suit == led else 0 for c in legal]
-        best = max(_power(deal, c, led) for _, c in trick)
+        best = max([1000 if c is pam else 100 + c.rank if c.suit == trump
+                    else c.rank if c.suit == led else 0 for _, c in trick])  # _power, inlined
         winning = [(pw, c.rank, c) for pw, c in zip(powers, legal, strict=True) if pw > best]
         if winning:
             return min(winning, key=lambda x: x[0])[2]
@@ -153,23 +155,38 @@ def play_deal(
     on_call = deal.options.pam_be_civil == "on_call" and deal.options.pam
     one = bots if isinstance(bots, Bot) else None
 
-    while not deal.is_over:
+    while True:
+        if deal.is_over:
+            if replays and deal.replay_from is not None:
+                push(Replay())
+                replays -= 1
+                continue
+            break
         phase = deal.phase
+        if phase == "play":
+            # The common case, as a tight loop: one card from the seat on turn until the
+            # phase changes (the deal is over after the last trick).
+            legal_cards = deal.legal_cards
+            while phase == "play":
+                actor = deal.to_act
+                assert actor is not None
+                if on_call:
+                    trick = deal.current_trick
+                    if len(trick) == 1 and CallCivil() in deal.legal_moves:
+                        if _bot_for(bots, deal, trick[0][0]).call_civil():
+                            push(CallCivil())
+                            continue
+                legal = legal_cards()
+                bot = one if one is not None else _bot_for(bots, deal, actor)
+                card = bot.play(deal, actor, legal)
+                try:
+                    push(Play(actor, card))
+                except IllegalActionError:
+                    push(Play(actor, legal[0]))
+                phase = deal.phase
+            continue
         actor = deal.to_act
-        if phase == "play":  # the common case first: one card from the seat on turn
-            assert actor is not None
-            if on_call and len(deal.current_trick) == 1 and CallCivil() in deal.legal_moves:
-                if _bot_for(bots, deal, deal.current_trick[0][0]).call_civil():
-                    push(CallCivil())
-                    continue
-            legal = deal.legal_cards()
-            bot = one if one is not None else _bot_for(bots, deal, actor)
-            card = bot.play(deal, actor, legal)
-            try:
-                push(Play(actor, card))
-            except IllegalActionError:
-                push(Play(actor, legal[0]))
-        elif phase == "take_turnup":
+        if phase == "take_turnup":
             push(_bot_for(bots, deal, deal.dealer).take_turnup(deal))
         elif phase == "declare" and deal.allowed_declarations():
             assert actor is not None
@@ -203,9 +220,6 @@ def play_deal(
                 push(Play(actor, legal[0]))
         else:  # pragma: no cover - a phase without a bot decision would loop forever
             raise IllegalActionError(f"bots cannot act in phase {phase!r}")
-        if replays and deal.is_over and deal.replay_from is not None:
-            push(Replay())
-            replays -= 1
 
 
 def play_game(

@@ -475,6 +475,8 @@ class Deal:
     def to_act(self) -> str | None:
         """The player (or ``"MISS"``) whose action is awaited; None for operator events / over."""
         ph = self._phase
+        if ph == "play":  # the common case first
+            return self._standers[(self._leader + len(self._cur)) % len(self._standers)]
         if ph == "declare":
             if self._pending_exchange is not None:
                 return self._pending_exchange
@@ -485,8 +487,6 @@ class Deal:
             return self._exch_queue[0]
         if ph == "flush":
             return None if self._flush_won() else self._standers[0]
-        if ph == "play":
-            return self._standers[(self._leader + len(self._cur)) % len(self._standers)]
         return None
 
     @property
@@ -874,12 +874,13 @@ class Deal:
             if len(ds) != a.count or len(set(ds)) != len(ds) or any(d not in hand for d in ds):
                 raise IllegalActionError(
                     f"{p} must name the {a.count} card(s) of his hand he discards")
-            shown = set(self._holdings.get(p, ()))
-            if shown.intersection(ds):
+            shown = self._holdings.get(p)
+            if shown and any(d in shown for d in ds):
                 raise IllegalActionError(
                     f"{p} cannot exchange a card the table has seen in his hand"
                     f" ({', '.join(str(d) for d in ds if d in shown)})")
-            if a.count > self._exchange_room(p):
+            # The room is at least the stock, so it is only counted when the stock is short.
+            if a.count > len(self._stock) and a.count > self._exchange_room(p):
                 raise IllegalActionError(f"the stock has too few cards for {a.count}")
             if a.count and len(self._stock) < a.count:
                 extra = [c for q, c in self._discards if q != p]

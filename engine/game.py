@@ -260,7 +260,7 @@ class Game:
         for name, got, want in checks:
             if got != want:
                 raise RecordError(f"{label}: {name} is {got}, but the night has {want}")
-        if record.options != self.options:
+        if record.options is not self.options and record.options != self.options:
             raise RecordError(f"{label}: its options differ from the night's")
         deal = replay_record(record)
         try:

@@ -244,14 +244,30 @@ class Laws:
                 seq.setdefault(p, []).append(c)
                 played_at[c] = t
         trump = self.trump
+        tier = self.tier
+        power = self.power
         for t, trick in enumerate(tricks, start=1):
             lead = trick[0][1]
             civil = self.civil(lead, t in civil_called)
             kind = self.lead_kind(t)
             led = self.esuit(lead)
-            wp = self.power(lead, led)
+            wp = power(lead, led)
             trumped = False
             for i, (p, c) in enumerate(trick):
+                # Plays that nothing can make illegal are skipped before the hand is rebuilt:
+                # a free lead, and a follow of tier 1 (heads in the led suit) or Pam when free.
+                if i == 0:
+                    tc = 0.0
+                    if kind == "free":
+                        continue
+                else:
+                    tc = tier(c, led, wp, civil)
+                    prior_wp, prior_trumped = wp, trumped
+                    wp = max(wp, power(c, led))
+                    if led != trump and self.is_trump(c):
+                        trumped = True
+                    if tc == FREE or tc == 1.0:
+                        continue
                 held = seq[p][t:]  # what he played after this trick
                 extra = holdings.get(p)
                 if extra:
@@ -262,10 +278,12 @@ class Laws:
                 if i == 0:
                     v = self.lead_violation(kind, c, held)
                 else:
-                    v = self.follow_check(c, led, wp, trumped, civil, held)
-                    wp = max(wp, self.power(c, led))
-                    if led != trump and self.is_trump(c):
-                        trumped = True
+                    v = None
+                    for w in held:  # follow_check, with tc already known
+                        tw = tier(w, led, prior_wp, civil)
+                        if tw != FREE and tw < tc:
+                            v = (self.rule_name(c, led, prior_trumped, civil, tc, tw), w)
+                            break
                 if v is not None:
                     out.append((p, t, v[0]))
         return out

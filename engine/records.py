@@ -276,6 +276,15 @@ _CARD_TEXT: Final[dict[object, Card]] = {str(c): c for c in DECK}
 
 
 def _cards(value: object, where: str) -> tuple[Card, ...]:
+    if type(value) is list:
+        # Fast path: canonical card texts, no repeats (anything else: the precise checks below).
+        try:
+            fast = tuple([_CARD_TEXT[v] for v in value])
+        except (KeyError, TypeError):
+            pass
+        else:
+            if len(set(fast)) == len(fast):
+                return fast
     cards = tuple(
         _CARD_TEXT.get(v) or _card(v, f"{where}[{i}]") if isinstance(v, str) else _card(v, f"{where}[{i}]")
         for i, v in enumerate(_list(value, where))
