@@ -126,11 +126,17 @@ class Ledger:
         self._clock = clock
         self._lock = threading.Lock()
         self._failed: str | None = "opened read-only" if readonly else None
+        self._ro_uri = self.path.resolve().as_uri() + "?mode=ro"
         if readonly:  # `ledger verify` / `export` beside a running table: never write, never create
             if not self.path.is_file():
                 raise LedgerError(f"ledger {self.path}: no such file")
+            if not any(Path(f"{self.path}{s}").exists() for s in ("-wal", "-shm")):
+                # Nobody has the ledger open (a live table keeps its -wal): read it as immutable, or
+                # SQLite would leave -wal/-shm files behind, owned by whoever ran `verify` (root),
+                # which the service's own user could then not open.
+                self._ro_uri += "&immutable=1"
             try:
-                self._con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None,
+                self._con = sqlite3.connect(self._ro_uri, uri=True, isolation_level=None,
                                             check_same_thread=False)
                 rows = self._con.execute("PRAGMA quick_check").fetchall() if check else [("ok",)]
                 self._con.execute("SELECT COUNT(*) FROM events").fetchone()
@@ -225,8 +231,7 @@ class Ledger:
 
     # -- reading -----------------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
-        con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        return con
+        return sqlite3.connect(self._ro_uri, uri=True)
 
     def events(self, since: int = 0, *, until: int | None = None) -> list[Event]:
         """Committed events with seq > `since` (and <= `until`), oldest first."""

@@ -202,3 +202,41 @@ def test_readonly_ledger_never_writes(tmp_path):
     with pytest.raises(LedgerError, match="no such file"):
         Ledger(tmp_path / "missing.db", readonly=True)
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_verify_and_export_leave_the_file_byte_for_byte_unchanged(tmp_path, capsys):
+    """`ledger verify` runs beside a live table: it opens the file read-only and writes nothing."""
+    import hashlib
+
+    from table.cli import main
+
+    db = _played_ledger(tmp_path)
+    folder = sorted(p.name for p in db.parent.iterdir())
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    mtime = db.stat().st_mtime_ns
+    assert main(["ledger", "verify", "--db", str(db)]) == 0
+    assert main(["ledger", "export", "--db", str(db), "--format", "csv"]) == 0
+    capsys.readouterr()
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest and db.stat().st_mtime_ns == mtime
+    assert sorted(p.name for p in db.parent.iterdir()) == folder  # no -wal / -shm left behind
+    db.chmod(0o444)  # a file it may not write at all still verifies
+    try:
+        assert main(["ledger", "verify", "--db", str(db)]) == 0
+    finally:
+        db.chmod(0o644)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+
+
+def test_verify_beside_a_live_table_reads_its_latest_events(tmp_path, capsys):
+    import json
+
+    from table.cli import main
+
+    db = _played_ledger(tmp_path)
+    with Ledger(db) as live:  # the running table holds the ledger open (its -wal exists)
+        live.append("adjust_chips", {"player": "Bea", "delta": 2, "reason": "still in the WAL"})
+        assert main(["ledger", "verify", "--db", str(db), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["chips_brought"] == 409 and report["ok"]
+        live.append("adjust_chips", {"player": "Bea", "delta": 1, "reason": "after verify"})  # still writable
+    assert sorted(p.name for p in db.parent.iterdir()) == ["ledger.db"]
