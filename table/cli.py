@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 
@@ -57,6 +58,9 @@ def build_parser(commands: dict[str, tuple[str, str]] | None = None) -> argparse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # onnxruntime otherwise queues telemetry and writes a device id under ~/.cache; set before any
+    # command imports it (the systemd unit sets it too; this covers demo, identify, a shell...).
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
     available = _available()
     # Import only the chosen command's module: keeps start-up light.
