@@ -59,24 +59,45 @@ def load_calibration(path: str | Path, seats: int) -> tuple[Any, Any]:
 
 
 class CameraLoop(threading.Thread):
-    """Frames → watcher → referee queue, on its own thread; survives an unplugged camera."""
+    """Frames → watcher → referee queue, on its own thread; survives an unplugged camera.
+
+    The source should be built without a reopen schedule of its own (``Backoff(attempts=0)``, as
+    `loo-table run` does): then the first failed read is reported at once (status LED, dashboard)
+    and this loop retries with backoff — ``retry_initial`` seconds doubling up to ``retry_s`` —
+    instead of the source sleeping through its schedule (about 15 s) before anyone hears of it.
+    """
 
     def __init__(self, source: Any, watcher: Any, submit: Callable[[Any], None], *,
-                 retry_s: float = 2.0, sleep: Callable[[float], None] = time.sleep) -> None:
+                 retry_s: float = 2.0, retry_initial: float = 0.25,
+                 sleep: Callable[[float], Any] | None = None) -> None:
         super().__init__(name="camera", daemon=True)
         self.source = source
         self.watcher = watcher
         self.submit = submit
         self.retry_s = retry_s
-        self._sleep = sleep
+        self.retry_initial = retry_initial
         self.stop_event = threading.Event()
+        self._wait: Callable[[float], Any] = sleep if sleep is not None else self.stop_event.wait
         self.frames = 0
         self.failures = 0
         self.ok = True
         self.ended = False
+        self._delay = 0.0
 
     def stop(self) -> None:
         self.stop_event.set()
+
+    def report_down(self, message: str) -> None:
+        """Say once that the camera is gone (also used at start-up when it is missing)."""
+        if self.ok:
+            self.ok = False
+            self.submit(CameraStatus(False, message))
+
+    def _backoff(self) -> None:
+        """Wait before the next try: retry_initial, doubling, at most retry_s."""
+        self._delay = self.retry_initial if self._delay <= 0 else self._delay * 2
+        self._delay = min(self._delay, self.retry_s)
+        self._wait(self._delay)
 
     def step(self) -> bool:
         """Read and process one frame; False when the source has ended (a finished recording)."""
@@ -89,15 +110,14 @@ class CameraLoop(threading.Thread):
             return False
         except SourceError as exc:
             self.failures += 1
-            if self.ok:
-                self.ok = False
-                self.submit(CameraStatus(False, f"camera lost: {exc}; retrying (the game waits)"))
+            self.report_down(f"camera lost: {exc}; retrying (the game waits)")
             try:
                 self.source.close()
             except Exception:  # noqa: BLE001 - a dead device may fail to close; we reopen anyway
                 pass
-            self.stop_event.wait(self.retry_s)
+            self._backoff()
             return True
+        self._delay = 0.0
         if not self.ok:
             self.ok = True
             self.submit(CameraStatus(True, "camera back"))
@@ -117,10 +137,8 @@ class CameraLoop(threading.Thread):
             except Exception as exc:  # a bug in one frame must not blind the table for the night
                 logging.getLogger("loo-table.camera").exception("camera loop")
                 self.failures += 1
-                if self.ok:
-                    self.ok = False
-                    self.submit(CameraStatus(False, f"camera error: {exc}; retrying"))
-                self.stop_event.wait(self.retry_s)
+                self.report_down(f"camera error: {exc}; retrying")
+                self._backoff()
 
 
 class WebServer:

@@ -2,8 +2,10 @@
 
 Start-up order, each step refusing with ONE line when it cannot go on: the config, the ledger (a
 corrupt one names the latest backup), the card model (a missing or corrupt file is named), the pins,
-the camera, the web server. Only then READY=1 goes to systemd, and from then on WATCHDOG=1 goes from
-the main loop each time the referee has processed the previous heartbeat.
+the camera's calibration, the web server. A camera missing at boot is not refused: the table starts
+in the camera-fault state (status LED, dashboard) and the camera thread keeps trying. Then READY=1
+goes to systemd, and from then on WATCHDOG=1 goes from the main loop each time the referee has
+processed the previous heartbeat.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Controller:
         self.args = args
         self.stop_event = threading.Event()
         self.parts: list[Any] = []
+        self.camera_down: str | None = None
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
@@ -108,6 +111,9 @@ class Controller:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
         watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s)
         self.camera = CameraLoop(self.source, watcher, self.referee.submit)
+        if self.camera_down:  # the status LED and the dashboard say so before anything else
+            self.camera.report_down(self.camera_down)
+            self.referee.drain()
 
         service = TableService(self.referee)
         host = args.host or cfg.web.host
@@ -123,7 +129,8 @@ class Controller:
         camera = self.camera
         self.watchdog = Watchdog(self.referee, self.notifier,
                                  alive=lambda: camera.is_alive() or camera.ended)
-        self.notifier.ready(f"table ready: {self.source.describe()}, dashboard on port {self.web.port}")
+        camera_text = self.source.describe() + (" (camera not found yet)" if self.camera_down else "")
+        self.notifier.ready(f"table ready: {camera_text}, dashboard on port {self.web.port}")
         if not args.quiet:
             from web import dashboard_url, print_qr
 
@@ -156,16 +163,28 @@ class Controller:
             raise CommandError(f"GPIO: {type(exc).__name__}: {exc} (on a PC use --mock-pins)") from None
 
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
-        from vision.sources import SourceError, open_source
+        """The frame source (not refused when the camera is missing: `camera_down` says why),
+        and the layout and calibration the watcher needs (a bad calibration file IS refused)."""
+        from vision.sources import Backoff, SourceError, open_source
 
         cam = {"source": cfg.camera.source, "device": cfg.camera.device, "width": cfg.camera.width,
                "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True}
         try:
-            source = open_source(cam)
-            source.open()
-        except (SourceError, ValueError) as exc:
+            # No reopen schedule inside the source: the camera thread retries with backoff and
+            # reports the first failed read at once (the source's own schedule sleeps ~15 s first).
+            source = open_source(cam, backoff=Backoff(attempts=0))
+        except ValueError as exc:
             raise CommandError(f"camera: {exc}") from None
         self.parts.append(source)
+        try:
+            source.open()
+        except SourceError as exc:
+            if cfg.camera.source == "synthetic":
+                raise CommandError(f"camera: {exc}") from None
+            # A camera missing at boot must not stop the service (systemd would give up after a
+            # few restarts): start in the fault state; the camera thread keeps trying.
+            self.camera_down = f"camera not found: {exc}; retrying (the game waits)"
+            print(f"loo-table run: {self.camera_down}", file=sys.stderr, flush=True)
         if cfg.camera.calibration:
             try:
                 layout, cal = load_calibration(cfg.camera.calibration, cfg.seats)
