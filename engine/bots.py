@@ -97,23 +97,42 @@ class Bot:
             return legal[0]
         pam, trump = deal.pam, deal.trump
         trick = deal.current_trick
+        # One pass over the legal cards (this runs for every card a bot plays): the power of
+        # each card is §8.1's (Pam 1000, trump 100 + rank, led suit rank, else 0); ties keep
+        # the first card, as max()/min() would.
         if not trick:
             trumps = [c for c in legal if c is pam or c.suit == trump]
             pool = trumps if trumps and self.rng.random() < 0.5 else legal
             # lead the strongest card: Pam, then trumps, then the highest rank
-            return max(pool, key=lambda c: 1000 if c is pam else (100 + c.rank if c.suit == trump
-                                                                   else c.rank))
+            top = pool[0]
+            top_pw = -1
+            for c in pool:
+                pw = 1000 if c is pam else (100 + c.rank if c.suit == trump else c.rank)
+                if pw > top_pw:
+                    top, top_pw = c, pw
+            return top
         first = trick[0][1]
         led = trump if first is pam else first.suit
         assert led is not None
-        powers = [1000 if c is pam else 100 + c.rank if c.suit == trump
-                  else c.rank if c.suit == led else 0 for c in legal]
-        best = max([1000 if c is pam else 100 + c.rank if c.suit == trump
-                    else c.rank if c.suit == led else 0 for _, c in trick])  # _power, inlined
-        winning = [(pw, c.rank, c) for pw, c in zip(powers, legal, strict=True) if pw > best]
-        if winning:
-            return min(winning, key=lambda x: x[0])[2]
-        return min(zip(powers, legal, strict=True), key=lambda x: (x[0], x[1].rank))[1]
+        best = 0
+        for _, c in trick:
+            pw = (1000 if c is pam else 100 + c.rank if c.suit == trump
+                  else c.rank if c.suit == led else 0)
+            if pw > best:
+                best = pw
+        win: Card | None = None       # the cheapest card that wins the trick now
+        win_pw = 10_000
+        low = legal[0]                # else the weakest: lowest power, then lowest rank
+        low_key = (10_000, 99)
+        for c in legal:
+            pw = (1000 if c is pam else 100 + c.rank if c.suit == trump
+                  else c.rank if c.suit == led else 0)
+            if pw > best:
+                if pw < win_pw:
+                    win, win_pw = c, pw
+            elif (pw, c.rank) < low_key:
+                low, low_key = c, (pw, c.rank)
+        return win if win is not None else low
 
     def call_civil(self) -> bool:
         """Whether to say "Pam be civil" after leading the ace of trumps (usually)."""

@@ -115,13 +115,14 @@ def flush_key(cards: Sequence[Card], trump: str, pam: Card | None,
     2 trump flush, 1 plain flush. ``trump_first``: class 2 for a flush in the trump suit, 1 for a
     plain one, Pam counted as the highest card (15).
     """
-    if len(cards) != 5 or len(set(cards)) != 5:
+    if len(cards) != 5:
+        return None
+    # Most hands are not flushes: the suit test first, before anything is built.
+    suits = {c.suit for c in cards if c is not pam}
+    if len(suits) != 1 or len(set(cards)) != 5:
         return None
     has_pam = pam is not None and pam in cards
     rest = [c for c in cards if c is not pam] if has_pam else list(cards)
-    suits = {c.suit for c in rest}
-    if len(suits) != 1:
-        return None
     suit = next(iter(suits))
     ranks = sorted((c.rank for c in rest), reverse=True)
     if ranking == "pam_first":
