@@ -23,7 +23,19 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
+from engine import (
+    MISS,
+    CallCivil,
+    Card,
+    ClaimFlush,
+    Declare,
+    Exchange,
+    Expose,
+    Misdeal,
+    Play,
+    ShowPam,
+    TurnUp,
+)
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, Ledger, LedgerWriteError
 from table.state import StateError, TableState
@@ -527,6 +539,28 @@ class Referee:
             else:
                 self._commit("settings", data)
             return {}
+        if name == "claim_flush":
+            cards = p.get("cards")
+            if not isinstance(cards, list | tuple) or len(cards) != 5:
+                raise StateError("claim_flush needs the five cards shown, e.g. [\"2H\", \"5H\", \"9H\", \"JH\", \"KH\"]")
+            shown = tuple(Card.parse(str(c)) for c in cards)
+            self._act(ClaimFlush(self._player(p), shown), source="dashboard")
+            return {}
+        if name == "show_pam":
+            self._act(ShowPam(self._player(p)), source="dashboard")
+            return {}
+        if name == "call_civil":
+            self._act(CallCivil(), source="dashboard")
+            return {}
+        if name == "misdeal":
+            if st.deal is None or st.deal.is_over:
+                raise StateError("no deal in progress to call a misdeal on")
+            self._act(Misdeal(), source="dashboard")  # settled by the engine's `misdeal` option
+            if self.hold is not None:  # whatever the game waited for belongs to the misdealt deal
+                self.alerts = [a for a in self.alerts if a["id"] != self.hold["id"]]
+                self._release()
+            self.pending_plays = {}
+            return {}
         if name == "set_zones":
             zones = p.get("zones")
             if not isinstance(zones, dict):
@@ -536,6 +570,12 @@ class Referee:
             self._commit("zones", {"zones": zones})
             return {}
         raise StateError(f"unknown command {name!r}")
+
+    def _player(self, p: dict[str, Any]) -> str:
+        name = p.get("player")
+        if not isinstance(name, str) or name.strip() not in self.state.players:
+            raise StateError(f"{name!r} is not at the table")
+        return name.strip()
 
     def _resolve(self, p: dict[str, Any], card: Card | None) -> dict[str, Any]:
         """Answer the alert that holds the game: confirm its card, or give the right one."""
@@ -778,6 +818,9 @@ class Referee:
             "paused": st.paused,
             "chip_value": st.chip_value,
             "camera": {"ok": self.camera_ok, "message": self.camera_message},
+            "flush_claims": ([{"player": q, "cards": [str(c) for c in cs], "valid": ok}
+                              for q, cs, ok in deal.flush_claims] if deal is not None else []),
+            "pam_shown": list(deal.pam_shown) if deal is not None else [],
         }
 
 

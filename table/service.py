@@ -16,7 +16,7 @@ __all__ = ["TableService", "COMMANDS"]
 
 COMMANDS = (
     "confirm_card", "correct_card", "undo", "adjust_chips", "pause", "resume", "end_game",
-    "update_settings", "set_zones",
+    "update_settings", "set_zones", "claim_flush", "show_pam", "call_civil", "misdeal",
 )
 
 
