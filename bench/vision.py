@@ -162,6 +162,7 @@ class DealScore:
     missed: int = 0
     wrong_accepted: int = 0
     conflicts: int = 0
+    spurious_removals: int = 0
     face_down_ok: int = 0
     face_down_expected: int = 0
     latencies: list[float] = field(default_factory=list)
@@ -184,6 +185,13 @@ def score_deal(deal: int, frames: list[Any], events: list[Any]) -> DealScore:
         elif (e.zone, e.card) not in truth_pairs:
             s.wrong_accepted += 1
             s.wrong.append(f"deal {deal} t={e.timestamp:.2f} {e.zone} read {e.card}")
+    # a card reported gone while it still lies there would make the referee lose a play
+    resting_at = {round(f.truth.timestamp, 6): f.truth.resting for f in frames}
+    for e in events:
+        if e.kind == "card_removed" and e.card is not None:
+            if e.card in resting_at.get(round(e.timestamp, 6), {}).get(e.zone, []):
+                s.spurious_removals += 1
+                s.wrong.append(f"deal {deal} t={e.timestamp:.2f} {e.zone} said {e.card} left while it lay there")
     for ts, zone, card in rests:
         if card == "back":
             s.face_down_expected += 1
@@ -276,6 +284,7 @@ def night_score(seed: int, deals: int, seats: int, jobs: int, model: Path | None
     lat = np.array([x for s in scores for x in s.latencies]) * 1000
     tot = {k: sum(getattr(s, k) for s in scores) for k in
            ("expected", "reported_once", "duplicates", "unsure", "missed", "wrong_accepted", "conflicts",
+            "spurious_removals",
             "face_down_ok", "face_down_expected", "frames")}
     tot["deals"] = len(scores)
     tot["calibration_failures"] = sum(1 for s in scores if s.calibration_error)
@@ -331,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"night: {n['deals']} deals, {n['seats'] if 'seats' in n else args.seats} seats, {n['frames']} frames "
               f"at 15 fps; played cards {n['expected']}: reported once {n['reported_once']}, unsure "
               f"(asked a person) {n['unsure']}, missed {n['missed']}, duplicated {n['duplicates']}; "
-              f"WRONG cards accepted {n['wrong_accepted']}; conflicts {n['conflicts']}; stock face-down "
+              f"WRONG cards accepted {n['wrong_accepted']}; conflicts {n['conflicts']}; cards reported gone while "
+              f"still there {n['spurious_removals']}; stock face-down "
               f"{n['face_down_ok']}/{n['face_down_expected']}; calibration failures {n['calibration_failures']}")
         if n["latency_ms_median"] is not None:
             print(f"latency card at rest -> event at 15 fps: median {n['latency_ms_median']:.0f} ms, "
