@@ -1140,7 +1140,11 @@ class Deal:
                     self._feed(rec, x, t)
                     if rec.proven:
                         return
-        self._open.setdefault(p, []).append(rec)
+        mine = self._open.get(p)  # not setdefault: it would build a list on every play
+        if mine is None:
+            self._open[p] = [rec]
+        else:
+            mine.append(rec)
 
     def _feed(self, r: _PlayRecord, c: Card, t: int) -> None:
         """Judge open record ``r`` against one more card of its player's hand."""

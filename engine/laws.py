@@ -241,7 +241,11 @@ class Laws:
         played_at: dict[Card, int] = {}
         for t, trick in enumerate(tricks, start=1):
             for p, c in trick:
-                seq.setdefault(p, []).append(c)
+                mine = seq.get(p)
+                if mine is None:
+                    seq[p] = [c]
+                else:
+                    mine.append(c)
                 played_at[c] = t
         trump = self.trump
         tier = self.tier

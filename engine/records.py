@@ -323,19 +323,22 @@ class _Seats:
 
 
 # --------------------------------------------------------------------------- parsing
-_OPTIONS_CACHE: dict[tuple[Variant, str], Options] = {}
+_OPTIONS_CACHE: dict[tuple[Variant, tuple[tuple[str, type, object], ...]], Options] = {}
 
 
 def _options(variant: Variant, mapping: dict[str, Any]) -> Options:
-    """``Options.from_dict`` memoised: a night's records all carry the same house rules."""
+    """``Options.from_dict`` memoised: a night's records all carry the same house rules.
+
+    The key holds each value's type too, so ``true`` and ``1`` (equal in Python) stay apart;
+    a mapping that cannot be a key (a list value, odd names) is simply not cached."""
+    key: tuple[Variant, tuple[tuple[str, type, object], ...]] | None
     try:
-        key = (variant, json.dumps(mapping, sort_keys=True))
-    except (TypeError, ValueError):
-        key = None
-    if key is not None:
+        key = (variant, tuple(sorted((k, type(v), v) for k, v in mapping.items())))
         cached = _OPTIONS_CACHE.get(key)
-        if cached is not None:
-            return cached
+    except TypeError:  # unsortable names or an unhashable value
+        key = cached = None
+    if cached is not None:
+        return cached
     try:
         options = Options.from_dict(variant, mapping)
     except InvalidInputError as exc:
@@ -816,7 +819,11 @@ def _played_hands(tricks: Iterable[Iterable[tuple[str, Card]]]) -> dict[str, lis
     hands: dict[str, list[Card]] = {}
     for plays in tricks:
         for player, card in plays:
-            hands.setdefault(player, []).append(card)
+            mine = hands.get(player)
+            if mine is None:
+                hands[player] = [card]
+            else:
+                mine.append(card)
     return hands
 
 
