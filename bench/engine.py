@@ -11,9 +11,11 @@
    record validation, every deal through an unknown-hands Deal with live revoke detection, the
    settlement and the chip ledger) -- what the controller does after a restart.
 
-Rates are per second of this process's CPU time (``time.process_time``), best of five rounds
-(median beside), so a busy shared machine does not make the engine look slower than it is;
-wall-clock figures are printed too.
+Rates are per second of this process's CPU time (``time.process_time``), best of ``--rounds``
+short rounds (median beside), like ``timeit``: on a busy shared machine even CPU time stretches
+(shared caches, a busy hyper-thread sibling), and the best round is the least disturbed one.
+Wall-clock figures and the load averages at the start and the end are printed too.
+Profile with ``python -m cProfile -s tottime bench/engine.py --seconds 1``.
 Targets (issue 2): >= 2,000 deals/s on one x86 core; 500-deal replay < 0.3 s.
 """
 
@@ -142,11 +144,13 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per simulation run")
     parser.add_argument("--deals", type=int, default=500, help="deals in the replayed night")
-    parser.add_argument("--repeats", type=int, default=5, help="replay runs (best is reported)")
+    parser.add_argument("--rounds", type=int, default=10,
+                        help="rounds each simulation is split into (best and median reported)")
+    parser.add_argument("--repeats", type=int, default=7, help="replay runs (best is reported)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.deals < 1 or args.repeats < 1:
-        parser.error("--seconds, --deals and --repeats must be positive")
+    if args.seconds <= 0 or args.deals < 1 or args.repeats < 1 or args.rounds < 1:
+        parser.error("--seconds, --deals, --rounds and --repeats must be positive")
 
     machine = (f"{platform.platform()}, {platform.machine()}, {_cpu_model()}, "
                f"{os.cpu_count()} cores, Python {platform.python_version()}")
@@ -156,14 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load average at start (1/5/15 min): {load_start}", flush=True)
         print(f"simulating five-card deals, 6 players, random legal choices ({args.seconds:g} CPU s)...",
               flush=True)
-    sim = simulate(args.seconds, bots=False)
+    sim = simulate(args.seconds, bots=False, rounds=args.rounds)
     if not args.json:
         print(f"  {sim['deals_per_cpu_s']:,.0f} deals/s per CPU second, best round "
               f"(median {sim['median_deals_per_cpu_s']:,.0f}; {sim['deals_per_wall_s']:,.0f}/s wall; "
               f"{sim['deals']} deals, {sim['plays_per_deal']:.1f} cards played per deal)  "
               "target >= 2,000", flush=True)
         print("simulating with engine.bots players...", flush=True)
-    sim_bots = simulate(args.seconds, bots=True)
+    sim_bots = simulate(args.seconds, bots=True, rounds=args.rounds)
     if not args.json:
         print(f"  {sim_bots['deals_per_cpu_s']:,.0f} deals/s per CPU second, best round "
               f"(median {sim_bots['median_deals_per_cpu_s']:,.0f}; "
