@@ -95,6 +95,8 @@ class DemoSummary:
     cards_unsure: int = 0
     revokes_caught: int = 0
     revokes_in_records: int = 0
+    flushes_claimed: int = 0
+    pam_shown: int = 0
     chips_at_end: dict[str, int] = field(default_factory=dict)
     pool_at_end: int = 0
     worn_cards: list[str] = field(default_factory=list)
@@ -111,7 +113,8 @@ class TableDemo:
 
     def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
-                 options: dict[str, Any] | None = None, worn: int = 4, log: Any = None) -> None:
+                 options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
+                 variant: str = "three_card") -> None:
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -127,11 +130,12 @@ class TableDemo:
         self.pins = cfg.pins
         self.ledger = Ledger(db)
         self.referee = Referee(self.ledger, setup={
-            "players": players, "variant": "three_card", "options": dict(options or {}), "chips": chips,
+            "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
             "first_dealer": 0})
         self._gestures = threading.Semaphore(0)
         self.controls = TableControls.from_config(cfg.pins, len(players), on_event=self._on_button,
-                                                  double_press=True, pin_factory=self.factory)
+                                                  double_press=variant == "three_card",
+                                                  pin_factory=self.factory)
         self.referee.outputs = self.controls
         self.service = TableService(self.referee)
         import tempfile
@@ -274,6 +278,12 @@ class TableDemo:
             assert intent.zone is not None and intent.card is not None
             self._place(intent.zone, intent.card)
             self._gather_if_needed()
+        elif intent.kind == "command":  # a flush or Pam shown: the host enters it on the dashboard
+            try:
+                self.service.command(str(intent.command), intent.payload_dict())
+                self.log(f"host entered {intent.command} for {intent.player}")
+            except ValueError as exc:
+                self.log(f"{intent.command} refused: {exc}")
         if self.pace:
             time.sleep(self.pace)
 
@@ -294,6 +304,9 @@ class TableDemo:
         s.cards_seen = self.referee.stats["cards_seen"]
         s.revokes_caught = self.referee.stats["revokes_caught"]
         s.revokes_in_records = sum(len(f["outcome"].get("revokes", [])) for f in st.finished)
+        shown = [str(e.data.get("action", "")) for e in self.ledger.iter_events() if e.kind == "action"]
+        s.flushes_claimed = sum(":flush:" in a for a in shown)
+        s.pam_shown = sum(a.endswith(":pam") for a in shown)
         s.chips_at_end = st.chips()
         s.pool_at_end = st.pool_now()
         s.chips_conserved = st.total_chips() == st.total_in

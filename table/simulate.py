@@ -9,7 +9,10 @@ shadow: it learns the game exactly as it would from real people.
 
 The shadow is rebuilt from the referee's own record of the deal whenever they differ (after an undo,
 a correction, or a restart of the controller), so the bots always continue the deal the table has.
-Only Three-Card Loo is simulated end to end (exchanges would need the unseen discards).
+Exchanges (Irish, five-card) are presses, one per card, then a hold; the table records only the
+count, so the bots remember which cards they threw to keep the shadow's hands true. A bot holding a
+flush in five-card claims it, and a stander holding Pam shows it against a flush, the way a host
+enters them: on the dashboard's command path (`claim_flush`, `show_pam`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from engine import MISS, Deal, Declare, Play, TurnUp
+from engine import MISS, ClaimFlush, Deal, Declare, Exchange, IllegalActionError, Play, ShowPam, TurnUp
 from engine.bots import Bot
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 
@@ -30,7 +33,8 @@ GESTURE_FOR = {"play": PRESS, "pass": HOLD, "defend_miss": HOLD, "take_miss": DO
 @dataclass(frozen=True)
 class Intent:
     """One physical act: ``dealer`` / ``seat`` (a gesture), ``place`` (a card into a zone),
-    ``gather`` (the trick's cards are swept off the seat zones), ``clear`` (the deal is picked up)."""
+    ``gather`` (the trick's cards are swept off the seat zones), ``clear`` (the deal is picked up),
+    ``command`` (what the host enters on the dashboard: a flush shown, Pam shown)."""
 
     kind: str
     gesture: str = PRESS
@@ -38,6 +42,11 @@ class Intent:
     zone: str | None = None
     card: str | None = None
     player: str | None = None
+    command: str | None = None  # kind "command": a dashboard command the host enters
+    payload: tuple[tuple[str, Any], ...] = ()
+
+    def payload_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.payload}
 
 
 class VirtualPlayers:
@@ -49,6 +58,7 @@ class VirtualPlayers:
         self._shadow: Deal | None = None
         self._key: tuple[int, int] | None = None
         self._synced: list[str] = []
+        self._discards: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (deal key, player) -> thrown
         self.attempts = 0  # consecutive intents that changed nothing (a refused gesture)
 
     # -- the shadow deal ---------------------------------------------------------------------------
@@ -74,10 +84,20 @@ class VirtualPlayers:
         shadow = self._shadow
         assert shadow is not None
         for e in state.entries[len(self._synced):]:
-            if not isinstance(e.action, TurnUp):  # Deal.shuffled has turned up already
-                shadow.push(e.action)
+            action = e.action
+            if isinstance(action, Exchange) and not action.discards and action.count:
+                action = self._real_exchange(shadow, action, key)
+            if not isinstance(action, TurnUp):  # Deal.shuffled has turned up already
+                shadow.push(action)
             self._synced.append(str(e.action))
         return shadow
+
+    def _real_exchange(self, shadow: Deal, seen: Exchange, key: Any) -> Exchange:
+        """The table saw only how many cards were exchanged; the bot knows which it threw."""
+        thrown = self._discards.get((key, seen.player), ())
+        if len(thrown) != seen.count:  # a press the table missed or doubled: throw the first ones
+            thrown = tuple(shadow.hand(seen.player)[: seen.count])
+        return Exchange(seen.player, seen.count, tuple(thrown))
 
     def _bot(self, state: Any, player: str, step: int) -> Bot:
         boldness = self._rng("bold", player).uniform(0.3, 0.8)
@@ -89,6 +109,12 @@ class VirtualPlayers:
         if not state.started or state.game_over:
             return []
         deal = state.deal
+        if deal is not None and deal.is_over and deal.phase == "flush":
+            shadow = self.shadow(state)  # a flush has won: who can, shows Pam (or a better flush)
+            assert shadow is not None
+            shows = [m for m in shadow.legal_moves if isinstance(m, ShowPam | ClaimFlush)]
+            if shows:
+                return [self._command(shows[0])]
         if deal is None or deal.is_over:
             return [Intent("dealer")]
         shadow = self.shadow(state)
@@ -103,14 +129,34 @@ class VirtualPlayers:
         if deal.phase == "declare":
             decl: Declare = self._bot(state, actor, step).declare(shadow, actor)
             return [Intent("seat", gesture=GESTURE_FOR[decl.action], seat=seat, player=actor)]
+        if deal.phase == "exchange":
+            wanted = self._bot(state, actor, step).exchange(shadow, actor)
+            try:
+                shadow.copy().push(wanted)
+            except IllegalActionError:  # e.g. the stock is too short for that many
+                wanted = Exchange(actor, 0)
+            self._discards[(self._key, actor)] = tuple(wanted.discards)
+            return ([Intent("seat", gesture=PRESS, seat=seat, player=actor)] * wanted.count
+                    + [Intent("seat", gesture=HOLD, seat=seat, player=actor)])
+        if deal.phase == "flush":
+            claims = [m for m in shadow.legal_moves if isinstance(m, ClaimFlush)]
+            if claims:
+                return [self._command(claims[0])]
         if deal.phase in ("play", "flush"):
             legal = [m.card for m in shadow.legal_moves if isinstance(m, Play)]
             if not legal:
                 legal = list(shadow.hand(actor))
             card = self._bot(state, actor, step).play(shadow, actor, legal)
             return [Intent("place", zone=f"seat:{seat}", card=str(card), player=actor)]
-        raise NotImplementedError(f"virtual players cannot act in phase {deal.phase!r} "
-                                  "(only Three-Card Loo is simulated)")
+        raise NotImplementedError(f"virtual players cannot act in phase {deal.phase!r}")
+
+    @staticmethod
+    def _command(move: Any) -> Intent:
+        """A flush or Pam shown: the host enters it on the dashboard."""
+        if isinstance(move, ClaimFlush):
+            return Intent("command", player=move.player, command="claim_flush", payload=(
+                ("player", move.player), ("cards", tuple(str(c) for c in move.cards))))
+        return Intent("command", player=move.player, command="show_pam", payload=(("player", move.player),))
 
 def info_dealer(state: Any) -> str:
     return str(state.deal_info["dealer"])
@@ -135,6 +181,11 @@ class DirectTransport:
             self.referee.step(ButtonEvent("seat", intent.gesture, intent.seat, self.t))
         elif intent.kind == "place":
             self.referee.step(VisionEvent("card_placed", str(intent.zone), self.t, intent.card, 0.99))
+        elif intent.kind == "command":
+            try:
+                self.referee.call(str(intent.command), intent.payload_dict())
+            except ValueError:
+                pass  # refused: nothing changed (run_night counts it as an act that did nothing)
 
 
 class Stuck(RuntimeError):
@@ -149,11 +200,11 @@ def run_night(referee: Any, players: VirtualPlayers, transport: Any, *, max_deal
     steps = 0
     while steps < max_steps:
         deal = state.deal
+        intents = players.next_intents(state)
         if (max_deals is not None and deal is not None and deal.is_over and not state.game_over
-                and len(state.finished) + 1 >= max_deals):
+                and len(state.finished) + 1 >= max_deals and all(i.kind == "dealer" for i in intents)):
             referee.call("end_game", {})  # closes the last deal and ends the night there
             break
-        intents = players.next_intents(state)
         if not intents:
             break
         before = state.last_seq

@@ -69,8 +69,6 @@ def run_table(args: argparse.Namespace) -> int:
     from table.cli import CommandError
     from table.terminal_demo import player_names
 
-    if args.variant != "three_card":
-        raise CommandError("the full-table demo plays Three-Card Loo; use --text for irish or five_card")
     try:
         players = player_names(args.players)
     except ValueError as exc:
@@ -117,7 +115,8 @@ def run_table(args: argparse.Namespace) -> int:
     pace = args.pace if args.pace is not None else (0.0 if args.headless else 0.25)
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
-                         revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log)
+                         revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
+                         variant=args.variant)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     web = None

@@ -39,9 +39,16 @@ def test_headless_demo_is_deterministic(tmp_path, capsys):
     assert runs[0] == runs[1]
 
 
-def test_full_table_demo_plays_three_card_only(capsys):
-    assert main(["demo", "--headless", "--variant", "five_card"]) == 1
-    assert "use --text" in capsys.readouterr().err
+@needs_model
+def test_five_card_demo_claims_a_flush_and_shows_pam(tmp_path, capsys):
+    """Seed 77 deals Ann a flush in deal 1 (Cal holds Pam): the bots show both on the dashboard's
+    command path, through the real camera, pins and referee."""
+    db = tmp_path / "five.db"
+    assert main(["demo", "--headless", "--variant", "five_card", "--hands", "1", "--seed", "77",
+                 "--db", str(db)]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["flushes_claimed"] == 1 and summary["pam_shown"] == 1
+    assert summary["chips_conserved"] and summary["ledger_verified"] and summary["deals"] == 1
 
 
 def test_text_mode_is_kept(capsys):

@@ -136,3 +136,37 @@ def test_the_service_offers_the_new_commands(table):
     assert {"claim_flush", "show_pam", "call_civil", "misdeal"} <= set(COMMANDS)
     table.dealer()
     assert TableService(table.ref).command("misdeal", {})["ok"]
+
+
+def _night(tmp_path, variant, seed, deals):
+    from table.commands.ledger import verify
+    from table.ledger import Ledger
+    from table.referee import Referee
+    from table.simulate import DirectTransport, VirtualPlayers, run_night
+
+    ledger = Ledger(tmp_path / f"{variant}-{seed}.db")
+    ref = Referee(ledger, setup={"players": ["Ann", "Bea", "Cal", "Dot"], "variant": variant, "options": {},
+                                 "chips": 100, "first_dealer": 0})
+    run_night(ref, VirtualPlayers(seed, revoke_rate=0.15), DirectTransport(ref), max_deals=deals)
+    actions = [e.data["action"] for e in ledger.events() if e.kind == "action"]
+    report = verify(ledger)
+    ledger.close()
+    return ref, actions, report
+
+
+def test_virtual_players_claim_their_flush_and_show_pam(tmp_path):
+    """Seed 77: Ann is dealt a heart flush, stands pat and shows it; Cal holds Pam and shows it."""
+    ref, actions, report = _night(tmp_path, "five_card", 77, 1)
+    assert "Ann:flush:QH,4H,5H,9H,KH" in actions and "Cal:pam" in actions
+    assert report["ok"], report["problems"]
+    assert ref.state.finished[0]["outcome"]["flush_winner"] == "Ann"
+
+
+def test_virtual_players_exchange_by_presses(tmp_path):
+    """Irish Loo: the table records only how many cards each stander exchanged (press per card,
+    hold when done); the bots' own hands stay true, so the night plays out and verifies."""
+    ref, actions, report = _night(tmp_path, "irish", 1, 3)
+    exchanges = [a for a in actions if ":x" in a]
+    assert exchanges and all(a.split(":x")[1].isdigit() for a in exchanges)  # counts, never cards
+    assert any(not a.endswith(":x0") for a in exchanges)
+    assert report["ok"] and len(ref.state.finished) == 3, report["problems"]
