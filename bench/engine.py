@@ -82,7 +82,7 @@ def _random_deal(deal: Deal, rng: random.Random) -> None:
                 if claims:
                     push(claims[0])
                     continue
-            push(Play(actor, rng.choice(deal.legal_cards())))
+            push(Play.of(actor, rng.choice(deal.legal_cards())))
 
 
 def simulate(seconds: float, *, bots: bool, seed: int = 1, rounds: int = 5) -> dict[str, float]:

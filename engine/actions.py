@@ -138,6 +138,22 @@ class Play:
     def __str__(self) -> str:
         return f"{self.player}:{self.card}"
 
+    @staticmethod
+    def of(player: str, card: Card) -> Play:
+        """``Play(player, card)``, shared: a Play is immutable and compared by value, so the
+        hot loops (bots, record replay) reuse one object per seat and card instead of building
+        a frozen dataclass for every card played (about ten times dearer than the lookup)."""
+        key = (player, card)
+        play = _PLAYS.get(key)
+        if play is None:
+            play = Play(player, card)
+            if len(_PLAYS) < 4096:
+                _PLAYS[key] = play
+        return play
+
+
+_PLAYS: dict[tuple[str, Card], Play] = {}
+
 
 @dataclass(frozen=True, slots=True)
 class Expose:

@@ -199,9 +199,9 @@ def play_deal(
                 bot = one if one is not None else _bot_for(bots, deal, actor)
                 card = bot.play(deal, actor, legal)
                 try:
-                    push(Play(actor, card))
+                    push(Play.of(actor, card))
                 except IllegalActionError:
-                    push(Play(actor, legal[0]))
+                    push(Play.of(actor, legal[0]))
                 phase = deal.phase
             continue
         actor = deal.to_act
@@ -234,9 +234,9 @@ def play_deal(
             legal = deal.legal_cards()
             card = _bot_for(bots, deal, actor).play(deal, actor, legal)
             try:
-                push(Play(actor, card))
+                push(Play.of(actor, card))
             except IllegalActionError:
-                push(Play(actor, legal[0]))
+                push(Play.of(actor, legal[0]))
         else:  # pragma: no cover - a phase without a bot decision would loop forever
             raise IllegalActionError(f"bots cannot act in phase {phase!r}")
 

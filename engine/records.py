@@ -758,7 +758,7 @@ def _drive_tricks(record: HandRecord, deal: Deal) -> None:
                     f"from every player ({len(plays)} plays listed, {seats} play)"
                 )
             try:
-                push(Play(player, card))
+                push(Play.of(player, card))
             except LooError as exc:
                 raise _fail(f"tricks[{t - 1}].plays[{j}] ({player} {card})", exc) from None
             if j == 0 and t in civil:
