@@ -52,6 +52,7 @@ class Config:
     weight_decay: float = 1e-4
     width: int = 16
     negatives: float = 0.04  # share of "not a card" crops (trained towards a uniform output)
+    picture_swap: float = 0.5  # court cards: chance the picture is swapped for another rank's (see train_model)
     demo_weight: float = 3.0  # the demo's deck (heruka-2color) is sampled this much more often
     eval_per_card: int = 20  # test crops per card per held-out deck
     calib_per_card: int = 10  # calibration crops per card per held-out deck
@@ -244,6 +245,33 @@ def _to_tensor(x: np.ndarray) -> Any:
     return torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255.0)
 
 
+#: The middle of a canonical 64x88 crop: a court card's picture, clear of both index corners.
+_PICTURE = (slice(14, 74), slice(12, 52))
+
+
+def _swap_pictures(xb: Any, yb: Any, p: float, gen: Any) -> None:
+    """Give some court cards the picture of a court card of another rank (in place).
+
+    Court pictures differ from design to design, the index does not: a network that learns
+    "this queen looks like the queens I trained on" confuses J, Q and K of an unseen deck
+    (the first held-out evaluation's most confused pairs). With the middle swapped, only the
+    index corners still tell the rank, so the network must read them.
+    """
+    import torch
+
+    rank = yb % 13
+    court = (yb >= 0) & (yb < 52) & (rank >= 9) & (rank <= 11)
+    idx = court.nonzero().flatten()
+    if len(idx) < 2:
+        return
+    donor = idx[torch.randperm(len(idx), generator=gen)]
+    pick = (torch.rand(len(idx), generator=gen) < p) & (rank[idx] != rank[donor])
+    dst, src = idx[pick], donor[pick]
+    if len(dst):
+        ys, xs = _PICTURE
+        xb[dst, :, ys, xs] = xb[src, :, ys, xs].clone()
+
+
 def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], device: str) -> Any:
     import torch
     import torch.nn.functional as F
@@ -281,6 +309,8 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
                 gain = torch.empty(len(xb), 1, 1, 1, device=device).uniform_(0.8, 1.2)
                 bias = torch.empty(len(xb), 1, 1, 1, device=device).uniform_(-0.08, 0.08)
                 xb = (xb * gain + bias).clamp_(0, 1)
+                if cfg.picture_swap > 0:
+                    _swap_pictures(xb, yb, cfg.picture_swap, gen)
                 logits, _ = model(xb)
                 pos = yb >= 0
                 loss = torch.zeros((), device=device)
