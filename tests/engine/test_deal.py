@@ -297,3 +297,10 @@ def test_camera_legal_moves_list_what_can_be_known() -> None:
         Exchange("A", k) for k in range(6)]
     assert Exchange("A", 2) in d.legal_moves and Exchange("C", 2) not in d.legal_moves
     assert d.legal_moves.count() == 6
+
+
+def test_play_of_shares_one_immutable_play_per_seat_and_card() -> None:
+    ah = Card.parse("AH")
+    assert Play.of("A", ah) is Play.of("A", ah)
+    assert Play.of("A", ah) == Play("A", ah) and Play.of("B", ah) != Play.of("A", ah)
+    assert str(Play.of("MISS", ah)) == "MISS:AH"
