@@ -47,7 +47,7 @@ def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrid
 
     ``port=0`` picks a free port: read it back from ``server.effective_port``.
     """
-    import waitress
+    import waitress  # type: ignore[import-untyped]  # no stubs published; typed as Any here
 
     options = waitress_options(app) | overrides
     return waitress.create_server(app, host=host, port=port, **options)

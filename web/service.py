@@ -24,7 +24,9 @@ from typing import Any, Protocol, runtime_checkable
 #:
 #: - ``confirm_card``    ``{"alert_id": int}``: accept the card an alert proposes (unsure reading,
 #:   card out of turn); the game resumes.
-#: - ``correct_card``    ``{"card": "10H", "alert_id": int}`` to answer an alert with another card, or
+#: - ``correct_card``    ``{"card": "10H", "alert_id": int}`` to answer an alert with another card,
+#:   ``{"card": "10H", "zone": "seat:2" | "turn_up"}`` to enter a card the camera missed in a seat's
+#:   zone (played as if seen there) or to give / correct the turn-up, or
 #:   ``{"card": "10H", "trick": int, "player": str}`` to correct a card already accepted in the current
 #:   deal (the engine re-runs the deal; chips follow).
 #: - ``undo``            ``{}``: undo the last event of the current deal.
@@ -36,6 +38,12 @@ from typing import Any, Protocol, runtime_checkable
 #:   ``chip_value`` is a decimal string such as ``"0.10"``, the money one chip is worth).
 #: - ``set_zones``       ``{"zones": {name: {"x": mm, "y": mm, "width": mm, "height": mm}}}``, names
 #:   ``seat:0`` … ``seat:N-1``, ``turn_up``, ``stock`` (rectangles on the table plane, millimetres).
+#: - ``claim_flush``     ``{"player": str, "cards": [5 cards]}``: a stander shows a flush (five-card
+#:   Loo, phase ``flush``); the engine judges it (a false claim is recorded as such).
+#: - ``show_pam``        ``{"player": str}``: after a flush has won, a player shows Pam.
+#: - ``call_civil``      ``{}``: "Pam be civil", right after the ace of trumps is led
+#:   (option ``pam_be_civil = on_call``).
+#: - ``misdeal``         ``{}``: before the first card is played; settled by the ``misdeal`` option.
 COMMANDS: tuple[str, ...] = (
     "confirm_card",
     "correct_card",
@@ -46,6 +54,10 @@ COMMANDS: tuple[str, ...] = (
     "end_game",
     "update_settings",
     "set_zones",
+    "claim_flush",
+    "show_pam",
+    "call_civil",
+    "misdeal",
 )
 
 
@@ -62,7 +74,9 @@ class TableService(Protocol):
         ``to_act``, ``declaration``, ``tricks_won``), ``trick`` ``{"number", "plays": [{"player",
         "card"}]}`` or null, ``alerts`` (``id``, ``kind`` in ``revoke``, ``unsure``, ``out_of_turn``,
         ``conflict``, ``camera``…, ``seat``, ``message``, ``needs_confirmation``, optional ``card``,
-        ``top3`` ``[[card, confidence], ...]``, ``evidence``), ``last_settlement``, ``game_over``.
+        ``top3`` ``[[card, confidence], ...]``, ``evidence``), ``last_settlement``, ``game_over``;
+        optional (the controller adds them): ``paused``, ``chip_value``, ``camera`` ``{"ok",
+        "message"}``, ``flush_claims`` ``[{"player", "cards", "valid"}]``, ``pam_shown`` ``[player]``.
         """
         ...
 

@@ -19,6 +19,8 @@ MAX_NAME = 24
 MAX_REASON = 200
 MAX_CHIPS = 1_000_000
 ZONE_NAME = re.compile(r"^(seat:(\d|1[0-6])|turn_up|stock)$")  # 17 seats at most
+CARD_ZONE = re.compile(r"^(seat:(\d|1[0-6])|turn_up)$")  # where a card the host enters can lie
+FLUSH_CARDS = 5
 Payload = dict[str, Any]
 
 
@@ -62,15 +64,40 @@ def _confirm_card(payload: Payload) -> Payload:
 
 
 def _correct_card(payload: Payload) -> Payload:
-    _only(payload, {"card", "alert_id", "trick", "player"})
+    """Three shapes: answer an alert (``alert_id``), say which card lies in a zone the camera missed
+    or misread (``zone``), or fix a card already played (``trick`` and ``player``)."""
+    _only(payload, {"card", "alert_id", "zone", "trick", "player"})
     card = normalize_card(payload.get("card"))
+    shapes: list[str] = [k for k in ("alert_id", "zone") if k in payload]
+    if "trick" in payload or "player" in payload:
+        shapes.append("trick")
+    if len(shapes) > 1:
+        raise ValueError("give only one of: alert_id; zone; trick and player")
     if "alert_id" in payload:
-        if "trick" in payload or "player" in payload:
-            raise ValueError("give either alert_id, or trick and player, not both")
         return {"card": card, "alert_id": _int(payload, "alert_id", 0, 2**53)}
+    if "zone" in payload:
+        zone = payload["zone"]
+        if not isinstance(zone, str) or not CARD_ZONE.match(zone.strip()):
+            raise ValueError(f"zone {zone!r}: use seat:0 … seat:16 or turn_up")
+        return {"card": card, "zone": zone.strip()}
     if "trick" not in payload or "player" not in payload:
-        raise ValueError("correct_card needs alert_id, or trick and player")
+        raise ValueError("correct_card needs alert_id, zone, or trick and player")
     return {"card": card, "trick": _int(payload, "trick", 1, 5), "player": _text(payload, "player", MAX_NAME)}
+
+
+def _claim_flush(payload: Payload) -> Payload:
+    """The five cards a stander shows; the engine judges distinctness and whether it is a flush."""
+    _only(payload, {"player", "cards"})
+    player = _text(payload, "player", MAX_NAME)
+    cards = payload.get("cards")
+    if not isinstance(cards, list) or len(cards) != FLUSH_CARDS:
+        raise ValueError(f"cards must be a list of the {FLUSH_CARDS} cards shown, e.g. [\"2H\", \"5H\", \"9H\", \"JH\", \"KH\"]")
+    return {"player": player, "cards": [normalize_card(c) for c in cards]}
+
+
+def _show_pam(payload: Payload) -> Payload:
+    _only(payload, {"player"})
+    return {"player": _text(payload, "player", MAX_NAME)}
 
 
 def _adjust_chips(payload: Payload) -> Payload:
@@ -147,6 +174,10 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "pause": _empty,
     "resume": _empty,
     "end_game": _empty,
+    "claim_flush": _claim_flush,
+    "show_pam": _show_pam,
+    "call_civil": _empty,
+    "misdeal": _empty,
 }
 
 

@@ -106,7 +106,13 @@ class FakeService:
                     raise ValueError(f"no player {payload['player']!r} at the table")
                 seats[payload["player"]]["chips"] += payload["delta"]
             elif name == "correct_card":
-                if "alert_id" in payload:
+                if "zone" in payload:  # a card the camera missed: played in that seat's zone
+                    if payload["zone"] == "turn_up":
+                        self._state["turn_up"], self._state["trump"] = payload["card"], payload["card"][-1]
+                    else:
+                        who = self._state["seats"][int(payload["zone"][5:])]["name"]
+                        self._state["trick"]["plays"].append({"player": who, "card": payload["card"]})
+                elif "alert_id" in payload:
                     self._state["alerts"] = [a for a in self._state["alerts"] if a["id"] != payload["alert_id"]]
                     seats["Ann"]["chips"] -= 1  # the correction moves chips, as a re-scored deal would
                 else:
@@ -121,6 +127,16 @@ class FakeService:
                 self._state["status"] = {"state": "ready", "message": ""}
             elif name == "end_game":
                 self._state["game_over"] = True
+            elif name == "claim_flush":
+                valid = len({c[-1] for c in payload["cards"]}) == 1  # the engine also ranks Pam etc.
+                self._state.setdefault("flush_claims", []).append(
+                    {"player": payload["player"], "cards": payload["cards"], "valid": valid})
+                if valid:
+                    self._state["phase"] = "over"
+            elif name == "show_pam":
+                self._state.setdefault("pam_shown", []).append(payload["player"])
+            elif name == "misdeal":
+                self._state["phase"], self._state["trick"] = "over", None
             elif name in ("update_settings", "set_zones"):
                 self._settings.update(payload)
             self.commands.append((name, payload))
@@ -134,6 +150,19 @@ class FakeService:
             self._state["trick"]["plays"].append({"player": player, "card": card})
             self._bump()
             return int(self._state["version"])
+
+    def set_state(self, **changes: Any) -> int:
+        """Replace top-level snapshot keys (a phase, flush claims…) as the referee would publish."""
+        with self._cond:
+            self._state.update(copy.deepcopy(changes))
+            self._bump()
+            return int(self._state["version"])
+
+    def set_options(self, **options: Any) -> None:
+        """Change the effective house rules (the controller's ``settings()["options"]``)."""
+        with self._cond:
+            self._settings["options"].update(options)
+            self._bump()
 
     def _bump(self) -> None:
         self._state["version"] += 1
