@@ -408,10 +408,9 @@ def parse_record(raw: object) -> HandRecord:
     if missing:
         raise RecordError(f"balances_before has no entry for {', '.join(missing)}")
     balances = {p: _int(balances_raw[p], f"balances_before[{p!r}]") for p in players}
-    if not options.allow_negative_balance:
-        for p, chips in balances.items():
-            if chips < 0:
-                raise RecordError(f"balances_before[{p!r}] is negative but negative balances are off")
+    # No refusal of a negative balance even with allow_negative_balance = false: that option
+    # keeps a player who cannot cover a loo from standing (§14.5), but an ante or an operator
+    # penalty can still take him below zero, and such a night must replay from its records.
     pool_before = _int(rec["pool_before"], "pool_before", minimum=0)
     redeal = _bool(rec.get("redeal", False), "redeal")
 

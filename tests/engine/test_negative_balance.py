@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from engine import Card, Deal, Declare, IllegalActionError, Options, TurnUp
 from engine.bots import play_game
+from engine.game import Game
+from engine.errors import RecordError
 from engine.records import score_record
 
 P4 = ["A", "B", "C", "D"]
@@ -97,6 +99,26 @@ def test_a_record_of_an_excused_pass_in_a_forced_deal_scores() -> None:
     assert out["looed"] == {"C": 3}
 
 
+def test_a_balance_below_zero_after_an_ante_replays_and_may_only_pass() -> None:
+    # The dealer had 1 chip and paid an ante of 3: the next record starts at -2. It must be
+    # accepted (the engine played it), and the player may only pass.
+    record = {
+        "format": "loo-hand/1", "id": "neg2", "variant": "three_card",
+        "options": {"allow_negative_balance": False},
+        "players": P4, "dealer": "A", "balances_before": {"A": 50, "B": -2, "C": 50, "D": 50},
+        "pool_before": 6, "turn_up": "7H",
+        "declarations": [["B", "play"], ["C", "play"], ["D", "play"], ["A", "pass"]],
+        "tricks": [],
+    }
+    with pytest.raises(RecordError, match="B has -2 chips and cannot cover a loo of 3"):
+        score_record(json.loads(json.dumps(record)))
+    record["declarations"] = [["B", "pass"], ["C", "play"], ["D", "play"], ["A", "pass"]]
+    record["tricks"] = [{"plays": [["C", "AH"], ["D", "2H"]]}, {"plays": [["C", "KS"], ["D", "2S"]]},
+                        {"plays": [["C", "KD"], ["D", "2D"]]}]
+    out = score_record(json.loads(json.dumps(record)))
+    assert out["balances_after"]["B"] == -2 and out["looed"] == {"D": 3}
+
+
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(variant=st.sampled_from(("three_card", "irish", "five_card")),
        club_law=st.booleans(), force=st.booleans(),
@@ -117,6 +139,8 @@ def test_nights_without_negative_balances_finish_and_no_loo_goes_below_zero(
     balances = {p: rng.randint(0, chips) for p in players}
     game = play_game(options, players, rng, balances=balances, revoke_rate=revoke_rate,
                      max_deals=12)
+    again = Game.replay(json.loads(json.dumps(game.records)))  # the camera's view agrees
+    assert [r.settlement for r in again.results] == [r.settlement for r in game.results]
     for result in game.results:
         s = result.settlement
         for p, amount in s.looed.items():
