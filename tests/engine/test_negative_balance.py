@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from engine import Card, Deal, Declare, IllegalActionError, Options, TurnUp
 from engine.bots import play_game
-from engine.game import Game
 from engine.errors import RecordError
+from engine.game import Game
 from engine.records import score_record
 
 P4 = ["A", "B", "C", "D"]
