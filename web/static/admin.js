@@ -43,6 +43,16 @@
     } else if (f.id === "fix-any-form") {
       ev.preventDefault();
       send("correct_card", { trick: parseInt(f.trick.value, 10), player: f.player.value, card: f.card.value.trim() });
+    } else if (f.id === "flush-form") {
+      ev.preventDefault();
+      var cards = Array.prototype.map.call(f.querySelectorAll('input[name="card"]'), function (el) { return el.value.trim(); });
+      send("claim_flush", { player: f.player.value, cards: cards });
+    } else if (f.id === "pam-form") {
+      ev.preventDefault();
+      send("show_pam", { player: f.player.value });
+    } else if (f.id === "missed-form") {
+      ev.preventDefault();
+      send("correct_card", { zone: f.zone.value, card: f.card.value.trim() });
     } else if (f.id === "adjust-form") {
       ev.preventDefault();
       send("adjust_chips", { player: f.player.value, delta: parseInt(f.delta.value, 10), reason: f.reason.value });
