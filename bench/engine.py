@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import ClaimFlush, Deal, Declare, Exchange, Options, Play  # noqa: E402
+from engine import Deal, Declare, Exchange, Options, Play  # noqa: E402
 from engine.bots import Bot, play_deal, play_game  # noqa: E402
 from engine.game import Game  # noqa: E402
 
@@ -63,7 +63,7 @@ def _random_deal(deal: Deal, rng: random.Random) -> None:
 
     Declarations come from ``allowed_declarations()``, plays from ``legal_cards()`` (the cheap
     view of ``legal_moves`` for the seat on turn); exchanges are drawn at random (0-3 cards) and
-    validated by ``push``; a stander holding a flush claims it (found through ``legal_moves``).
+    validated by ``push``; a stander holding a flush claims it (``flush_claims_open()``).
     """
     push = deal.push
     while not deal.is_over:
@@ -78,7 +78,7 @@ def _random_deal(deal: Deal, rng: random.Random) -> None:
             push(Exchange(actor, k, tuple(rng.sample(hand, k))))
         else:
             if phase == "flush":
-                claims = [m for m in deal.legal_moves if isinstance(m, ClaimFlush)]
+                claims = deal.flush_claims_open()
                 if claims:
                     push(claims[0])
                     continue

@@ -227,7 +227,7 @@ def play_deal(
             push(shows[0])
         elif phase == "flush":
             assert actor is not None
-            claims = [m for m in deal.legal_moves if isinstance(m, ClaimFlush)]
+            claims = deal.flush_claims_open()
             if claims:
                 push(claims[0])
                 continue

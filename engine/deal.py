@@ -141,6 +141,23 @@ _SEATS: dict[tuple[tuple[str, ...], str, int, int], tuple[str, ...]] = {}
 """Validated seatings (players, dealer, limits) -> order from the dealer's left; a night reuses a few."""
 
 
+_LAWS: dict[tuple[int, Card | None], tuple[Options, Laws]] = {}
+"""(id(options), turn-up) -> (options, Laws): a Laws is a pure function of both and is never
+changed, so deals under the same options share one per turn-up. The options object is kept in
+the value, so its id cannot be reused while the entry lives; the identity is checked on lookup."""
+
+
+def _laws_for(opts: Options, turn_up: Card | None) -> Laws:
+    hit = _LAWS.get((id(opts), turn_up))
+    if hit is not None and hit[0] is opts:
+        return hit[1]
+    laws = Laws(opts, turn_up)
+    if len(_LAWS) >= 4096:
+        _LAWS.clear()
+    _LAWS[(id(opts), turn_up)] = (opts, laws)
+    return laws
+
+
 def _check_seats(players: tuple[str, ...], dealer: str, opts: Options) -> tuple[str, ...]:
     if len(set(players)) != len(players):
         raise InvalidInputError("player names must be different")
@@ -331,7 +348,7 @@ class Deal:
         self._turn_up: Card | None = None
         self._trump: str | None = None
         self._pam: Card | None = None
-        self._laws = Laws(self._opts, None)
+        self._laws = _laws_for(self._opts, None)
         self._forced = False
         self._miss_withdrawn = not self._opts.miss
         self._decl: dict[str, str] = {}
@@ -718,7 +735,7 @@ class Deal:
         o = self._opts
         self._turn_up = c
         self._trump = c.suit
-        self._laws = laws = Laws(o, c)
+        self._laws = laws = _laws_for(o, c)
         self._pam = laws.pam
         club_law = o.club_law and c.suit == "C"
         self._forced = club_law or (o.force_when_pool_is_ante_only and self._pool_before == 0)
@@ -1319,6 +1336,13 @@ class Deal:
         for k in range(0, min(len(hand), room) + 1):
             for ds in combinations(hand, k):
                 yield Exchange(p, k, ds)
+
+    def flush_claims_open(self) -> list[ClaimFlush]:
+        """The ``ClaimFlush`` actions among ``legal_moves`` (known hands), without generating
+        the rest: a bot asks this once per flush-window action, before it leads."""
+        if self._phase != "exchange" and self._phase != "flush":
+            return []
+        return [m for m in self._claim_moves() if isinstance(m, ClaimFlush)]
 
     def _claim_moves(self) -> Iterator[Action]:
         if not self._known or not self._opts.flushes:

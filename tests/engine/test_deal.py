@@ -304,3 +304,22 @@ def test_play_of_shares_one_immutable_play_per_seat_and_card() -> None:
     assert Play.of("A", ah) is Play.of("A", ah)
     assert Play.of("A", ah) == Play("A", ah) and Play.of("B", ah) != Play.of("A", ah)
     assert str(Play.of("MISS", ah)) == "MISS:AH"
+
+
+def test_flush_claims_open_are_the_claims_among_the_legal_moves() -> None:
+    hands = {"A": ["2H", "5H", "7H", "9H", "KH"], "B": ["2S", "3S", "4C", "5D", "6S"],
+             "C": ["3H", "4H", "6H", "8H", "10H"]}
+    d = Deal("five_card", ["A", "B", "C"], "C", balances={p: 50 for p in "ABC"}, pool_before=5,
+             hands=hands)
+    d.push(TurnUp(Card.parse("QS")))
+    assert d.flush_claims_open() == []
+    for p in "ABC":
+        d.push(Declare(p, "play"))
+    for _ in range(3):
+        assert d.flush_claims_open() == [m for m in d.legal_moves if isinstance(m, ClaimFlush)]
+        d.push(Exchange(d.to_act or "", 0))
+    claims = d.flush_claims_open()
+    assert [c.player for c in claims] == ["A", "C"]
+    assert claims == [m for m in d.legal_moves if isinstance(m, ClaimFlush)]
+    d.push(claims[0])
+    assert d.flush_claims_open() == [m for m in d.legal_moves if isinstance(m, ClaimFlush)]
