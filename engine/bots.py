@@ -176,6 +176,13 @@ def play_deal(
 
     while True:
         if deal.is_over:
+            if deal.phase == "flush":
+                # A flush has won: the others show Pam (or a lesser flush) if they can -- it
+                # always saves them the flush loo.
+                shows = [m for m in deal.legal_moves if isinstance(m, (ShowPam, ClaimFlush))]
+                if shows:
+                    push(shows[0])
+                    continue
             if replays and deal.replay_from is not None:
                 push(Replay())
                 replays -= 1
@@ -219,12 +226,6 @@ def play_deal(
                 push(wanted)
             except IllegalActionError:  # e.g. the stock is too short for that many
                 push(Exchange(actor, 0))
-        elif phase == "flush" and actor is None:
-            # a flush has won: the others show Pam if they can (always worth it)
-            shows = [m for m in deal.legal_moves if isinstance(m, (ShowPam, ClaimFlush))]
-            if not shows:
-                break
-            push(shows[0])
         elif phase == "flush":
             assert actor is not None
             claims = deal.flush_claims_open()

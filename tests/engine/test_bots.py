@@ -100,3 +100,17 @@ def test_demo_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--text", "--option", "loo_mode=often"]) == 1
     assert "loo_mode" in capsys.readouterr().err
     assert main(["demo", "--text", "--hands", "0"]) == 1
+
+
+def test_a_bot_shows_pam_against_a_flush() -> None:
+    hands = {"A": ["2H", "5H", "9H", "QH", "KH"], "B": ["JC", "2S", "3S", "4D", "5D"],
+             "C": ["AS", "KS", "QD", "JD", "10C"]}
+    deal = Deal(Options.for_variant("five_card"), ["A", "B", "C"], "C", hands=hands,
+                balances={p: 20 for p in "ABC"}, pool_before=5)
+    deal.push(TurnUp(Card.parse("6S")))
+    for p in ("A", "B", "C"):
+        deal.push(Declare(p, "play"))
+    play_deal(deal, Bot(random.Random(0)))
+    s = deal.settle()
+    assert s.flush_winner == "A" and deal.pam_shown == ["B"]
+    assert "B" not in s.looed and "C" in s.looed
