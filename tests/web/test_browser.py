@@ -30,6 +30,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-quic"]
 PIN = "97531"
+# counts the live fragment's swaps (live.js fires loo:updated), so an element screenshot is not
+# taken while the stream's first fragment replaces the server-rendered one
+COUNT_SWAPS = "document.addEventListener('loo:updated', () => { window.__swaps = (window.__swaps || 0) + 1; })"
 PLAYERS = ["Ann", "Bea", "Cal", "Dot"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 # Dealer Dot, trumps hearts; Bea fails to follow spades in trick 1 and shows 5S in trick 3.
@@ -173,6 +176,14 @@ def wait_phase(ctl: Controller, phase: str) -> None:
     assert ctl.ref.snapshot()["phase"] == phase, ctl.ref.snapshot()
 
 
+def await_phase(ctl: Controller, phase: str, timeout: float = 5.0) -> None:
+    """Wait for a phase by polling (dashboard commands reach the referee outside `ctl.submitted`)."""
+    deadline = time.monotonic() + timeout
+    while ctl.ref.snapshot()["phase"] != phase and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ctl.ref.snapshot()["phase"] == phase, ctl.ref.snapshot()
+
+
 def test_over_the_stream_cap_the_page_polls_and_still_updates(browser, tmp_path):
     from web_fakes import FakeService
 
@@ -195,6 +206,130 @@ def test_over_the_stream_cap_the_page_polls_and_still_updates(browser, tmp_path)
         service.play("Cal", "QH")
         expect(page.locator('#trick-plays [data-card="QH"]')).to_be_visible(timeout=2000)
         assert page.evaluate("window.__noReload") is True
+    finally:
+        close_server(app, server)
+        thread.join(5)
+
+
+def test_admin_calls_a_misdeal_and_enters_cards_the_camera_missed(served, browser):
+    """Real controller: Misdeal before any card (with its confirm dialog), then a new deal whose
+    turn-up and first card the host enters by hand; both phones follow without a reload."""
+    ctl, base = served
+    expect = playwright_api.expect
+    ctl.dealer()
+    wait_phase(ctl, "turn_up")
+    viewport = {"width": 360, "height": 740}
+    page = browser.new_context(viewport=viewport, is_mobile=True, has_touch=True).new_page()
+    page.goto(base + "/")
+    admin = browser.new_context(viewport=viewport, is_mobile=True, has_touch=True).new_page()
+    admin.goto(base + "/admin")
+    admin.fill('input[name="pin"]', PIN)
+    admin.click("text=Log in")
+    page.evaluate("window.__noReload = true")
+    admin.evaluate("window.__noReload = true")
+
+    misdeal = admin.locator('button[data-command="misdeal"]')
+    expect(misdeal).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    admin.screenshot(path=str(ARTIFACTS / "admin-phone-360-misdeal.png"), full_page=True)
+    dialogs: list[str] = []
+    admin.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))
+    misdeal.click()
+    expect(admin.locator("#admin-message")).to_contain_text("misdeal", ignore_case=True)
+    assert dialogs and dialogs[0].startswith("Call a misdeal?")
+    await_phase(ctl, "over")
+    expect(misdeal).to_have_count(0, timeout=1000)
+    expect(page.locator(".summary")).to_contain_text("over", timeout=1000)
+
+    # the next deal: the camera missed the turn-up; the host enters it
+    ctl.dealer()
+    await_phase(ctl, "turn_up")
+    missed = admin.locator("#missed-form")
+    missed.locator('select[name="zone"]').select_option("turn_up")
+    missed.locator('input[name="card"]').fill("7h")
+    missed.locator("button").click()
+    expect(page.locator('.trump [aria-label="7 of hearts"]')).to_be_visible(timeout=1000)
+    for name in PLAYERS:
+        ctl.press(name)
+    await_phase(ctl, "play")
+    leader = next(s for s in ctl.ref.snapshot()["seats"] if s["to_act"])
+    expect(misdeal).to_be_visible(timeout=1000)  # no card played yet
+    missed.locator('select[name="zone"]').select_option(f"seat:{leader['index']}")
+    missed.locator('input[name="card"]').fill("KS")
+    missed.locator("button").click()
+    expect(page.locator('#trick-plays [data-card="KS"]')).to_be_visible(timeout=1000)
+    expect(misdeal).to_have_count(0, timeout=1000)  # a card is down: no misdeal any more
+    assert ctl.ref.snapshot()["trick"]["plays"] == [{"player": leader["name"], "card": "KS"}]
+    # a card already on the table cannot be entered twice: a clear refusal, nothing changes
+    missed.locator('input[name="card"]').fill("KS")
+    missed.locator("button").click()
+    expect(admin.locator("#admin-message.banner-fault")).to_contain_text("already on the table")
+    assert page.evaluate("window.__noReload") is True and admin.evaluate("window.__noReload") is True
+
+
+def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
+    """The five-card controls in a real browser over the in-memory table: the claim form posts five
+    canonical cards, Show Pam and "Pam be civil" appear live, the Table page lists the claims."""
+    from web_fakes import FakeService
+
+    service = FakeService()
+    service.set_options(pam=True, pam_be_civil="on_call")
+    service.set_state(variant="five_card", phase="flush", trick=None)
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN})
+    server = make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    expect = playwright_api.expect
+    base = f"http://127.0.0.1:{server.effective_port}"
+    try:
+        viewport = {"width": 360, "height": 740}
+        admin = browser.new_context(viewport=viewport, is_mobile=True, has_touch=True,
+                                    device_scale_factor=2).new_page()
+        admin.add_init_script(COUNT_SWAPS)
+        admin.goto(base + "/admin")
+        admin.fill('input[name="pin"]', PIN)
+        admin.click("text=Log in")
+        admin.wait_for_function("window.__swaps >= 1")  # the stream's first fragment is in place
+        form = admin.locator("#flush-form")
+        expect(form).to_be_visible()
+        # every card field fits the phone: five side by side, no sideways scrolling
+        boxes = admin.evaluate("""() => Array.from(document.querySelectorAll('#flush-form input[name=card]'))
+            .map(e => { const r = e.getBoundingClientRect(); return [r.left, r.right, r.top, r.height]; })""")
+        assert len(boxes) == 5 and all(0 <= b[0] and b[1] <= 360 and b[3] >= 44 for b in boxes), boxes
+        assert len({round(b[2]) for b in boxes}) == 1  # one row
+        assert admin.evaluate("document.documentElement.scrollWidth") <= 360
+        ARTIFACTS.mkdir(exist_ok=True)
+        form.screenshot(path=str(ARTIFACTS / "admin-phone-360-flush.png"))
+        form.locator('select[name="player"]').select_option("Bea")
+        for i, card in enumerate(["2h", "5H", "9h", "jh", "th"]):
+            form.locator('input[name="card"]').nth(i).fill(card)
+        form.locator("button").click()
+        expect(admin.locator("#admin-message")).to_contain_text("claim_flush done")
+        assert service.commands[-1] == ("claim_flush", {"player": "Bea", "cards": ["2H", "5H", "9H", "JH", "10H"]})
+        pam = admin.locator("#pam-form")
+        expect(pam).to_be_visible(timeout=2000)  # the fake settled the flush: phase over
+        pam.locator("button").click()
+        expect(admin.locator("#admin-message")).to_contain_text("show_pam done")
+        assert service.commands[-1] == ("show_pam", {"player": "Ann"})
+
+        table = browser.new_context(viewport=viewport, is_mobile=True, has_touch=True,
+                                    device_scale_factor=2).new_page()
+        table.add_init_script(COUNT_SWAPS)
+        table.goto(base + "/")
+        table.wait_for_function("window.__swaps >= 1")
+        expect(table.locator(".flush-claim.valid")).to_contain_text("Bea")
+        expect(table.locator(".pam-shown")).to_contain_text("Ann")
+        assert table.evaluate("document.documentElement.scrollWidth") <= 360
+        table.locator(".flushes").screenshot(path=str(ARTIFACTS / "table-phone-360-flush.png"))
+
+        # the next deal: the ace of trumps is led and the house calls "Pam be civil"
+        service.set_state(phase="play", trick={"number": 1, "plays": [{"player": "Cal", "card": "AH"}]})
+        civil = admin.locator('button[data-command="call_civil"]')
+        expect(civil).to_be_visible(timeout=2000)
+        civil.click()
+        expect(admin.locator("#admin-message")).to_contain_text("call_civil done")
+        assert service.commands[-1] == ("call_civil", {})
+        admin.screenshot(path=str(ARTIFACTS / "admin-phone-360-civil.png"), full_page=True)
     finally:
         close_server(app, server)
         thread.join(5)
