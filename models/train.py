@@ -60,6 +60,7 @@ class Config:
     workers: int = 2
     threads: int = 1  # on a shared 2-core CPU one torch thread trains faster than two (no spin contention)
     max_wrong: float = 0.0005  # confidently wrong allowed on calibration when choosing the threshold
+    flip_average: bool = True  # the runtime averages each crop with its 180° turn (sidecar flag)
     tiny: bool = False
     train_decks: list[str] = field(default_factory=list)
     held_out_decks: list[str] = field(default_factory=list)
@@ -470,7 +471,7 @@ def latency_ms(model_path: Path, crops: np.ndarray, runs: int = 300) -> float:
     return round(float(np.median(times) * 1000), 4)
 
 
-def write_sidecar(model: Path, threshold: float, margin: float, extra: dict[str, Any]) -> None:
+def write_sidecar(model: Path, threshold: float, margin: float, extra: dict[str, Any], flip_average: bool = True) -> None:
     from vision.classifier import CANONICAL_SIZE, LABELS
 
     meta = {
@@ -479,6 +480,7 @@ def write_sidecar(model: Path, threshold: float, margin: float, extra: dict[str,
                   "width": CANONICAL_SIZE[0], "height": CANONICAL_SIZE[1]},
         "threshold": threshold,
         "margin": margin,
+        "flip_average": flip_average,
         **extra,
     }
     model.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
@@ -487,8 +489,14 @@ def write_sidecar(model: Path, threshold: float, margin: float, extra: dict[str,
 # --------------------------------------------------------------------------------------------
 # the recipe
 # --------------------------------------------------------------------------------------------
-def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: Any = print) -> dict[str, Any]:
-    """Every step; returns the metrics dict (also written to ``out_dir/metrics.json``)."""
+def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: Any = print,
+               evaluate_only: bool = False) -> dict[str, Any]:
+    """Every step; returns the metrics dict (also written to ``out_dir/metrics.json``).
+
+    ``evaluate_only`` keeps the trained ``card_classifier.fp32.onnx`` already in ``out_dir`` (from
+    a run of the same config) and redoes everything after training: quantisation, the open-set
+    rule, evaluation, the shipped copy and metrics.json.
+    """
     import torch
 
     t0 = time.time()
@@ -500,12 +508,20 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     log(f"training decks ({len(train_decks)}): {', '.join(train_decks)}")
     log(f"held-out decks ({len(held_decks)}): {', '.join(held_decks)}")
 
-    model = train_model(cfg, train_decks, device)
-    t_train = time.time() - t0
-
     fp32 = out_dir / f"{SHIPPED}.fp32.onnx"
-    export_onnx(model, fp32)
-    write_sidecar(fp32, 0.9, 0.5, {})
+    from models.net import CardNet, count_parameters
+
+    if evaluate_only:
+        if not fp32.is_file():
+            raise SystemExit(f"models.train: --evaluate-only needs {fp32} from an earlier run")
+        previous = json.loads((out_dir / "metrics.json").read_text()) if (out_dir / "metrics.json").is_file() else {}
+        t_train = float(previous.get("train_seconds", 0.0))
+        model = CardNet(width=cfg.width)
+    else:
+        model = train_model(cfg, train_decks, device)
+        t_train = time.time() - t0
+        export_onnx(model, fp32)
+    write_sidecar(fp32, 0.9, 0.5, {}, cfg.flip_average)
 
     # held-out crops: calibration (threshold) and test (figures), different seeds; plus negatives
     rng = np.random.default_rng(cfg.seed + 1)
@@ -523,7 +539,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     cal = evaluate(fp32, xc, yc, groups_c, 0.9, 0.5)
     threshold, margin = choose_open_set(cal["_probs"], yc, cfg.max_wrong)
     log(f"open-set rule chosen on calibration crops: threshold {threshold}, margin {margin}")
-    write_sidecar(fp32, threshold, margin, {"variant": "fp32"})
+    write_sidecar(fp32, threshold, margin, {"variant": "fp32"}, cfg.flip_average)
 
     results: dict[str, Any] = {}
     variants = {"fp32": fp32}
@@ -533,7 +549,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         qplan = _plan(rng_q, 512 if not cfg.tiny else 64, train_decks, cfg, negatives=0.02)
         xq, _ = synthesise(train_decks, qplan, cfg.seed + 5, cfg.workers, "int8 calibration crops")
         quantise(fp32, int8, xq)
-        write_sidecar(int8, threshold, margin, {"variant": "int8"})
+        write_sidecar(int8, threshold, margin, {"variant": "int8"}, cfg.flip_average)
         variants["int8"] = int8
     for name, path in variants.items():
         ev = evaluate(path, xt, yt, groups_t, threshold, margin)
@@ -553,9 +569,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
                 and b["latency_ms_per_crop_1thread"] < a["latency_ms_per_crop_1thread"]):
             shipped = "int8"
     shutil.copyfile(variants[shipped], out_dir / f"{SHIPPED}.onnx")
-    write_sidecar(out_dir / f"{SHIPPED}.onnx", threshold, margin, {"variant": shipped})
-
-    from models.net import count_parameters
+    write_sidecar(out_dir / f"{SHIPPED}.onnx", threshold, margin, {"variant": shipped}, cfg.flip_average)
 
     metrics = {
         "shipped": shipped,
@@ -590,6 +604,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=d.threads, help="torch threads")
     parser.add_argument("--eval-per-card", type=int, default=None, help=f"test crops per card per held-out deck (default {d.eval_per_card})")
     parser.add_argument("--no-int8", action="store_true", help="skip the static int8 variant")
+    parser.add_argument("--evaluate-only", action="store_true",
+                        help="reuse the trained card_classifier.fp32.onnx in --out; redo quantisation, open-set rule, metrics")
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -615,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     run_recipe(config_from_args(args), args.out, quantise_int8=not args.no_int8,
-               log=lambda m: print(m, file=sys.stderr, flush=True))
+               log=lambda m: print(m, file=sys.stderr, flush=True), evaluate_only=args.evaluate_only)
     return 0
 
 

@@ -24,9 +24,9 @@ import numpy as np
 #: Weight of the prototype similarity against the network's log-probability, and the open-set rule
 #: used with prototypes (enrolment makes readings more confident, so the rule is stricter). Chosen
 #: by ``python -m models.evaluate`` on held-out deck designs, see models/README.md.
-DEFAULT_WEIGHT = 10.0
-DEFAULT_THRESHOLD = 0.95
-DEFAULT_MARGIN = 0.8
+DEFAULT_WEIGHT = 20.0
+DEFAULT_THRESHOLD = 0.9885
+DEFAULT_MARGIN = 0.0
 MAX_PER_CARD = 8
 
 

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         run_recipe(config_from_args(args), args.out, quantise_int8=not args.no_int8,
-                   log=lambda m: print(m, file=sys.stderr, flush=True))
+                   log=lambda m: print(m, file=sys.stderr, flush=True), evaluate_only=args.evaluate_only)
     except SystemExit as exc:  # the recipe's one-line reasons (missing artwork, rsvg-convert)
         if exc.code not in (0, None):
             raise CommandError(str(exc.code).removeprefix("models.train: ")) from None

@@ -42,15 +42,22 @@ def test_probabilities_are_a_distribution(clf: CardClassifier) -> None:
     assert clf.classify([]) == []
 
 
-@pytest.mark.parametrize("name", sorted(n for n in TRUTH if n.startswith("crop_")))
-def test_reads_held_out_fixture_crops(clf: CardClassifier, name: str) -> None:
-    crop = cv2.imread(str(CARDS / name))
-    (reading,) = clf.classify([crop])
-    want = TRUTH[name][0]
-    if want == "back":
-        assert reading.face_down and reading.card is None
-    else:
-        assert reading.card == want, reading
+def test_reads_held_out_fixture_crops(clf: CardClassifier) -> None:
+    """Never a wrong card: each crop is read right, or unsure with the right card as first guess
+    (the open-set rule is strict: at most 0.05 % confidently wrong on calibration crops)."""
+    names = sorted(n for n in TRUTH if n.startswith("crop_"))
+    readings = clf.classify([cv2.imread(str(CARDS / n)) for n in names])
+    confident = 0
+    for name, reading in zip(names, readings, strict=True):
+        want = TRUTH[name][0]
+        assert reading.top3[0][0] == want, (name, reading)
+        if want == "back":
+            assert reading.card is None
+            confident += reading.face_down
+        else:
+            assert reading.card in (want, None) and not reading.face_down, (name, reading)
+            confident += reading.card == want
+    assert confident >= len(names) // 3  # a model that is always unsure would be useless
 
 
 def test_batch_equals_single_and_upside_down_reads_the_same(clf: CardClassifier) -> None:
@@ -59,14 +66,19 @@ def test_batch_equals_single_and_upside_down_reads_the_same(clf: CardClassifier)
     batch = clf.probabilities(crops)
     single = np.concatenate([clf.probabilities([c]) for c in crops])
     np.testing.assert_allclose(batch, single, atol=1e-4)
-    flipped = clf.classify([cv2.rotate(c, cv2.ROTATE_180) for c in crops])
-    assert [r.card for r in flipped] == [r.card for r in clf.classify(crops)]
+    # a card lies either way up: the shipped model averages each crop with its 180° turn, so
+    # the two orientations read exactly alike
+    assert clf.flip_average
+    flipped = clf.probabilities([cv2.rotate(c, cv2.ROTATE_180) for c in crops])
+    np.testing.assert_allclose(flipped, batch, atol=1e-5)
+    plain = CardClassifier(MODEL, flip_average=False).probabilities(crops)
+    assert (plain.argmax(axis=1) == batch.argmax(axis=1)).all()
 
 
 def test_odd_sized_crop_is_resized(clf: CardClassifier) -> None:
     crop = cv2.imread(str(CARDS / "crop_QS_younestouati.png"))
     big = cv2.resize(crop, (128, 176))
-    assert clf.classify([big])[0].card == "QS"
+    assert clf.classify([big])[0].top3[0][0] == "QS"
 
 
 def test_bare_table_is_not_a_confident_card(clf: CardClassifier) -> None:
