@@ -4,7 +4,7 @@
 
 Prints one line per figure (and ``--json`` for a machine-readable copy). Latency is the median
 of ``--runs`` single-crop ``CardClassifier.classify`` calls on ONE onnxruntime thread, for the
-fp32 and the int8 model; ``identify`` is the median time to decode an 800×600 JPEG with one card,
+fp32 and the int8 model; ``identify`` is the median time to decode an 800×600 JPEG with one card (the QH fixture photo scaled up),
 find the card and read it (what ``loo-table identify`` does per image, without process start).
 Accuracy on the held-out deck designs is quoted from ``models/metrics.json`` (written by the
 training recipe, which synthesised the held-out crops); ``models/evaluate.py`` recomputes it.
@@ -35,22 +35,11 @@ def rss_mb() -> float:
 
 
 def photo_with_one_card(path: Path) -> None:
-    """An 800×600 JPEG of one held-out fixture card lying at an angle on a green cloth."""
+    """An 800×600 JPEG with one held-out card (the committed fixture photo, scaled up)."""
     import cv2
-    import numpy as np
 
-    crop = cv2.imread(str(ROOT / "tests" / "data" / "cards" / "crop_QS_younestouati.png"))[6:-6, 5:-5]
-    card = np.full((240, 172, 3), 246, np.uint8)
-    card[14:-14, 12:-12] = cv2.resize(crop, (148, 212), interpolation=cv2.INTER_CUBIC)
-    rng = np.random.default_rng(0)
-    img = np.clip(np.zeros((600, 800, 3)) + (40, 95, 35) + rng.normal(0, 4, (600, 800, 3)), 0, 255).astype(np.uint8)
-    src = np.array([[0, 0], [172, 0], [172, 240], [0, 240]], np.float32)
-    dst = np.array([[330, 180], [470, 205], [445, 400], [300, 372]], np.float32)
-    M = cv2.getPerspectiveTransform(src, dst)
-    warped = cv2.warpPerspective(card, M, (800, 600))
-    mask = cv2.warpPerspective(np.full((240, 172), 255, np.uint8), M, (800, 600))[:, :, None] / 255.0
-    img = (img * (1 - mask) + warped * mask).astype(np.uint8)
-    cv2.imwrite(str(path), img, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    img = cv2.imread(str(ROOT / "tests" / "data" / "cards" / "photo_light_qh.jpg"))
+    cv2.imwrite(str(path), cv2.resize(img, (800, 600), interpolation=cv2.INTER_CUBIC), [cv2.IMWRITE_JPEG_QUALITY, 90])
 
 
 def synthetic_table_accuracy(clf, tables: int = 12) -> dict[str, object]:  # type: ignore[no-untyped-def]
