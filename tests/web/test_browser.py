@@ -184,6 +184,15 @@ def await_phase(ctl: Controller, phase: str, timeout: float = 5.0) -> None:
     assert ctl.ref.snapshot()["phase"] == phase, ctl.ref.snapshot()
 
 
+def swapped(page, timeout: float = 5.0) -> None:
+    """Wait for the live fragment's first swap (polled from here: the page's CSP forbids the
+    string evaluation `wait_for_function` polls with)."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate("window.__swaps || 0") and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert page.evaluate("window.__swaps || 0") >= 1
+
+
 def test_over_the_stream_cap_the_page_polls_and_still_updates(browser, tmp_path):
     from web_fakes import FakeService
 
@@ -289,7 +298,7 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         admin.goto(base + "/admin")
         admin.fill('input[name="pin"]', PIN)
         admin.click("text=Log in")
-        admin.wait_for_function("window.__swaps >= 1")  # the stream's first fragment is in place
+        swapped(admin)  # the stream's first fragment is in place
         form = admin.locator("#flush-form")
         expect(form).to_be_visible()
         # every card field fits the phone: five side by side, no sideways scrolling
@@ -307,7 +316,7 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         expect(admin.locator("#admin-message")).to_contain_text("claim_flush done")
         assert service.commands[-1] == ("claim_flush", {"player": "Bea", "cards": ["2H", "5H", "9H", "JH", "10H"]})
         pam = admin.locator("#pam-form")
-        expect(pam).to_be_visible(timeout=2000)  # the fake settled the flush: phase over
+        expect(pam).to_be_visible(timeout=3000)  # the fake settled the flush: phase over
         pam.locator("button").click()
         expect(admin.locator("#admin-message")).to_contain_text("show_pam done")
         assert service.commands[-1] == ("show_pam", {"player": "Ann"})
@@ -316,7 +325,7 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
                                     device_scale_factor=2).new_page()
         table.add_init_script(COUNT_SWAPS)
         table.goto(base + "/")
-        table.wait_for_function("window.__swaps >= 1")
+        swapped(table)
         expect(table.locator(".flush-claim.valid")).to_contain_text("Bea")
         expect(table.locator(".pam-shown")).to_contain_text("Ann")
         assert table.evaluate("document.documentElement.scrollWidth") <= 360
@@ -325,7 +334,7 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         # the next deal: the ace of trumps is led and the house calls "Pam be civil"
         service.set_state(phase="play", trick={"number": 1, "plays": [{"player": "Cal", "card": "AH"}]})
         civil = admin.locator('button[data-command="call_civil"]')
-        expect(civil).to_be_visible(timeout=2000)
+        expect(civil).to_be_visible(timeout=3000)
         civil.click()
         expect(admin.locator("#admin-message")).to_contain_text("call_civil done")
         assert service.commands[-1] == ("call_civil", {})
