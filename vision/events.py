@@ -297,7 +297,7 @@ class TableWatcher:
             if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
                 continue
             # crop a little inside the outline: no table at the crop's edges (the classifier is
-            # surer without it: unsure 12 % -> 5 % on synthetic cards with the 90 %-recipe model)
+            # surer without it)
             quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
             crops.append(crop_card(image, self.calibration.to_image(quad / r + [x0, y0]), self.canonical_size))
         return _Observation(content, crops)
