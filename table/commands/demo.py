@@ -53,6 +53,19 @@ def _option_value(text: str) -> object:
         return text
 
 
+def _house_rules(items: list[str]) -> dict[str, object]:
+    """`--option NAME=VALUE` items as an options mapping (the engine validates names and values)."""
+    from table.cli import CommandError
+
+    options: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CommandError(f"--option wants NAME=VALUE, not {item!r}")
+        options[key.strip()] = _option_value(value.strip())
+    return options
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.text:
         return run_table(args)
@@ -85,12 +98,7 @@ def run_table(args: argparse.Namespace) -> int:
         args.revoke_rate = 0.15  # the full table should show the referee catching a revoke
     if not 0.0 <= args.revoke_rate <= 1.0:
         raise CommandError("--revoke-rate must be between 0 and 1")
-    options: dict[str, object] = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CommandError(f"--option wants NAME=VALUE, not {item!r}")
-        options[key.strip()] = _option_value(value.strip())
+    options = _house_rules(args.option)
 
     from table.demo_table import TableDemo
     from table.runtime import load_classifier
@@ -211,12 +219,7 @@ def run_text(args: argparse.Namespace) -> int:
     for name in ("revoke_rate", "misdeal_rate"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise CommandError(f"--{name.replace('_', '-')} must be between 0 and 1")
-    options: dict[str, object] = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CommandError(f"--option wants NAME=VALUE, not {item!r}")
-        options[key.strip()] = _option_value(value.strip())
+    options = _house_rules(args.option)
     try:
         run_demo(variant=args.variant, players=players, hands=args.hands, seed=args.seed,
                  balances=args.chips, revoke_rate=args.revoke_rate, misdeal_rate=args.misdeal_rate,

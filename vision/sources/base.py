@@ -156,19 +156,27 @@ class FrameSource:
         self._index += 1
         return frame
 
-    def _open_with_backoff(self, *, first: bool) -> None:
-        last: SourceError | None = None
+    def _try_open(self, *, first: bool) -> SourceError | None:
+        """One attempt to open: None on success, the error to retry on otherwise.
+
+        A corrupt or finished source is final and raised at once: retrying cannot mend it.
+        """
         try:
             self._open()
-            self._opened = True
-            if not first:
-                self.reopens += 1
-            return
         except (SourceCorrupt, SourceEnded):
             raise
         except SourceError as exc:
-            last = exc
-        if self.backoff.attempts <= 0 and last is not None:
+            return exc
+        self._opened = True
+        if not first:
+            self.reopens += 1
+        return None
+
+    def _open_with_backoff(self, *, first: bool) -> None:
+        last = self._try_open(first=first)
+        if last is None:
+            return
+        if self.backoff.attempts <= 0:
             raise last if isinstance(last, SourceUnavailable) else SourceUnavailable(str(last))
         for delay in self.backoff.delays():
             self._sleep(delay)
@@ -176,14 +184,7 @@ class FrameSource:
                 self._close()
             except Exception:  # noqa: BLE001 - a half-open device may fail to close; reopening decides
                 pass
-            try:
-                self._open()
-                self._opened = True
-                if not first:
-                    self.reopens += 1
+            last = self._try_open(first=first)
+            if last is None:
                 return
-            except (SourceCorrupt, SourceEnded):
-                raise
-            except SourceError as exc:
-                last = exc
         raise SourceUnavailable(f"{self.describe()}: gave up after {self.backoff.attempts} reopen attempts: {last}")
