@@ -65,11 +65,11 @@ def one_core() -> str:
         return "not pinned (no sched_setaffinity)"
 
 
-def classifier(model: Path | None) -> Any:
+def classifier(model: Path | None, prototypes: Path | None = None) -> Any:
     from vision.classifier import CardClassifier
 
     return CardClassifier(model or ROOT / "models" / "card_classifier.onnx", threads=1,
-                          providers=["CPUExecutionProvider"])
+                          providers=["CPUExecutionProvider"], prototypes=prototypes)
 
 
 # -- 1. per-frame time --------------------------------------------------------------------------
@@ -214,14 +214,14 @@ def score_deal(deal: int, frames: list[Any], events: list[Any]) -> DealScore:
     return s
 
 
-def run_deals(args: tuple[int, int, int, int, str | None, float]) -> list[DealScore]:
-    seed, start, count, seats, model, stable_s = args
+def run_deals(args: tuple[int, int, int, int, str | None, float, str | None]) -> list[DealScore]:
+    seed, start, count, seats, model, stable_s, prototypes = args
     one_core()
     from vision.calibration import CalibrationError, from_markers
     from vision.events import TableWatcher
     from vision.synthetic import night
 
-    clf = classifier(Path(model) if model else None)
+    clf = classifier(Path(model) if model else None, Path(prototypes) if prototypes else None)
     scores = []
     frames: list[Any] = []
     events: list[Any] = []
@@ -262,13 +262,15 @@ def run_deals(args: tuple[int, int, int, int, str | None, float]) -> list[DealSc
     return scores
 
 
-def night_score(seed: int, deals: int, seats: int, jobs: int, model: Path | None, stable_s: float) -> dict[str, Any]:
+def night_score(seed: int, deals: int, seats: int, jobs: int, model: Path | None, stable_s: float,
+                prototypes: Path | None = None) -> dict[str, Any]:
     chunks = []
     per = max(1, -(-deals // max(1, jobs * 4)))
     start = 0
     while start < deals:
         n = min(per, deals - start)
-        chunks.append((seed, start, n, seats, str(model) if model else None, stable_s))
+        chunks.append((seed, start, n, seats, str(model) if model else None, stable_s,
+                       str(prototypes) if prototypes else None))
         start += n
     scores: list[DealScore] = []
     t0 = time.time()
@@ -309,16 +311,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=300, help="frames for the per-frame timing (default 300)")
     parser.add_argument("--stable-s", type=float, default=0.3, help="watcher stable_s (default 0.3)")
     parser.add_argument("--model", type=Path, help="ONNX model (default: models/card_classifier.onnx)")
+    parser.add_argument("--prototypes", type=Path,
+                        help="enrolled-deck prototypes for the night (default: none, the network alone); "
+                             "e.g. vision/assets/decks/heruka-2color/prototypes.npz")
     parser.add_argument("--skip", action="append", default=[], choices=("frames", "memory", "night"),
                         help="leave out a part (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     if args.deals < 1:
         parser.error("--deals must be at least 1")
+    if args.prototypes is not None and not args.prototypes.is_file():
+        parser.error(f"--prototypes: {args.prototypes} does not exist")
 
     out: dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
                                       f"{platform.release()}, Python {platform.python_version()}"}
     print(f"machine: {out['machine']}")
+    if args.prototypes is not None:
+        out["prototypes"] = str(args.prototypes)
+        print(f"enrolled deck (night only): {args.prototypes}")
     if "frames" not in args.skip:
         pin = one_core()
         r = frame_times(args.model, args.frames, args.seed)
@@ -335,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memory: peak RSS of `loo-table replay` (whole pipeline) {m['peak_rss_mb']:.0f} MB "
               f"(target <= 300 MB)")
     if "night" not in args.skip:
-        n = night_score(args.seed, args.deals, args.seats, args.jobs, args.model, args.stable_s)
+        n = night_score(args.seed, args.deals, args.seats, args.jobs, args.model, args.stable_s, args.prototypes)
         out["night"] = n
         print(f"night: {n['deals']} deals, {n['seats'] if 'seats' in n else args.seats} seats, {n['frames']} frames "
               f"at 15 fps; played cards {n['expected']}: reported once {n['reported_once']}, unsure "
