@@ -155,10 +155,12 @@ class CameraConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The ONNX card model; an empty path means the one shipped in `models/`."""
+    """The ONNX card model; an empty path means the one shipped in `models/`. ``prototypes`` names
+    an enrolment file from `loo-table enroll` (empty: the network alone)."""
 
     path: str = ""
     threads: int = 2
+    prototypes: str = ""
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,16 @@ def _admin_pin(value: Any, key: str) -> str:
     return value
 
 
+def _prototypes_file(value: Any, key: str) -> str:
+    """An enrolment file must exist now: finding out at the first card of the night is too late.
+    Its content (and that it fits the model) is checked when the classifier loads it."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{key}: expected a path string, got {value!r}")
+    if value and not Path(value).is_file():
+        raise ConfigError(f"{key}: {value} does not exist; run `loo-table enroll` or leave it empty")
+    return value
+
+
 def _options(value: Any, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a table of engine options")
@@ -341,7 +353,8 @@ def parse_config(raw: dict[str, Any], *, source: str = "<config>") -> TableConfi
         "fps": _int_range(1, 120),
         "stable_s": _number(0.0, 5.0),
     })
-    model = _section(ModelConfig, raw.get("model"), "model", {"threads": _int_range(1, 8)})
+    model = _section(ModelConfig, raw.get("model"), "model", {"threads": _int_range(1, 8),
+                                                              "prototypes": _prototypes_file})
     web = _section(WebConfig, raw.get("web"), "web", {
         "port": _int_range(0, 65535),
         "threads": _int_range(2, 64),

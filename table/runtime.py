@@ -23,7 +23,8 @@ from typing import Any
 
 from table.referee import CameraStatus, Referee, Tick
 
-__all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_calibration", "default_model_path"]
+__all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_calibration", "default_model_path",
+           "demo_prototypes_path"]
 
 
 def default_model_path() -> Path:
@@ -33,11 +34,25 @@ def default_model_path() -> Path:
     return Path(str(files("models") / "card_classifier.onnx"))
 
 
-def load_classifier(path: str | Path | None, *, threads: int = 1) -> Any:
-    """The real CardClassifier; raises vision.classifier.ModelError (one line naming the file)."""
-    from vision.classifier import CardClassifier
+def load_classifier(path: str | Path | None, *, threads: int = 1, prototypes: str | Path | None = None) -> Any:
+    """The real CardClassifier, with the enrolled deck's ``prototypes`` when given (``[model]
+    prototypes``); raises vision.classifier.ModelError (one line naming the file) for a bad model
+    or a missing, corrupt or mismatched prototypes file."""
+    from vision.classifier import CardClassifier, ModelError
+    from vision.enroll import EnrollError
 
-    return CardClassifier(Path(path) if path else default_model_path(), threads=threads)
+    try:
+        return CardClassifier(Path(path) if path else default_model_path(), threads=threads,
+                              prototypes=Path(prototypes) if prototypes else None)
+    except EnrollError as exc:
+        raise ModelError(f"model.prototypes: {exc}") from None
+
+
+def demo_prototypes_path() -> Path:
+    """The committed enrolment of the demo deck (`python -m models.enroll_demo_deck` rebuilds it)."""
+    from importlib.resources import files
+
+    return Path(str(files("vision") / "assets" / "decks" / "heruka-2color" / "prototypes.npz"))
 
 
 def load_calibration(path: str | Path, seats: int) -> tuple[Any, Any]:

@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "struggles with them now and then (default: 4)")
     parser.add_argument("--db", metavar="PATH", help="ledger file (default: a new one in a temporary folder)")
     parser.add_argument("--model", metavar="PATH", help="card model (default: the shipped one)")
+    parser.add_argument("--no-enrolled-deck", action="store_true",
+                        help="read cards with the network alone, without the demo deck's enrolment "
+                             "(vision/assets/decks/heruka-2color/prototypes.npz, used by default with the shipped model)")
 
 
 def _option_value(text: str) -> object:
@@ -101,11 +104,13 @@ def run_table(args: argparse.Namespace) -> int:
     options = _house_rules(args.option)
 
     from table.demo_table import TableDemo
-    from table.runtime import load_classifier
+    from table.runtime import demo_prototypes_path, load_classifier
     from vision.classifier import ModelError
 
+    # the demo deck is enrolled for the shipped model only (the file is keyed to its SHA-256)
+    enrolled = None if (args.no_enrolled_deck or args.model) else demo_prototypes_path()
     try:
-        classifier = load_classifier(args.model, threads=1)
+        classifier = load_classifier(args.model, threads=1, prototypes=enrolled)
     except (ModelError, OSError) as exc:
         raise CommandError(f"card model: {exc}") from None
     tmp = None

@@ -76,7 +76,8 @@ class Controller:
         self.parts.append(self.ledger)
         self.notifier.status("loading the card model")
         try:
-            classifier = load_classifier(cfg.model.path or None, threads=cfg.model.threads)
+            classifier = load_classifier(cfg.model.path or None, threads=cfg.model.threads,
+                                         prototypes=cfg.model.prototypes or None)
         except (ModelError, OSError) as exc:
             raise CommandError(f"card model: {exc}") from None
 

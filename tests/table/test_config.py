@@ -107,3 +107,18 @@ def test_default_file_is_valid_toml_with_every_section():
 def test_pin_spellings_resolve_to_bcm_numbers():
     cfg = parse_config({"pins": {"buzzer": "GPIO21", "dealer_button": "BOARD38", "status_blue": "BCM19"}})
     assert (cfg.pins.buzzer, cfg.pins.dealer_button, cfg.pins.status_blue) == (21, 20, 19)
+
+
+def test_model_prototypes_key_is_checked_at_load(tmp_path):
+    """[model] prototypes: empty by default; a path that is not there is one line naming it."""
+    assert load_config().model.prototypes == "" == parse_config({}).model.prototypes
+    enrolled = tmp_path / "deck.npz"
+    enrolled.write_bytes(b"x")  # content is the classifier's to check (see test_enrolled_deck.py)
+    assert parse_config({"model": {"prototypes": str(enrolled)}}).model.prototypes == str(enrolled)
+    missing = tmp_path / "gone.npz"
+    with pytest.raises(ConfigError) as err:
+        parse_config({"model": {"prototypes": str(missing)}})
+    assert str(missing) in str(err.value) and "model.prototypes" in str(err.value)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ConfigError, match="model.prototypes: expected a path string"):
+        parse_config({"model": {"prototypes": 3}})

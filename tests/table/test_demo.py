@@ -54,3 +54,15 @@ def test_five_card_demo_claims_a_flush_and_shows_pam(tmp_path, capsys):
 def test_text_mode_is_kept(capsys):
     assert main(["demo", "--text", "--hands", "1", "--seed", "2", "--ascii"]) == 0
     assert capsys.readouterr().out.strip()
+
+
+@needs_model
+def test_demo_reads_with_the_enrolled_demo_deck_unless_told_not_to(tmp_path, capsys):
+    """Seed 1, one deal: the network alone is unsure of 2 cards, the enrolled deck of none."""
+    got = {}
+    for flag in ([], ["--no-enrolled-deck"]):
+        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--db", str(tmp_path / f"{len(flag)}.db"),
+                     *flag]) == 0
+        got[bool(flag)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert got[False]["cards_misread"] == got[True]["cards_misread"] == 0
+    assert got[False]["cards_unsure"] < got[True]["cards_unsure"], got

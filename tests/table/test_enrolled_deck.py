@@ -1,0 +1,75 @@
+"""The enrolled demo deck: `[model] prototypes` through `load_classifier`, and what it buys.
+
+The committed prototypes (`python -m models.enroll_demo_deck`, seed 5150) were made on other
+tables than the ones drawn here (seeds 3, 6, 8), like a host enrolling with photos and then
+playing under the same camera.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from table.runtime import default_model_path, demo_prototypes_path, load_classifier
+from vision.classifier import ModelError
+
+needs_model = pytest.mark.skipif(not default_model_path().is_file(), reason="the shipped card model is missing")
+
+
+@needs_model
+def test_load_classifier_uses_the_prototypes_file():
+    clf = load_classifier(None, prototypes=demo_prototypes_path())
+    assert clf.prototypes is not None and len(clf.prototypes.enrolled) == 53  # 52 faces and a back
+    assert clf.threshold == clf.prototypes.threshold  # enrolment brings its own open-set rule
+    assert load_classifier(None).prototypes is None
+
+
+@needs_model
+def test_corrupt_or_missing_prototypes_give_one_line_naming_the_file(tmp_path):
+    bad = tmp_path / "deck.npz"
+    bad.write_bytes(b"not a zip")
+    for path in (bad, tmp_path / "missing.npz"):
+        with pytest.raises(ModelError) as err:
+            load_classifier(None, prototypes=path)
+        msg = str(err.value)
+        assert msg.startswith("model.prototypes: ") and str(path) in msg and "\n" not in msg
+
+
+def _table_crops(seed: int) -> tuple[list[np.ndarray], list[str]]:
+    """All 52 faces on one seeded synthetic table, five at a time in the seat zones, cropped the
+    way the table watcher crops them (inside the outline by 5 %)."""
+    from vision.classifier import CANONICAL_SIZE
+    from vision.events import crop_card
+    from vision.synthetic import FACES, PlacedCard, SyntheticTable
+
+    table = SyntheticTable(seed=seed, seats=5)
+    rng = np.random.default_rng(seed)
+    zones = list(table.layout.seats)
+    crops, labels = [], []
+    for k in range(0, 52, 5):
+        cards = [PlacedCard(FACES[(k + j) % 52], *zones[j].center, float(rng.uniform(-25, 25))) for j in range(5)]
+        frame = table.render(cards, frame_index=k)
+        for card in cards:
+            quad = table.card_quad(card)
+            quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * 0.95
+            crops.append(crop_card(frame, quad, CANONICAL_SIZE))
+            labels.append(card.card)
+    return crops, labels
+
+
+@needs_model
+def test_enrolled_deck_leaves_fewer_unsure_and_no_wrong_card():
+    plain = load_classifier(None)
+    enrolled = load_classifier(None, prototypes=demo_prototypes_path())
+    counts = {"plain": [0, 0], "enrolled": [0, 0]}  # [unsure, wrong]
+    for seed in (3, 6, 8):
+        crops, labels = _table_crops(seed)
+        for name, clf in (("plain", plain), ("enrolled", enrolled)):
+            for reading, label in zip(clf.classify(crops), labels, strict=True):
+                if reading.unsure:
+                    counts[name][0] += 1
+                elif reading.card != label:
+                    counts[name][1] += 1
+    assert counts["plain"][0] >= 3, counts  # the network alone hesitates on these tables...
+    assert counts["enrolled"][0] < counts["plain"][0], counts  # ...the enrolled deck much less
+    assert counts["enrolled"][1] == 0 and counts["plain"][1] == 0, counts
