@@ -18,6 +18,7 @@ import logging
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -117,6 +118,10 @@ class Referee:
         self.ledger = ledger
         self.outputs = outputs
         self.clock = clock
+        # Button and camera timestamps restart with the process (monotonic clock, sensor clock), so
+        # their idempotency keys carry this run's id: a press after a reboot is never taken for an
+        # old event that happened to share its timestamp.
+        self._run = uuid.uuid4().hex[:12]
         self.on_zones = on_zones
         self.on_change = on_change
         self.queue: queue.Queue[Any] = queue.Queue()
@@ -325,7 +330,7 @@ class Referee:
         player = st.players[ev.seat]
         if deal.to_act != player:
             return  # a press out of turn means nothing; the LEDs show whose turn it is
-        key = f"button:{ev.seat}:{ev.gesture}:{ev.timestamp!r}"
+        key = f"button:{self._run}:{ev.seat}:{ev.gesture}:{ev.timestamp!r}"
         if deal.phase == "declare":
             first: StateError | None = None
             for choice in DECLARE_GESTURES.get(ev.gesture, ()):
@@ -419,7 +424,7 @@ class Referee:
                 self._hold_unsure(ev, zone, None)
                 return
             self._act(TurnUp(Card.parse(card)), source="camera", confidence=_conf(ev),
-                      key=f"camera:{zone}:{card}:{ev.timestamp!r}")
+                      key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}")
             return
         seat = self._seat_of_zone(zone)
         if seat is None or deal.phase not in ("play", "flush"):
@@ -428,7 +433,7 @@ class Referee:
             self._hold_unsure(ev, zone, seat)
             return
         self._place(seat, Card.parse(card), source="camera", confidence=_conf(ev),
-                    key=f"camera:{zone}:{card}:{ev.timestamp!r}", ev=ev)
+                    key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}", ev=ev)
 
     def _played_cards(self) -> set[Card]:
         deal = self.state.deal

@@ -407,3 +407,28 @@ def test_undoing_an_out_of_turn_confirmation_forgets_the_card(table):
     table.card("Ann", "KS")
     table.card("Bea", "2C")
     assert table.ref.state.deal.to_act == "Cal"  # nothing was played for Cal
+
+
+def test_presses_after_a_restart_are_not_taken_for_old_ones(tmp_path):
+    """Button timestamps restart with the process (a reboot resets the monotonic clock): a new
+    press that shares seat, gesture and timestamp with one from before must still count."""
+    from conftest import Table
+
+    t = Table(tmp_path / "l.db")
+    start_deal(t)
+    pressed = {e.key for e in t.ledger.events() if e.key.startswith("button:")}
+    for p, c in REVOKE_DEAL:
+        t.card(p, c)
+    t.close()
+
+    again = Table(tmp_path / "l.db")  # its clock starts from zero again
+    again.dealer()  # deal 2: dealer Ann, eldest Bea
+    again.card("turn_up", "2D")
+    assert again.ref.state.deal.to_act == "Bea"
+    again.t = 3.0  # Bea's next press gets the timestamp her press of deal 1 had
+    seq = again.ledger.last_seq()
+    again.press("Bea")
+    assert again.ledger.last_seq() == seq + 1
+    assert again.ref.state.deal.to_act == "Cal"
+    assert not pressed & {e.key for e in again.ledger.events()[-1:]}
+    again.close()
