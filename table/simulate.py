@@ -148,7 +148,7 @@ class VirtualPlayers:
                 legal = list(shadow.hand(actor))
             card = self._bot(state, actor, step).play(shadow, actor, legal)
             return [Intent("place", zone=f"seat:{seat}", card=str(card), player=actor)]
-        raise NotImplementedError(f"virtual players cannot act in phase {deal.phase!r}")
+        raise Stuck(f"virtual players have no act for phase {deal.phase!r}")
 
     @staticmethod
     def _command(move: Any) -> Intent:

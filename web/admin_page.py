@@ -11,7 +11,7 @@ from flask import Blueprint, Response, jsonify, redirect, render_template, reque
 from web import web_state
 from web.options import VARIANTS, option_fields
 from web.security import ApiError, check_pin, client_address, is_admin, pin_hash
-from web.table_page import etag_for, not_modified, with_etag
+from web.table_page import fragment_response
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -130,11 +130,5 @@ def partial() -> Response:
     """Alerts with their confirm/correct buttons and the current trick, for the admin's live view."""
     if not is_admin():
         raise ApiError(401, "admin login required")
-    snapshot = web_state().service.snapshot()
-    version = int(snapshot.get("version", 0))
-    etag = etag_for("admin", version)
-    if not_modified(etag):
-        return with_etag(Response(status=304), etag, version)
-    resp = Response(render_admin_partial(snapshot), mimetype="text/html")
-    resp.headers["Cache-Control"] = "no-cache, private"
-    return with_etag(resp, etag, version)
+    return fragment_response("admin", web_state().service.snapshot(), render_admin_partial,
+                             cache_control="no-cache, private")

@@ -27,6 +27,17 @@ def with_etag(resp: Response, etag: str, version: int) -> Response:
     return resp
 
 
+def fragment_response(kind: str, snapshot: dict[str, Any], render: Any, *, cache_control: str) -> Response:
+    """A live HTML fragment for `snapshot`, or 304 when the client already has this version."""
+    version = int(snapshot.get("version", 0))
+    etag = etag_for(kind, version)
+    if not_modified(etag):
+        return with_etag(Response(status=304), etag, version)
+    resp = Response(render(snapshot), mimetype="text/html")
+    resp.headers["Cache-Control"] = cache_control
+    return with_etag(resp, etag, version)
+
+
 def render_table_partial(snapshot: dict[str, Any]) -> str:
     """The live part of the Table page, rendered once per version however many phones ask."""
     return web_state().fragment("table", int(snapshot.get("version", 0)),
@@ -45,14 +56,8 @@ def index() -> str:
 @bp.get("/table/partial")
 def partial() -> Response:
     """The live fragment for the page's script (SSE says when; ETag makes polling cheap)."""
-    snapshot = web_state().service.snapshot()
-    version = int(snapshot.get("version", 0))
-    etag = etag_for("table", version)
-    if not_modified(etag):
-        return with_etag(Response(status=304), etag, version)
-    resp = Response(render_table_partial(snapshot), mimetype="text/html")
-    resp.headers["Cache-Control"] = "no-cache"
-    return with_etag(resp, etag, version)
+    return fragment_response("table", web_state().service.snapshot(), render_table_partial,
+                             cache_control="no-cache")
 
 
 @bp.get("/qr.svg")
