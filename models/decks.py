@@ -222,6 +222,8 @@ def render_deck(deck: Deck, *, height: int = 240, out_dir: Path = RENDER_DIR, wo
     def one(label: str) -> tuple[str, Path | None]:
         path = folder / f"{label}.png"
         missing = folder / f"{label}.missing"
+        if deck.kind == "files" and deck.file_for(label) is None:
+            return label, None  # the package ships no such file: never trust an old cached render
         if path.is_file():
             return label, path
         if missing.is_file():
