@@ -97,6 +97,27 @@ class Design:
         self.frame = (self.w * rng.uniform(0.16, 0.24), height * rng.uniform(0.1, 0.16))
         self.frame_pip = rng.random() < 0.5
         self.court_seed = int(rng.integers(2**31))
+        self._keep_pips_clear_of_index()
+        # where the lone middle pip of the 7 and the 9 sits differs between real decks (on the 9:
+        # the centre, or high up where a 10 has its upper middle pip): vary it, or the network
+        # learns "a middle pip up there means ten"
+        self.centre_pip = {"7": float(rng.choice([0.25, 1 / 6, 1 / 3])), "9": float(rng.choice([0.5, 1 / 6, 0.4]))}
+
+    @property
+    def ten_width(self) -> float:
+        """Width the "10" index gets: its natural width (about 1.2 em), condensed, or what fits the margin."""
+        natural = self.rank_size * (0.95 if self.condensed_ten else 1.2)
+        return min(natural, 2 * (self.index_x - 1.0))
+
+    def _keep_pips_clear_of_index(self) -> None:
+        """Shrink (then move) the pips, and narrow the court frame, so neither covers the index column."""
+        index_right = self.index_x + max(self.ten_width / 2, 0.4 * self.suit_size) + self.w * 0.015
+        self.frame = (max(self.frame[0], index_right), self.frame[1])
+        ix, iy = self.pip_box
+        if ix - 0.42 * self.pip_size < index_right:
+            self.pip_size = max(self.h * 0.08, (ix - index_right) / 0.42)
+            ix = max(ix, index_right + 0.42 * self.pip_size)
+            self.pip_box = (ix, iy)
 
     # -- SVG -----------------------------------------------------------------------------------
     def _text(self, x: float, y: float, s: str, size: float, font: str, colour: str, weight: str = "normal",
@@ -104,7 +125,7 @@ class Design:
         """``s`` centred on (x, y); the baseline offset is an approximation that works for these fonts."""
         base = y + size * 0.36
         rot = f' transform="rotate(180 {x:.1f} {y:.1f})"' if turn else ""
-        squash = f' textLength="{size * 0.95:.1f}" lengthAdjust="spacingAndGlyphs"' if squeeze else ""
+        squash = f' textLength="{self.ten_width:.1f}" lengthAdjust="spacingAndGlyphs"' if squeeze else ""
         esc = s.replace("&", "&amp;")
         return (f'<text x="{x:.1f}" y="{base:.1f}" font-family="{font}" font-size="{size:.1f}" '
                 f'font-weight="{weight}" fill="{colour}" text-anchor="middle"{squash}{rot}>{esc}</text>')
@@ -112,15 +133,16 @@ class Design:
     def _index(self, rank: str, suit: str, colour: str) -> str:
         cy_rank = self.index_y + self.rank_size / 2
         cy_suit = self.index_y + self.rank_size + self.gap + self.suit_size / 2
-        squeeze = rank == "10" and self.condensed_ten
+        squeeze = rank == "10"  # always fitted to the margin (a clipped "10" reads as "0")
         one = (self._text(self.index_x, cy_rank, rank, self.rank_size, self.index_font, colour, self.index_weight,
                           squeeze=squeeze)
                + self._text(self.index_x, cy_suit, SUIT_GLYPH[suit], self.suit_size, self.suit_font, colour))
         cx, cy = self.w / 2, self.h / 2
         parts = [one, f'<g transform="rotate(180 {cx:.1f} {cy:.1f})">{one}</g>']
         if self.four_indices:
-            parts.append(f'<g transform="translate({self.w:.1f} 0) scale(-1 1)">{one}</g>')
-            parts.append(f'<g transform="rotate(180 {cx:.1f} {cy:.1f}) translate({self.w:.1f} 0) scale(-1 1)">{one}</g>')
+            dx = self.w - 2 * self.index_x  # the same index in the other corner, not mirrored
+            parts.append(f'<g transform="translate({dx:.1f} 0)">{one}</g>')
+            parts.append(f'<g transform="rotate(180 {cx:.1f} {cy:.1f}) translate({dx:.1f} 0)">{one}</g>')
         return "".join(parts)
 
     def svg(self, label: str) -> str:
@@ -134,6 +156,8 @@ class Design:
         if rank in PIPS:
             ix, iy = self.pip_box
             for col, row in PIPS[rank]:
+                if rank in self.centre_pip and col == _M:
+                    row = self.centre_pip[rank]
                 x = ix + col * (w - 2 * ix)
                 y = iy + row * (h - 2 * iy)
                 body.append(self._text(x, y, glyph, self.pip_size, self.suit_font, colour,
