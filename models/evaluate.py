@@ -48,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics = json.loads((args.model.parent / "metrics.json").read_text())
     cfg = Config(**{k: v for k, v in metrics["config"].items() if k in Config.__dataclass_fields__})
     cfg.workers = args.workers
+    cfg.procedural_decks = 0  # only the held-out decks are needed here
     _, held = load_artwork(cfg)
     rng = np.random.default_rng(cfg.seed + 1)
     calib_plan = _plan(rng, 0, held, cfg, negatives=0, per_card=cfg.calib_per_card)

@@ -45,7 +45,7 @@ class Config:
 
     seed: int = 20261122
     samples: int = 40000  # training crops synthesised (fresh each round)
-    rounds: int = 2  # data is re-synthesised this many times (each round: epochs_per_round epochs)
+    rounds: int = 6  # data is re-synthesised this many times (each round: epochs_per_round epochs)
     epochs_per_round: int = 4
     batch: int = 128
     lr: float = 3e-3
@@ -58,7 +58,9 @@ class Config:
     calib_per_card: int = 10  # calibration crops per card per held-out deck
     render_height: int = 240
     workers: int = 2
-    threads: int = 1  # on a shared 2-core CPU one torch thread trains faster than two (no spin contention)
+    threads: int = 2  # torch threads while training (synthesis runs before, not beside, training)
+    procedural_decks: int = 48  # randomised designs drawn with system fonts (models/procedural.py)
+    procedural_weight: float = 0.4  # each procedural deck is sampled this often relative to a real deck
     max_wrong: float = 0.0005  # confidently wrong allowed on calibration when choosing the threshold
     flip_average: bool = True  # the runtime averages each crop with its 180° turn (sidecar flag)
     tiny: bool = False
@@ -103,8 +105,23 @@ def load_artwork(cfg: Config) -> tuple[dict[str, dict[str, np.ndarray]], dict[st
     for spec in tqdm(train_specs + held_specs, desc="render decks", unit="deck", file=sys.stderr):
         imgs = D.load_deck(spec, height=cfg.render_height, workers=cfg.workers)
         (held if spec.held_out else train)[spec.name] = imgs
+    train.update(procedural_decks(cfg, train))
     cfg.train_decks, cfg.held_out_decks = list(train), list(held)
     return train, held
+
+
+def procedural_decks(cfg: Config, real: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
+    """``cfg.procedural_decks`` randomised designs (seeded from cfg.seed), courts dressed in ``real`` pictures."""
+    from tqdm import tqdm
+
+    from models.procedural import court_pictures, procedural_deck
+
+    pictures = court_pictures(real)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for i in tqdm(range(cfg.procedural_decks), desc="draw procedural decks", unit="deck", file=sys.stderr):
+        out[f"procedural-{i:02d}"] = procedural_deck(cfg.seed * 100 + i, pictures, height=cfg.render_height,
+                                                     workers=cfg.workers)
+    return out
 
 
 def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarray]], cfg: Config,
@@ -122,7 +139,8 @@ def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarra
                     elif lab == "back":
                         plan.append((li, "", "pback"))
         return plan
-    weights = np.array([cfg.demo_weight if nm == "heruka-2color" else 1.0 for nm in names])
+    weights = np.array([cfg.demo_weight if nm == "heruka-2color"
+                        else cfg.procedural_weight if nm.startswith("procedural-") else 1.0 for nm in names])
     for _ in range(n):
         if rng.random() < negatives:
             if rng.random() < 0.5:
@@ -551,10 +569,16 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         quantise(fp32, int8, xq)
         write_sidecar(int8, threshold, margin, {"variant": "int8"}, cfg.flip_average)
         variants["int8"] = int8
+    # latency: the variants take turns, five times, and each keeps its best median, so that a burst
+    # of other work on the machine cannot make the slower variant look faster (it once did)
+    turns: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(1 if cfg.tiny else 5):
+        for name, path in variants.items():
+            turns[name].append(latency_ms(path, xt, runs=20 if cfg.tiny else 200))
     for name, path in variants.items():
         ev = evaluate(path, xt, yt, groups_t, threshold, margin)
         ev.pop("_probs")
-        ev["latency_ms_per_crop_1thread"] = latency_ms(path, xt, runs=20 if cfg.tiny else 300)
+        ev["latency_ms_per_crop_1thread"] = min(turns[name])
         ev["onnx_bytes"] = path.stat().st_size
         results[name] = ev
         log(f"{name}: held-out top1 {ev['all']['top1']:.4f}, confidently wrong {ev['all']['confidently_wrong']:.4f}, "
@@ -571,6 +595,8 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     shutil.copyfile(variants[shipped], out_dir / f"{SHIPPED}.onnx")
     write_sidecar(out_dir / f"{SHIPPED}.onnx", threshold, margin, {"variant": shipped}, cfg.flip_average)
 
+    # a re-evaluation keeps the training run's time: total = (that) training + this evaluation
+    t_eval = time.time() - t0 - (0.0 if evaluate_only else t_train)
     metrics = {
         "shipped": shipped,
         "threshold": threshold,
@@ -579,7 +605,9 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
                          "chosen on calibration crops of the held-out decks (seed+2), figures on test crops (seed+3)",
         "parameters": count_parameters(model),
         "train_seconds": round(t_train, 1),
-        "total_seconds": round(time.time() - t0, 1),
+        # a re-evaluation keeps the training run's time: total = that run's training + this evaluation
+        "total_seconds": round(t_train + t_eval, 1),
+        "evaluation_seconds": round(t_eval, 1),
         "device": device,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
                    f"{platform.release()}, Python {platform.python_version()}",
@@ -602,6 +630,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=None, help=f"epochs per round (default {d.epochs_per_round})")
     parser.add_argument("--workers", type=int, default=d.workers, help="processes synthesising crops")
     parser.add_argument("--threads", type=int, default=d.threads, help="torch threads")
+    parser.add_argument("--procedural", type=int, default=None,
+                        help=f"procedural deck designs added to training (default {d.procedural_decks})")
     parser.add_argument("--eval-per-card", type=int, default=None, help=f"test crops per card per held-out deck (default {d.eval_per_card})")
     parser.add_argument("--no-int8", action="store_true", help="skip the static int8 variant")
     parser.add_argument("--evaluate-only", action="store_true",
@@ -613,7 +643,9 @@ def config_from_args(args: argparse.Namespace) -> Config:
     if args.tiny:
         cfg.samples, cfg.rounds, cfg.epochs_per_round = 512, 1, 1
         cfg.eval_per_card, cfg.calib_per_card, cfg.width = 1, 1, 8
-        cfg.batch = 64
+        cfg.batch, cfg.procedural_decks = 64, 0
+    if args.procedural is not None:
+        cfg.procedural_decks = args.procedural
     if args.samples is not None:
         cfg.samples = args.samples
     if args.rounds is not None:
