@@ -87,14 +87,14 @@ def test_enroll_from_named_photos(tmp_path: Path, capsys: pytest.CaptureFixture[
     photos.mkdir()
     shutil.copy(CARDS / "photo_light_qh.jpg", photos / "QH.jpg")
     shutil.copy(CARDS / "photo_white_jd.jpg", photos / "JD-1.jpg")
-    shutil.copy(CARDS / "photo_white_jd.jpg", photos / "KS.jpg")  # misnamed: it shows the JD
+    shutil.copy(CARDS / "photo_light_qh.jpg", photos / "KS.jpg")  # misnamed: it shows the QH
     (photos / "notes.jpg").write_bytes(b"x")
     out_file = tmp_path / "deck-prototypes.npz"
     assert main(["enroll", str(photos), "--out", str(out_file)]) == 0
     out, err = capsys.readouterr()
     assert "QH  ok, 1 view" in out and "2C  missing" in out
     assert "enrolled 3 of 53 cards" in out
-    assert "KS.jpg: enrolled as KS but reads as JD" in err
+    assert "KS.jpg: enrolled as KS but reads as QH" in err
     assert "notes.jpg" in err
     assert Prototypes.load(out_file, labels=LABELS, model_path=MODEL).enrolled == {"QH", "JD", "KS"}
     assert main(["identify", "--prototypes", str(out_file), str(CARDS / "photo_light_qh.jpg")]) == 0
