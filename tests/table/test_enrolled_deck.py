@@ -58,7 +58,12 @@ def _table_crops(seed: int) -> tuple[list[np.ndarray], list[str]]:
 
 
 @needs_model
-def test_enrolled_deck_leaves_fewer_unsure_and_no_wrong_card():
+def test_enrolled_deck_reads_every_card_and_never_a_wrong_one():
+    """With the prototypes the demo deck is read whole on tables it was not enrolled on.
+
+    (The network alone reads this deck, a training design, just as well since the procedural-deck
+    model; enrolment's gain on unfamiliar designs is in models/enroll_metrics.json.)
+    """
     plain = load_classifier(None)
     enrolled = load_classifier(None, prototypes=demo_prototypes_path())
     counts = {"plain": [0, 0], "enrolled": [0, 0]}  # [unsure, wrong]
@@ -70,6 +75,5 @@ def test_enrolled_deck_leaves_fewer_unsure_and_no_wrong_card():
                     counts[name][0] += 1
                 elif reading.card != label:
                     counts[name][1] += 1
-    assert counts["plain"][0] >= 3, counts  # the network alone hesitates on these tables...
-    assert counts["enrolled"][0] < counts["plain"][0], counts  # ...the enrolled deck much less
-    assert counts["enrolled"][1] == 0 and counts["plain"][1] == 0, counts
+    assert counts["enrolled"] == [0, 0], counts
+    assert counts["plain"][1] == 0, counts
