@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +27,7 @@ import numpy as np
 DEFAULT_WEIGHT = 20.0
 DEFAULT_THRESHOLD = 0.9885
 DEFAULT_MARGIN = 0.0
+MATCH_SLACK = 0.06  # how far under the closest same-card pair of enrolled views a match may fall
 MAX_PER_CARD = 8
 
 
@@ -49,6 +50,7 @@ class Prototypes:
     weight: float = DEFAULT_WEIGHT
     threshold: float = DEFAULT_THRESHOLD
     margin: float = DEFAULT_MARGIN
+    _floor: float | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def build(cls, labels: Sequence[str], items: Iterable[tuple[str, np.ndarray]], *, model_sha256: str = "",
@@ -114,8 +116,32 @@ class Prototypes:
             out[:, li] = sim[:, self.owners == li].max(axis=1)
         return out
 
+    @property
+    def match_floor(self) -> float:
+        """How close a crop must come to some enrolled view before enrolment has a say.
+
+        Why: a crop that resembles no enrolled view well (a coffee stain over both indices, a
+        finger over the corner) still lies *nearer* to one card's views than to the others', and
+        adding that small lead to the network's guess made such cards confidently wrong. The floor
+        comes from the enrolment itself: the lowest similarity between two views of the same card
+        (each view against the card's other views), less ``MATCH_SLACK``. With one view per card
+        there is nothing to measure and no floor.
+        """
+        if self._floor is None:
+            v = self.vectors.astype(np.float32)
+            v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-8)
+            sim = v @ v.T
+            genuine = []
+            for i in range(len(v)):
+                same = (self.owners == self.owners[i]) & (np.arange(len(v)) != i)
+                if same.any():
+                    genuine.append(float(sim[i, same].max()))
+            self._floor = max(0.0, min(genuine) - MATCH_SLACK) if genuine else 0.0
+        return self._floor
+
     def probabilities(self, emb: np.ndarray, net_probs: np.ndarray) -> np.ndarray:
-        """Network probabilities re-weighted by prototype similarity (rows sum to 1)."""
+        """Network probabilities re-weighted by prototype similarity (rows sum to 1); rows whose
+        best match is under ``match_floor`` keep the network's own probabilities."""
         sim = self.similarities(emb)
         enrolled = ~np.isnan(sim[0]) if len(sim) else np.zeros(len(self.labels), bool)
         # labels with no prototype get the mean similarity of the row's enrolled ones: neutral
@@ -124,7 +150,9 @@ class Prototypes:
         logit = np.log(np.maximum(net_probs, 1e-9)) + self.weight * sim
         logit -= logit.max(axis=1, keepdims=True)
         p = np.exp(logit)
-        return (p / p.sum(axis=1, keepdims=True)).astype(np.float32)
+        p = p / p.sum(axis=1, keepdims=True)
+        unmatched = np.nanmax(np.where(enrolled, sim, np.nan), axis=1) < self.match_floor if enrolled.any() else True
+        return np.where(np.atleast_1d(unmatched)[:, None], net_probs, p).astype(np.float32)
 
 
 def guide_order() -> tuple[str, ...]:

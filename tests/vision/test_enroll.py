@@ -59,6 +59,27 @@ def test_prototypes_round_trip_and_pull_towards_enrolled_card(clf: CardClassifie
     assert [r.card or ("back" if r.face_down else None) for r in with_protos.classify(crops)] == labels
 
 
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def test_a_crop_that_matches_no_enrolled_view_keeps_the_networks_probabilities() -> None:
+    rng = np.random.default_rng(4)
+    base = {lab: _unit(rng.normal(size=16)) for lab in ("QH", "KH")}
+    views = [(lab, _unit(base[lab] + 0.05 * rng.normal(size=16))) for lab in base for _ in range(3)]
+    protos = Prototypes.build(LABELS, views, weight=10.0)
+    assert 0.8 < protos.match_floor < 1.0  # from the closest same-card pairs, less the slack
+    net = np.full((2, len(LABELS)), 0.1 / (len(LABELS) - 2), np.float32)
+    net[:, LABELS.index("QH")], net[:, LABELS.index("KH")] = 0.55, 0.35
+    near_kh = base["KH"]  # looks like the enrolled KH views
+    stranger = _unit(base["KH"] + 1.2 * rng.normal(size=16))  # nearer KH than QH, but like neither
+    out = protos.probabilities(np.stack([near_kh, stranger]), net)
+    assert out[0].argmax() == LABELS.index("KH") and out[0].max() > 0.9  # enrolment has its say
+    assert np.allclose(out[1], net[1])  # no say: the network's own guess, as unsure as it was
+    single = Prototypes.build(LABELS, [("QH", base["QH"])])
+    assert single.match_floor == 0.0  # one view per card: nothing to measure, no floor
+
+
 def test_prototype_file_errors(tmp_path: Path) -> None:
     emb = np.eye(4, 128, dtype=np.float32)
     protos = Prototypes.build(LABELS, [("2C", emb[0]), ("3C", emb[1])], model_sha256="0" * 64)
