@@ -151,8 +151,8 @@ class Prototypes:
         logit -= logit.max(axis=1, keepdims=True)
         p = np.exp(logit)
         p = p / p.sum(axis=1, keepdims=True)
-        unmatched = np.nanmax(np.where(enrolled, sim, np.nan), axis=1) < self.match_floor if enrolled.any() else True
-        return np.where(np.atleast_1d(unmatched)[:, None], net_probs, p).astype(np.float32)
+        unmatched = sim.max(axis=1) < self.match_floor  # the fill never exceeds a row's enrolled best
+        return np.where(unmatched[:, None], net_probs, p).astype(np.float32)
 
 
 def guide_order() -> tuple[str, ...]:
