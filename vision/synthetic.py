@@ -578,3 +578,27 @@ def _deal_frames(table: SyntheticTable, rng: np.random.Generator, deal: int, fps
 
 __all__ = ["SyntheticTable", "PlacedCard", "HandPose", "night", "load_deck", "DEFAULT_DECK", "FACES",
            "NightFrame", "Truth", "replace"]
+
+
+def seat_crops(seed: int, *, deck: str | Path | None = None, crop_scale: float = 0.95) -> tuple[list[np.ndarray], list[str]]:
+    """All 52 faces on one seeded table, five at a time in the seat zones, cropped the way the
+    table watcher crops them (``crop_scale`` inside the true outline): what a reader sees in play.
+
+    Shared by the enrolled-deck test and the recognition benchmark's stained-deck figure.
+    """
+    from vision.classifier import CANONICAL_SIZE
+    from vision.events import crop_card
+
+    table = SyntheticTable(seed=seed, seats=5, deck=deck)
+    rng = np.random.default_rng(seed)
+    zones = list(table.layout.seats)
+    crops, labels = [], []
+    for k in range(0, 52, 5):
+        cards = [PlacedCard(FACES[(k + j) % 52], *zones[j].center, float(rng.uniform(-25, 25))) for j in range(5)]
+        frame = table.render(cards, frame_index=k)
+        for card in cards:
+            quad = table.card_quad(card)
+            quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * crop_scale
+            crops.append(crop_card(frame, quad, CANONICAL_SIZE))
+            labels.append(card.card)
+    return crops, labels

@@ -7,11 +7,11 @@ playing under the same camera.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from table.runtime import default_model_path, demo_prototypes_path, load_classifier
 from vision.classifier import ModelError
+from vision.synthetic import seat_crops
 
 needs_model = pytest.mark.skipif(not default_model_path().is_file(), reason="the shipped card model is missing")
 
@@ -35,28 +35,6 @@ def test_corrupt_or_missing_prototypes_give_one_line_naming_the_file(tmp_path):
         assert msg.startswith("model.prototypes: ") and str(path) in msg and "\n" not in msg
 
 
-def _table_crops(seed: int) -> tuple[list[np.ndarray], list[str]]:
-    """All 52 faces on one seeded synthetic table, five at a time in the seat zones, cropped the
-    way the table watcher crops them (inside the outline by 5 %)."""
-    from vision.classifier import CANONICAL_SIZE
-    from vision.events import crop_card
-    from vision.synthetic import FACES, PlacedCard, SyntheticTable
-
-    table = SyntheticTable(seed=seed, seats=5)
-    rng = np.random.default_rng(seed)
-    zones = list(table.layout.seats)
-    crops, labels = [], []
-    for k in range(0, 52, 5):
-        cards = [PlacedCard(FACES[(k + j) % 52], *zones[j].center, float(rng.uniform(-25, 25))) for j in range(5)]
-        frame = table.render(cards, frame_index=k)
-        for card in cards:
-            quad = table.card_quad(card)
-            quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * 0.95
-            crops.append(crop_card(frame, quad, CANONICAL_SIZE))
-            labels.append(card.card)
-    return crops, labels
-
-
 @needs_model
 def test_enrolled_deck_reads_every_card_and_never_a_wrong_one():
     """With the prototypes the demo deck is read whole on tables it was not enrolled on.
@@ -68,7 +46,7 @@ def test_enrolled_deck_reads_every_card_and_never_a_wrong_one():
     enrolled = load_classifier(None, prototypes=demo_prototypes_path())
     counts = {"plain": [0, 0], "enrolled": [0, 0]}  # [unsure, wrong]
     for seed in (3, 6, 8):
-        crops, labels = _table_crops(seed)
+        crops, labels = seat_crops(seed)
         for name, clf in (("plain", plain), ("enrolled", enrolled)):
             for reading, label in zip(clf.classify(crops), labels, strict=True):
                 if reading.unsure:
