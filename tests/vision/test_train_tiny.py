@@ -37,3 +37,27 @@ def test_tiny_recipe_end_to_end(tmp_path: Path) -> None:
 def test_default_config_is_the_shipped_recipe() -> None:
     cfg = Config()
     assert cfg.threads >= 1 and cfg.samples >= 10000 and not cfg.tiny
+
+
+def test_swap_pictures_replaces_only_middles_and_only_with_another_label() -> None:
+    import torch
+
+    from models.train import _PICTURE, _swap_pictures
+
+    labels = torch.tensor([0, 1, 9, 10, 11, 22, 52, -1])  # AC 2C JC QC KC JD back, not a card
+    xb = torch.stack([torch.full((3, 88, 64), float(i)) for i in range(len(labels))])
+    before = xb.clone()
+    _swap_pictures(xb, labels, 1.0, 1.0, torch.Generator().manual_seed(3))
+    ys, xs = _PICTURE
+    for i, lab in enumerate(labels.tolist()):
+        middle = xb[i, :, ys, xs]
+        outside = xb[i].clone()
+        outside[:, ys, xs] = before[i, :, ys, xs]
+        assert torch.equal(outside, before[i]), "the index corners must never change"
+        donor = int(middle[0, 0, 0])
+        assert torch.all(middle == donor)
+        if lab < 0 or lab >= 52:
+            assert donor == i, "backs and non-cards keep their middle"
+        elif donor != i:
+            assert 0 <= labels[donor] < 52 and labels[donor] != lab
+    assert not torch.equal(xb, before), "with chance 1 some card must have been given another middle"
