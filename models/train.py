@@ -53,7 +53,7 @@ class Config:
     width: int = 16
     negatives: float = 0.04  # share of "not a card" crops (trained towards a uniform output)
     picture_swap: float = 0.5  # court cards: chance the picture is swapped for another rank's (_swap_pictures)
-    middle_swap: float = 0.0  # any card: chance its middle is swapped for another card's (_swap_pictures)
+    pip_swap: float = 0.0  # pip cards (A-10): chance the middle is another pip card's (_swap_pictures)
     demo_weight: float = 3.0  # the demo's deck (heruka-2color) is sampled this much more often
     eval_per_card: int = 20  # test crops per card per held-out deck
     calib_per_card: int = 10  # calibration crops per card per held-out deck
@@ -285,7 +285,7 @@ def _swap_middles(xb: Any, yb: Any, members: Any, key: Any, p: float, gen: Any) 
         xb[dst, :, ys, xs] = xb[src, :, ys, xs].clone()
 
 
-def _swap_pictures(xb: Any, yb: Any, court_p: float, any_p: float, gen: Any) -> None:
+def _swap_pictures(xb: Any, yb: Any, court_p: float, pip_p: float, gen: Any) -> None:
     """Give some cards the middle of another card (in place), so that the index must be read.
 
     Court pictures differ from design to design, the index does not: a network that learns
@@ -293,15 +293,16 @@ def _swap_pictures(xb: Any, yb: Any, court_p: float, any_p: float, gen: Any) -> 
     (the first held-out evaluation's most confused pairs). So court cards get, with ``court_p``,
     the picture of a court of another rank. Pip middles mislead too: a held-out design whose four
     of spades is one giant "4" between two giant spades was read as a queen (proc3's most
-    confused pair), so any card gets, with ``any_p``, the middle of a card with another label.
-    Only the index corners then tell the card; where a finger hides both, the middle still does
-    for the crops left unswapped.
+    confused pair), so pip cards (A to 10) get, with ``pip_p``, the middle of a pip card with
+    another label. Pip and court middles are never mixed: doing so for every card (mid1) taught
+    the network that no middle tells a face from a back, and orell's blurred courts went to
+    "back" (models/README.md, history).
     """
     card = (yb >= 0) & (yb < 52)
     rank = yb % 13
     court = card & (rank >= 9) & (rank <= 11)
     _swap_middles(xb, yb, court, rank, court_p, gen)
-    _swap_middles(xb, yb, card, yb, any_p, gen)
+    _swap_middles(xb, yb, card & ~court, yb, pip_p, gen)
 
 
 def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], device: str) -> Any:
@@ -341,7 +342,7 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
                 gain = torch.empty(len(xb), 1, 1, 1, device=device).uniform_(0.8, 1.2)
                 bias = torch.empty(len(xb), 1, 1, 1, device=device).uniform_(-0.08, 0.08)
                 xb = (xb * gain + bias).clamp_(0, 1)
-                _swap_pictures(xb, yb, cfg.picture_swap, cfg.middle_swap, gen)
+                _swap_pictures(xb, yb, cfg.picture_swap, cfg.pip_swap, gen)
                 logits, _ = model(xb)
                 pos = yb >= 0
                 loss = torch.zeros((), device=device)
@@ -640,8 +641,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=None, help=f"training crops per round (default {d.samples})")
     parser.add_argument("--rounds", type=int, default=None, help=f"fresh synthesis rounds (default {d.rounds})")
     parser.add_argument("--epochs", type=int, default=None, help=f"epochs per round (default {d.epochs_per_round})")
-    parser.add_argument("--middle-swap", type=float, default=None,
-                        help=f"chance a card gets another card's middle (default {d.middle_swap})")
+    parser.add_argument("--pip-swap", type=float, default=None,
+                        help=f"chance a pip card (A-10) gets another pip card's middle (default {d.pip_swap})")
     parser.add_argument("--workers", type=int, default=d.workers, help="processes synthesising crops")
     parser.add_argument("--threads", type=int, default=d.threads, help="torch threads")
     parser.add_argument("--procedural", type=int, default=None,
@@ -666,8 +667,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
         cfg.rounds = args.rounds
     if args.epochs is not None:
         cfg.epochs_per_round = args.epochs
-    if args.middle_swap is not None:
-        cfg.middle_swap = args.middle_swap
+    if args.pip_swap is not None:
+        cfg.pip_swap = args.pip_swap
     if args.eval_per_card is not None:
         cfg.eval_per_card = args.eval_per_card
         cfg.calib_per_card = max(1, args.eval_per_card // 2)

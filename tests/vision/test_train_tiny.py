@@ -39,16 +39,18 @@ def test_default_config_is_the_shipped_recipe() -> None:
     assert cfg.threads >= 1 and cfg.samples >= 10000 and not cfg.tiny
 
 
-def test_swap_pictures_replaces_only_middles_and_only_with_another_label() -> None:
+def test_swap_pictures_replaces_only_middles_and_only_within_pips_or_courts() -> None:
     import torch
 
     from models.train import _PICTURE, _swap_pictures
 
-    labels = torch.tensor([0, 1, 9, 10, 11, 22, 52, -1])  # AC 2C JC QC KC JD back, not a card
+    # 2C 3C 4C AC 3D | JC QC KC JD | back, not a card (label = suit * 13 + rank, rank 9-11 = J Q K)
+    labels = torch.tensor([0, 1, 2, 12, 14, 9, 10, 11, 22, 52, -1])
     xb = torch.stack([torch.full((3, 88, 64), float(i)) for i in range(len(labels))])
     before = xb.clone()
     _swap_pictures(xb, labels, 1.0, 1.0, torch.Generator().manual_seed(3))
     ys, xs = _PICTURE
+    swapped = 0
     for i, lab in enumerate(labels.tolist()):
         middle = xb[i, :, ys, xs]
         outside = xb[i].clone()
@@ -59,5 +61,9 @@ def test_swap_pictures_replaces_only_middles_and_only_with_another_label() -> No
         if lab < 0 or lab >= 52:
             assert donor == i, "backs and non-cards keep their middle"
         elif donor != i:
-            assert 0 <= labels[donor] < 52 and labels[donor] != lab
-    assert not torch.equal(xb, before), "with chance 1 some card must have been given another middle"
+            swapped += 1
+            given = int(labels[donor])
+            is_court = 9 <= lab % 13 <= 11
+            assert 0 <= given < 52 and (9 <= given % 13 <= 11) == is_court, "pips and courts never mix"
+            assert (given % 13 != lab % 13) if is_court else (given != lab)
+    assert swapped >= 2, "with chance 1 cards must have been given another middle"
