@@ -19,7 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from models.train import HERE, Config, _plan, cfg_cache, choose_open_set, load_artwork, synthesise
+from models.train import (
+    HERE,
+    Config,
+    _plan,
+    cfg_cache,
+    choose_open_set,
+    held_out_plans,
+    load_artwork,
+    synthesise,
+)
 
 
 def _rates(probs: np.ndarray, y: np.ndarray, threshold: float, margin: float) -> dict[str, float]:
@@ -50,11 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg.workers = args.workers
     cfg.procedural_decks = 0  # only the held-out decks are needed here
     _, held = load_artwork(cfg)
-    rng = np.random.default_rng(cfg.seed + 1)
-    calib_plan = _plan(rng, 0, held, cfg, negatives=0, per_card=cfg.calib_per_card)
-    test_plan = _plan(rng, 0, held, cfg, negatives=0, per_card=cfg.eval_per_card)
-    n_neg = max(50, len(test_plan) // 20)
-    neg_plan = [(-1, "", "table")] * (n_neg // 2) + [(-1, sorted(held)[0], "partial")] * (n_neg - n_neg // 2)
+    calib_plan, test_plan, neg_plan, rng = held_out_plans(cfg, held)
     xc, yc = synthesise(held, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops", cache=cfg_cache(cfg))
     xt, yt = synthesise(held, test_plan + neg_plan, cfg.seed + 3, cfg.workers, "test crops", cache=cfg_cache(cfg))
     gc = np.array([nm if li >= 0 else "negative" for li, nm, _ in calib_plan + neg_plan])
