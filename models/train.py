@@ -45,7 +45,7 @@ class Config:
 
     seed: int = 20261122
     samples: int = 40000  # training crops synthesised (fresh each round)
-    rounds: int = 6  # data is re-synthesised this many times (each round: epochs_per_round epochs)
+    rounds: int = 8  # data is re-synthesised this many times (each round: epochs_per_round epochs)
     epochs_per_round: int = 4
     batch: int = 128
     lr: float = 3e-3
