@@ -184,10 +184,33 @@ class Design:
             raise RuntimeError(f"rsvg-convert gave no RGBA image for procedural {label}")
         return img
 
-    def paste_picture(self, img: np.ndarray, picture: np.ndarray) -> None:
-        """Fill the court frame of ``img`` (in place) with ``picture`` (BGR), leaving the indices clear."""
+    def index_boxes(self) -> list[tuple[int, int, int, int]]:
+        """(x0, y0, x1, y1) of each index corner: the index and a little paper around it."""
+        pad = self.w * 0.015
+        x1 = int(np.ceil(self.index_x + max(self.ten_width / 2, 0.4 * self.suit_size) + pad))
+        y1 = int(np.ceil(self.index_y + self.rank_size + self.gap + self.suit_size + pad))
+        w, h = self.w, self.h
+        boxes = [(0, 0, x1, y1), (w - x1, h - y1, w, h)]
+        if self.four_indices:
+            boxes += [(w - x1, 0, w, y1), (0, h - y1, x1, h)]
+        return boxes
+
+    def paste_picture(self, img: np.ndarray, picture: np.ndarray, *, full_bleed: bool = False) -> None:
+        """Fill the court frame of ``img`` (in place) with ``picture`` (BGR), leaving the indices clear.
+
+        With ``full_bleed`` the picture fills the whole face but for the index corners, as on GNOME
+        orell's courts (a held-out design whose J♦ and J♣ were read as backs: a face covered by
+        a dense picture looked more like a patterned back than like the framed courts trained on).
+        """
         import cv2
 
+        if full_bleed:
+            keep = img.copy()
+            h, w = img.shape[:2]
+            img[:, :, :3] = cv2.resize(picture, (w, h), interpolation=cv2.INTER_AREA)
+            for x0, y0, x1, y1 in self.index_boxes():
+                img[y0:y1, x0:x1] = keep[y0:y1, x0:x1]
+            return  # alpha untouched: the rounded corners stay transparent
         fx, fy = self.frame
         x0, y0, x1, y1 = int(fx), int(fy), int(self.w - fx), int(self.h - fy)
         if self.frame_pip:
@@ -210,9 +233,14 @@ def court_pictures(decks: dict[str, dict[str, np.ndarray]]) -> list[np.ndarray]:
 
 
 def procedural_deck(seed: int, pictures: Sequence[np.ndarray], *, height: int = 240,
-                    workers: int = 2) -> dict[str, np.ndarray]:
-    """label -> BGRA render for the 52 faces of design ``seed`` (no back: procedural backs cover it)."""
+                    workers: int = 2, full_bleed: float = 0.0) -> dict[str, np.ndarray]:
+    """label -> BGRA render for the 52 faces of design ``seed`` (no back: procedural backs cover it).
+
+    With chance ``full_bleed`` the design's court pictures fill the face (``Design.paste_picture``);
+    that draw has a stream of its own, so that at 0 every design is what it was before the option.
+    """
     design = Design(seed, height)
+    bleed = full_bleed > 0 and float(np.random.default_rng([seed, 1]).random()) < full_bleed
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         renders = dict(zip(FACES, pool.map(design.render, FACES), strict=True))
     if pictures:
@@ -220,5 +248,6 @@ def procedural_deck(seed: int, pictures: Sequence[np.ndarray], *, height: int = 
         for label in FACES:
             if label[:-1] in COURTS:
                 pic = pictures[int(rng.integers(len(pictures)))]
-                design.paste_picture(renders[label], pic[::-1, ::-1] if rng.random() < 0.5 else pic)
+                design.paste_picture(renders[label], pic[::-1, ::-1] if rng.random() < 0.5 else pic,
+                                     full_bleed=bleed)
     return renders

@@ -63,6 +63,7 @@ class Config:
     threads: int = 2  # torch threads while training (synthesis runs before, not beside, training)
     procedural_decks: int = 48  # randomised designs drawn with system fonts (models/procedural.py)
     procedural_weight: float = 0.4  # each procedural deck is sampled this often relative to a real deck
+    full_bleed: float = 0.0  # share of procedural designs whose court pictures fill the face (procedural_deck)
     max_wrong: float = 0.0005  # confidently wrong allowed on calibration when choosing the threshold
     flip_average: bool = True  # the runtime averages each crop with its 180° turn (sidecar flag)
     tiny: bool = False
@@ -122,6 +123,7 @@ def procedural_decks(cfg: Config, real: dict[str, dict[str, np.ndarray]]) -> dic
     out: dict[str, dict[str, np.ndarray]] = {}
     for i in tqdm(range(cfg.procedural_decks), desc="draw procedural decks", unit="deck", file=sys.stderr):
         out[f"procedural-{i:02d}"] = procedural_deck(cfg.seed * 100 + i, pictures, height=cfg.render_height,
+                                                     full_bleed=cfg.full_bleed,
                                                      workers=cfg.workers)
     return out
 
@@ -664,6 +666,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=None, help=f"epochs per round (default {d.epochs_per_round})")
     parser.add_argument("--pip-swap", type=float, default=None,
                         help=f"chance a pip card (A-10) gets another pip card's middle (default {d.pip_swap})")
+    parser.add_argument("--full-bleed", type=float, default=None,
+                        help=f"share of procedural designs whose court pictures fill the face (default {d.full_bleed})")
     parser.add_argument("--workers", type=int, default=d.workers, help="processes synthesising crops")
     parser.add_argument("--threads", type=int, default=d.threads, help="torch threads")
     parser.add_argument("--procedural", type=int, default=None,
@@ -689,6 +693,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
         cfg.rounds = args.rounds
     if args.epochs is not None:
         cfg.epochs_per_round = args.epochs
+    if args.full_bleed is not None:
+        cfg.full_bleed = args.full_bleed
     if args.pip_swap is not None:
         cfg.pip_swap = args.pip_swap
     if args.eval_per_card is not None:

@@ -61,3 +61,20 @@ def test_court_pictures_come_from_court_cards_only() -> None:
     decks = {"d": {"QH": card, "7S": card, "back": card}}
     pictures = court_pictures(decks)
     assert len(pictures) == 1 and pictures[0].shape[2] == 3
+
+
+def test_full_bleed_courts_fill_the_face_but_keep_the_index_corners() -> None:
+    picture = np.full((60, 40, 3), (30, 160, 200), np.uint8)
+    framed = procedural_deck(11, [picture], height=120, workers=1)
+    bled = procedural_deck(11, [picture], height=120, workers=1, full_bleed=1.0)
+    design = Design(11, 120)
+    assert np.array_equal(framed["7H"], bled["7H"]), "pip cards are untouched"
+    king, plain, bare = bled["KS"], framed["KS"], design.render("KS")
+    mask = np.ones(king.shape[:2], bool)
+    for x0, y0, x1, y1 in design.index_boxes():
+        assert np.array_equal(king[y0:y1, x0:x1], bare[y0:y1, x0:x1]), "the index corners keep the paper"
+        mask[y0:y1, x0:x1] = False
+    opaque = mask & (king[..., 3] > 0)
+    assert np.all(king[opaque][:, :3] == (30, 160, 200)), "everything else of the face is the picture"
+    assert np.array_equal(king[..., 3], plain[..., 3]), "the rounded corners stay transparent"
+    assert not np.all(plain[opaque][:, :3] == (30, 160, 200)), "a framed court has paper round its picture"
