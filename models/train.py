@@ -297,9 +297,8 @@ def _swap_pictures(xb: Any, yb: Any, court_p: float, pip_p: float, gen: Any) -> 
     the picture of a court of another rank. Pip middles mislead too: a held-out design whose four
     of spades is one giant "4" between two giant spades was read as a queen (proc3's most
     confused pair), so pip cards (A to 10) get, with ``pip_p``, the middle of a pip card with
-    another label. Pip and court middles are never mixed: doing so for every card (mid1) taught
-    the network that no middle tells a face from a back, and orell's blurred courts went to
-    "back" (models/README.md, history).
+    another label. Pip and court middles are never mixed: doing so for every card (mid1) sent
+    orell's blurred courts to "back" (models/README.md, the runs after the procedural designs).
     """
     card = (yb >= 0) & (yb < 52)
     rank = yb % 13
