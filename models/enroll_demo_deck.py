@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
                               model_sha256=model_digest(args.model))
     protos.save(args.out)
     print(f"{args.out}: {len(items)} views of {len(protos.enrolled)} cards (seed {args.seed}); "
-          f"{misread} read as another card by the network alone", file=sys.stderr)
+          f"{misread} read as another card by the network alone; weight {protos.weight}, threshold "
+          f"{protos.threshold}, match floor {protos.match_floor:.3f}", file=sys.stderr)
     return 0
 
 

@@ -128,12 +128,15 @@ def procedural_decks(cfg: Config, real: dict[str, dict[str, np.ndarray]]) -> dic
     return out
 
 
+Plan = list[tuple[int, str, str]]  # (label index or -1, deck name or '', kind)
+
+
 def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarray]], cfg: Config,
-          *, negatives: float, per_card: int | None = None) -> list[tuple[int, str, str]]:
+          *, negatives: float, per_card: int | None = None) -> Plan:
     """Sample list: (label index or -1, deck name or '', kind) — kinds: card, pback, partial, table."""
     labels = _labels()
     names = sorted(decks)
-    plan: list[tuple[int, str, str]] = []
+    plan: Plan = []
     if per_card is not None:  # evaluation: every label of every deck, per_card times
         for name in names:
             for li, lab in enumerate(labels):
@@ -190,7 +193,7 @@ def _make_chunk(args: tuple[int, list[tuple[int, str, str]]]) -> np.ndarray:
     return np.stack(out)
 
 
-def _cache_key(decks: dict[str, dict[str, np.ndarray]], plan: list[tuple[int, str, str]], seed: int) -> str:
+def _cache_key(decks: dict[str, dict[str, np.ndarray]], plan: Plan, seed: int) -> str:
     import hashlib
 
     h = hashlib.sha1()
@@ -202,7 +205,7 @@ def _cache_key(decks: dict[str, dict[str, np.ndarray]], plan: list[tuple[int, st
     return h.hexdigest()[:20]
 
 
-def synthesise(decks: dict[str, dict[str, np.ndarray]], plan: list[tuple[int, str, str]], seed: int,
+def synthesise(decks: dict[str, dict[str, np.ndarray]], plan: Plan, seed: int,
                workers: int, desc: str, cache: Path | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Crops (N, H, W, 3) uint8 and labels (N,) int64 for ``plan``; deterministic for any worker count.
 
@@ -424,9 +427,6 @@ def quantise(fp32: Path, out: Path, calib: np.ndarray) -> None:
 # --------------------------------------------------------------------------------------------
 # evaluation
 # --------------------------------------------------------------------------------------------
-Plan = list[tuple[int, str, str]]
-
-
 def held_out_plans(cfg: Config, held: dict[str, dict[str, np.ndarray]]) -> tuple[Plan, Plan, Plan, np.random.Generator]:
     """Calibration, test and not-a-card plans for the held-out decks, and the stream they came from.
 
