@@ -8,6 +8,7 @@ told to poll instead of holding a thread.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from flask import Flask
@@ -43,30 +44,66 @@ def waitress_options(app: Flask) -> dict[str, Any]:
 
 
 def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrides: Any) -> Any:
-    """A waitress server for ``app`` (call ``.run()`` in a thread, ``close_server(server)`` to stop).
+    """A waitress server for ``app`` (call ``.run()`` in a thread, ``close_server(app, server)`` to stop).
 
     ``port=0`` picks a free port: read it back from ``server.effective_port``.
     """
     import waitress  # type: ignore[import-untyped]  # no stubs published; typed as Any here
 
     options = waitress_options(app) | overrides
-    return waitress.create_server(app, host=host, port=port, **options)
+    server = waitress.create_server(app, host=host, port=port, **options)
+    server.loo_loop = _LoopGuard(server)
+    server.run = server.loo_loop.run
+    return server
 
 
-def close_server(app: Flask, server: Any) -> None:
+class _LoopGuard:
+    """Who may close the server's sockets: the loop's own thread while it runs, anyone once it has not.
+
+    Closing a socket under a running select() from another thread can close a descriptor number that
+    has meanwhile been reused (by the next server's pipe, say), so ``close_server`` hands the closing to
+    the loop thread when there is one and waits for it, and closes them itself only when there is none.
+    """
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.lock = threading.Lock()
+        self.running = False
+        self.closed = False
+        self.ended = threading.Event()
+
+    def run(self) -> None:
+        with self.lock:
+            if self.closed:  # closed before the thread got here: nothing to serve
+                self.ended.set()
+                return
+            self.running = True
+        try:
+            type(self.server).run(self.server)
+        finally:
+            self.ended.set()
+
+    def close(self, timeout: float) -> None:
+        from waitress import wasyncore  # type: ignore[import-untyped]
+
+        with self.lock:
+            self.closed = True
+            running = self.running
+        if running:
+            try:
+                self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map))
+            except OSError:  # the loop lost its trigger already and cannot be woken: close from here
+                wasyncore.close_all(self.server._map)
+            if not self.ended.wait(timeout):
+                raise RuntimeError(f"the waitress loop did not stop within {timeout} s")
+        else:
+            wasyncore.close_all(self.server._map)
+
+
+def close_server(app: Flask, server: Any, *, timeout: float = 5.0) -> None:
     """Stop: end the open streams (they hold threads), let the worker threads finish, then close every
-    socket of the server's loop so ``server.run()`` returns."""
-    import time
-
-    from waitress import wasyncore
-
+    socket of the server's loop so ``server.run()`` returns (raises ``RuntimeError`` if it does not
+    within ``timeout`` seconds)."""
     app.extensions["loo"].stop.set()
-    server.task_dispatcher.shutdown(timeout=5)
-    # Close the sockets on the loop's own thread (closing them under its select() raises EBADF there);
-    # if no loop is running, the thunk never runs and they are closed here after a short wait.
-    server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-    deadline = time.monotonic() + 1.0
-    while server._map and time.monotonic() < deadline:
-        time.sleep(0.01)
-    if server._map:
-        wasyncore.close_all(server._map)
+    server.task_dispatcher.shutdown(timeout=timeout)
+    server.loo_loop.close(timeout)

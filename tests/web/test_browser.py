@@ -216,6 +216,8 @@ def test_over_the_stream_cap_the_page_polls_and_still_updates(browser, tmp_path)
         expect(page.locator('#trick-plays [data-card="QH"]')).to_be_visible(timeout=2000)
         assert page.evaluate("window.__noReload") is True
     finally:
+        for context in browser.contexts:  # their pages' streams would reconnect while the server stops
+            context.close()
         close_server(app, server)
         thread.join(5)
 
@@ -340,5 +342,7 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         assert service.commands[-1] == ("call_civil", {})
         admin.screenshot(path=str(ARTIFACTS / "admin-phone-360-civil.png"), full_page=True)
     finally:
+        for context in browser.contexts:  # their pages' streams would reconnect while the server stops
+            context.close()
         close_server(app, server)
         thread.join(5)

@@ -62,3 +62,36 @@ def test_streams_at_the_cap_leave_threads_for_requests(live_server):
     while app.extensions["loo"].streams.open and time.monotonic() < deadline:
         time.sleep(0.05)
     assert app.extensions["loo"].streams.open == 0  # dropped phones give their slots back
+
+
+def test_a_server_closed_before_its_loop_started_serves_nothing(tmp_path):
+    """close_server before the thread runs closes the sockets here; the late run() returns at once."""
+    app = create_app(FakeService(), config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN})
+    server = make_server(app, "127.0.0.1", 0)
+    port = server.effective_port
+    close_server(app, server)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    thread.join(2)
+    assert not thread.is_alive()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+def test_closing_a_running_server_leaves_other_descriptors_alone(tmp_path):
+    """The loop closes its own sockets: a pipe opened by the test keeps working after the close."""
+    import os
+
+    app = create_app(FakeService(), config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN})
+    server = make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    read_end, write_end = os.pipe()
+    try:
+        close_server(app, server)
+        assert not thread.is_alive()
+        os.write(write_end, b"x")
+        assert os.read(read_end, 1) == b"x"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
