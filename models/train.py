@@ -66,6 +66,9 @@ class Config:
     full_bleed: float = 0.0  # share of procedural designs whose court pictures fill the face (procedural_deck)
     max_wrong: float = 0.0005  # confidently wrong allowed on calibration when choosing the threshold
     flip_average: bool = True  # the runtime averages each crop with its 180° turn (sidecar flag)
+    # an ensemble: one member per ";"-separated part, each this config with its key=value settings
+    # (models/ensemble.py); empty: one network trained with this config
+    members: str = ""
     tiny: bool = False
     train_decks: list[str] = field(default_factory=list)
     held_out_decks: list[str] = field(default_factory=list)
@@ -546,6 +549,52 @@ def write_sidecar(model: Path, threshold: float, margin: float, extra: dict[str,
 # --------------------------------------------------------------------------------------------
 # the recipe
 # --------------------------------------------------------------------------------------------
+def members_dir(cfg: Config, out_dir: Path) -> Path:
+    """Where ensemble members are trained: the git-ignored models/work/members (out_dir/members for --tiny)."""
+    return out_dir / "members" if cfg.tiny else HERE / "work" / "members"
+
+
+def _same_recipe(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two recorded configs train the same network (machine settings and found decks aside)."""
+    skip = {"workers", "threads", "train_decks", "held_out_decks", "members"}
+    keys = (set(a) & set(b)) - skip
+    return bool(keys) and all(a[k] == b[k] for k in keys)
+
+
+def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any) -> list[dict[str, Any]]:
+    """Train (or reuse, when an earlier run of the same member recipe is on disk) every member of
+    ``cfg.members``, then merge their fp32 and int8 models into ``out_dir``; returns what
+    metrics.json records of each member."""
+    from models import ensemble
+
+    root = members_dir(cfg, out_dir)
+    done: list[dict[str, Any]] = []
+    variants: dict[str, list[Path]] = {"fp32": [], "int8": []}
+    specs = ensemble.parse_members(cfg.members)
+    for i, settings in enumerate(specs, 1):
+        mcfg = ensemble.member_config(cfg, settings)
+        mdir = root / ensemble.member_slug(settings)
+        previous = json.loads((mdir / "metrics.json").read_text()) if (mdir / "metrics.json").is_file() else None
+        have = all((mdir / f"{SHIPPED}.{v}.onnx").is_file() for v in (["fp32", "int8"] if quantise_int8 else ["fp32"]))
+        if previous and have and _same_recipe(previous["config"], asdict(mcfg)):
+            log(f"member {i}/{len(specs)} ({mdir.name}): reusing the run in {mdir}")
+            metrics = previous
+        else:
+            log(f"member {i}/{len(specs)} ({mdir.name}): training")
+            metrics = run_recipe(mcfg, mdir, quantise_int8=quantise_int8, log=log)
+        for v in variants:
+            variants[v].append(mdir / f"{SHIPPED}.{v}.onnx")
+        done.append({"settings": settings, "parameters": metrics["parameters"],
+                     "train_seconds": metrics["train_seconds"],
+                     "total_seconds": metrics["total_seconds"],
+                     "held_out": {v: r["all"] for v, r in metrics["results"].items()}})
+    for v, paths in variants.items():
+        if v == "fp32" or quantise_int8:
+            ensemble.merge(paths, out_dir / f"{SHIPPED}.{v}.onnx")
+    log(f"merged {len(specs)} members into {out_dir}")
+    return done
+
+
 def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: Any = print,
                evaluate_only: bool = False) -> dict[str, Any]:
     """Every step; returns the metrics dict (also written to ``out_dir/metrics.json``).
@@ -568,7 +617,14 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     fp32 = out_dir / f"{SHIPPED}.fp32.onnx"
     from models.net import CardNet, count_parameters
 
-    if evaluate_only:
+    members: list[dict[str, Any]] = []
+    if cfg.members and not evaluate_only:
+        t_m = time.time()
+        members = train_members(cfg, out_dir, quantise_int8=quantise_int8, log=log)
+        t0 += time.time() - t_m  # from here on t0 times the ensemble's own evaluation
+        t_train = sum(float(m["train_seconds"]) for m in members)
+        model = None
+    elif evaluate_only:
         if not fp32.is_file():
             raise SystemExit(f"models.train: --evaluate-only needs {fp32} from an earlier run")
         previous = json.loads((out_dir / "metrics.json").read_text()) if (out_dir / "metrics.json").is_file() else {}
@@ -578,6 +634,9 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         model = train_model(cfg, train_decks, device)
         t_train = time.time() - t0
         export_onnx(model, fp32)
+    if evaluate_only and cfg.members:
+        members = json.loads((out_dir / "metrics.json").read_text()).get("members", [])
+        model = None
     write_sidecar(fp32, 0.9, 0.5, {}, cfg.flip_average)
 
     # held-out crops: calibration (threshold) and test (figures), different seeds; plus negatives
@@ -596,7 +655,11 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
 
     results: dict[str, Any] = {}
     variants = {"fp32": fp32}
-    if quantise_int8:
+    if quantise_int8 and cfg.members:  # each member was quantised on its own; merged as they are
+        int8 = out_dir / f"{SHIPPED}.int8.onnx"
+        write_sidecar(int8, threshold, margin, {"variant": "int8"}, cfg.flip_average)
+        variants["int8"] = int8
+    elif quantise_int8:
         int8 = out_dir / f"{SHIPPED}.int8.onnx"
         rng_q = np.random.default_rng(cfg.seed + 4)
         qplan = _plan(rng_q, 512 if not cfg.tiny else 64, train_decks, cfg, negatives=0.02)
@@ -631,17 +694,19 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     write_sidecar(out_dir / f"{SHIPPED}.onnx", threshold, margin, {"variant": shipped}, cfg.flip_average)
 
     # a re-evaluation keeps the training run's time: total = (that) training + this evaluation
-    t_eval = time.time() - t0 - (0.0 if evaluate_only else t_train)
+    t_eval = time.time() - t0 - (0.0 if evaluate_only or members else t_train)
+    # an ensemble's total: each member's whole run (training and its own evaluation) plus this one
+    t_whole = sum(float(m["total_seconds"]) for m in members) + t_eval if members else t_train + t_eval
     metrics = {
         "shipped": shipped,
         "threshold": threshold,
         "margin": margin,
         "open_set_rule": "card if softmax top1 >= threshold and top1 - top2 >= margin, else unsure; "
                          "chosen on calibration crops of the held-out decks (seed+2), figures on test crops (seed+3)",
-        "parameters": count_parameters(model),
+        "parameters": count_parameters(model) if model is not None else sum(int(m["parameters"]) for m in members),
         "train_seconds": round(t_train, 1),
         # a re-evaluation keeps the training run's time: total = that run's training + this evaluation
-        "total_seconds": round(t_train + t_eval, 1),
+        "total_seconds": round(t_whole, 1),
         "evaluation_seconds": round(t_eval, 1),
         "device": device,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
@@ -650,6 +715,8 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         "calibration": {k: v for k, v in cal.items() if k != "_probs"},
         "results": results,
     }
+    if members:
+        metrics["members"] = members
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n", encoding="utf-8")
     log(f"wrote {out_dir / (SHIPPED + '.onnx')} ({shipped}) and metrics.json in {time.time() - t0:.0f} s")
     return metrics
@@ -667,6 +734,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"chance a pip card (A-10) gets another pip card's middle (default {d.pip_swap})")
     parser.add_argument("--full-bleed", type=float, default=None,
                         help=f"share of procedural designs whose court pictures fill the face (default {d.full_bleed})")
+    parser.add_argument("--members", default=None,
+                        help="train an ensemble: one member per ';'-separated part of key=value settings, "
+                             f"e.g. 'rounds=10; pip_swap=0.2 rounds=6' (default {d.members!r}; '' for one network)")
     parser.add_argument("--workers", type=int, default=d.workers, help="processes synthesising crops")
     parser.add_argument("--threads", type=int, default=d.threads, help="torch threads")
     parser.add_argument("--procedural", type=int, default=None,
@@ -696,6 +766,17 @@ def config_from_args(args: argparse.Namespace) -> Config:
         cfg.full_bleed = args.full_bleed
     if args.pip_swap is not None:
         cfg.pip_swap = args.pip_swap
+    if args.members is not None:
+        cfg.members = args.members
+    if args.tiny and args.members is None:
+        cfg.members = ""
+    if cfg.members:
+        from models.ensemble import parse_members
+
+        try:
+            parse_members(cfg.members)
+        except ValueError as exc:
+            raise SystemExit(f"models.train: --members: {exc}") from None
     if args.eval_per_card is not None:
         cfg.eval_per_card = args.eval_per_card
         cfg.calib_per_card = max(1, args.eval_per_card // 2)

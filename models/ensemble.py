@@ -1,0 +1,116 @@
+"""Several trained card networks as one ONNX model: members see the same crop, their softmax
+outputs are averaged.
+
+Why: networks trained on differently augmented data make different mistakes on deck designs they
+have never seen (one reads orell's full-bleed jacks as backs, another younestouati's giant 4♠ as a
+queen); the average of their probabilities is right more often than any one of them. Merging them
+into one graph keeps the runtime unchanged: one onnxruntime session, the same ``logits`` and
+``embedding`` outputs, one sidecar, one file to ship.
+
+The merged graph's outputs:
+- ``logits``: log of the mean member probability (a valid logit: softmax gives the mean back);
+- ``embedding``: the members' L2-normalised embeddings side by side, scaled by 1/sqrt(k) so the
+  whole vector has unit length (deck enrolment compares cosines).
+
+Member recipes are written as ``key=value`` settings of ``models.train.Config``, one member per
+``;``-separated part: ``"rounds=10; full_bleed=0.25; pip_swap=0.2 rounds=6"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any
+
+#: Config fields a member may set (what it is trained on and for how long); the rest is shared.
+MEMBER_KEYS = ("seed", "samples", "rounds", "epochs_per_round", "lr", "width", "picture_swap", "pip_swap",
+               "full_bleed", "procedural_decks", "negatives")
+
+
+def parse_members(spec: str) -> list[dict[str, str]]:
+    """``"rounds=10; pip_swap=0.2 rounds=6"`` -> ``[{"rounds": "10"}, {"pip_swap": "0.2", "rounds": "6"}]``."""
+    members: list[dict[str, str]] = []
+    for part in spec.split(";"):
+        if not part.strip():
+            continue
+        settings: dict[str, str] = {}
+        for item in part.split():
+            key, sep, value = item.partition("=")
+            if not sep or not value:
+                raise ValueError(f"member setting {item!r} is not key=value")
+            if key not in MEMBER_KEYS:
+                raise ValueError(f"member setting {key!r} is not one of {', '.join(MEMBER_KEYS)}")
+            settings[key] = value
+        members.append(settings)
+    return members
+
+
+def member_slug(settings: dict[str, str]) -> str:
+    """A folder name for a member: its settings, sorted (``"pip_swap-0.2_rounds-6"``; ``"base"`` if none)."""
+    return "_".join(f"{k}-{v}" for k, v in sorted(settings.items())) or "base"
+
+
+def member_config(cfg: Any, settings: dict[str, str]) -> Any:
+    """``cfg`` (a models.train.Config) with a member's settings applied (typed as the field is) and no members."""
+    typed = {key: type(getattr(cfg, key))(value) for key, value in settings.items()}  # MEMBER_KEYS: int or float
+    return dataclasses.replace(cfg, members="", **typed)
+
+
+def merge(paths: list[Path], out: Path) -> None:
+    """Write one ONNX model that runs every model in ``paths`` on the shared input and averages them.
+
+    Each member must have one input ``input`` and the outputs ``logits`` and ``embedding``; the
+    members' own nodes are kept as they are (int8 members stay int8; the averaging stays float).
+    """
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    if not paths:
+        raise ValueError("an ensemble needs at least one member")
+    models = [onnx.load(str(p)) for p in paths]
+    k = len(models)
+    nodes: list[Any] = []
+    inits: list[Any] = []
+    opsets: dict[str, int] = {}
+    input_vi = models[0].graph.input[0]
+    for i, model in enumerate(models):
+        names_in = [v.name for v in model.graph.input]
+        names_out = {v.name for v in model.graph.output}
+        if names_in != ["input"] or not {"logits", "embedding"} <= names_out:
+            raise ValueError(f"{paths[i]}: a member needs input 'input' and outputs 'logits', 'embedding'")
+        prefixed = onnx.compose.add_prefix(model, f"m{i}_")
+        for node in prefixed.graph.node:
+            for j, name in enumerate(node.input):
+                if name == f"m{i}_input":
+                    node.input[j] = "input"
+            nodes.append(node)
+        inits.extend(prefixed.graph.initializer)
+        for opset in model.opset_import:
+            opsets[opset.domain] = max(opsets.get(opset.domain, 0), opset.version)
+        nodes.append(helper.make_node("Softmax", [f"m{i}_logits"], [f"ens_p{i}"], axis=-1))
+        nodes.append(helper.make_node("LpNormalization", [f"m{i}_embedding"], [f"ens_e{i}"], axis=1, p=2))
+    inits.append(numpy_helper.from_array(np.array(1.0 / k, np.float32), "ens_inv_k"))
+    inits.append(numpy_helper.from_array(np.array(1e-12, np.float32), "ens_eps"))
+    inits.append(numpy_helper.from_array(np.array(1.0 / math.sqrt(k), np.float32), "ens_inv_sqrt_k"))
+    nodes += [
+        helper.make_node("Sum", [f"ens_p{i}" for i in range(k)], ["ens_psum"]),
+        helper.make_node("Mul", ["ens_psum", "ens_inv_k"], ["ens_pmean"]),
+        helper.make_node("Max", ["ens_pmean", "ens_eps"], ["ens_pfloor"]),
+        helper.make_node("Log", ["ens_pfloor"], ["logits"]),
+        helper.make_node("Concat", [f"ens_e{i}" for i in range(k)], ["ens_ecat"], axis=1),
+        helper.make_node("Mul", ["ens_ecat", "ens_inv_sqrt_k"], ["embedding"]),
+    ]
+    n_classes = next(v for v in models[0].graph.output if v.name == "logits").type.tensor_type.shape.dim[-1].dim_value
+    graph = helper.make_graph(
+        nodes, "card_ensemble", [input_vi],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", n_classes]),
+         helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["n", None])],
+        initializer=inits,
+    )
+    merged = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in sorted(opsets.items())],
+                               producer_name="loo-table models.ensemble")
+    merged.ir_version = max(m.ir_version for m in models)
+    onnx.checker.check_model(merged)
+    onnx.save(merged, str(out))

@@ -1,0 +1,59 @@
+"""Ensembles: member recipes parse strictly, and the merged model is the members' average."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.ensemble import member_slug, parse_members
+
+
+def test_member_specs_parse_and_name_their_folders() -> None:
+    members = parse_members("rounds=10; full_bleed=0.25 ;pip_swap=0.2 rounds=6;")
+    assert members == [{"rounds": "10"}, {"full_bleed": "0.25"}, {"pip_swap": "0.2", "rounds": "6"}]
+    assert [member_slug(m) for m in members] == ["rounds-10", "full_bleed-0.25", "pip_swap-0.2_rounds-6"]
+    assert member_slug({}) == "base" and parse_members("") == []
+
+
+@pytest.mark.parametrize("spec, message", [("rounds", "not key=value"), ("rounds=", "not key=value"),
+                                           ("colour=red", "'colour' is not one of")])
+def test_bad_member_specs_say_what_is_wrong(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_members(spec)
+
+
+@pytest.mark.slow  # three tiny runs: ~20 s
+def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from models.train import add_arguments, config_from_args, run_recipe
+    from vision.classifier import CardClassifier
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from_args(parser.parse_args(["--tiny", "--workers", "1", "--members", "seed=1; seed=2 pip_swap=0.5"]))
+    logs: list[str] = []
+    metrics = run_recipe(cfg, tmp_path, log=logs.append)
+    assert [m["settings"] for m in metrics["members"]] == [{"seed": "1"}, {"seed": "2", "pip_swap": "0.5"}]
+    assert metrics["parameters"] == sum(m["parameters"] for m in metrics["members"])
+    member_dirs = [tmp_path / "members" / "seed-1", tmp_path / "members" / "pip_swap-0.5_seed-2"]
+    assert all((d / "card_classifier.int8.onnx").is_file() for d in member_dirs)
+
+    crops = list(np.random.default_rng(0).integers(0, 256, (6, 88, 64, 3), dtype=np.uint8))
+    merged = CardClassifier(tmp_path / "card_classifier.fp32.onnx")
+    parts = [CardClassifier(d / "card_classifier.fp32.onnx") for d in member_dirs]
+    expected = np.mean([p.probabilities(crops) for p in parts], axis=0)
+    assert np.allclose(merged.probabilities(crops), expected, atol=1e-5)
+    emb = merged.embed(crops)
+    assert emb.shape[1] == sum(p.embed(crops).shape[1] for p in parts)
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
+    assert CardClassifier(tmp_path / "card_classifier.onnx").threshold == metrics["threshold"]
+
+    # a second run finds both members on disk and only merges and evaluates
+    logs.clear()
+    again = run_recipe(cfg, tmp_path, log=logs.append)
+    assert sum("reusing" in line for line in logs) == 2
+    assert again["members"] == metrics["members"]
