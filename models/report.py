@@ -50,6 +50,18 @@ def variant_lines(metrics: dict[str, Any]) -> list[str]:
     return out
 
 
+def members_table(metrics: dict[str, Any]) -> list[str]:
+    """An ensemble's members, each alone (its own run's figures, int8 where it has one)."""
+    lines = ["| member (settings over the shared config) | parameters | training | top-1 alone | "
+             "confidently wrong alone | unsure alone |", "|---|---|---|---|---|---|"]
+    for m in metrics["members"]:
+        alone = m["held_out"].get("int8") or m["held_out"]["fp32"]
+        settings = " ".join(f"{k}={v}" for k, v in sorted(m["settings"].items())) or "(shared config)"
+        lines.append(f"| {settings} | {m['parameters']:,} | {m['train_seconds'] / 60:.0f} min | {_pct(alone['top1'])} | "
+                     f"{_pct(alone['confidently_wrong'], 3)} | {_pct(alone['unsure'], 1)} |")
+    return lines
+
+
 def enrolment_table(enrol: dict[str, Any]) -> list[str]:
     lines = ["| deck | top-1 without | unsure without | confidently wrong without | top-1 enrolled | "
              "unsure enrolled | confidently wrong enrolled |", "|---|---|---|---|---|---|---|"]
@@ -80,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(held_out_table(metrics)))
     print()
     print("\n".join(variant_lines(metrics)))
+    if metrics.get("members"):
+        print()
+        print("\n".join(members_table(metrics)))
     enrol_path = args.dir / "enroll_metrics.json"
     if enrol_path.is_file():
         print()

@@ -35,3 +35,18 @@ def test_missing_metrics_is_one_line_and_nonzero(tmp_path: Path, capsys: pytest.
     assert main(["--dir", str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: cannot read")
+
+
+def test_an_ensemble_lists_each_member_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    metrics = _metrics()
+    metrics["members"] = [
+        {"settings": {"rounds": "10"}, "parameters": 617, "train_seconds": 1200, "total_seconds": 1300,
+         "held_out": {"fp32": dict(_ROW), "int8": dict(_ROW, top1=0.98)}},
+        {"settings": {}, "parameters": 617, "train_seconds": 600, "total_seconds": 700,
+         "held_out": {"fp32": dict(_ROW, top1=0.97)}},
+    ]
+    (tmp_path / "metrics.json").write_text(json.dumps(metrics))
+    assert main(["--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| rounds=10 | 617 | 20 min | 98.00 % | 0.050 % | 12.5 % |" in out  # int8 figures where there are some
+    assert "| (shared config) | 617 | 10 min | 97.00 % |" in out
