@@ -81,7 +81,8 @@ def merge(paths: list[Path], out: Path) -> None:
         if names_in != ["input"] or not {"logits", "embedding"} <= names_out:
             raise ValueError(f"{paths[i]}: a member needs input 'input' and outputs 'logits', 'embedding'")
         prefixed = onnx.compose.add_prefix(model, f"m{i}_")
-        for node in prefixed.graph.node:
+        for n, node in enumerate(prefixed.graph.node):
+            node.name = f"m{i}_{n}"  # exporter names are long paths; short ones keep two members under 2 MB
             for j, name in enumerate(node.input):
                 if name == f"m{i}_input":
                     node.input[j] = "input"
