@@ -68,7 +68,7 @@ class Config:
     flip_average: bool = True  # the runtime averages each crop with its 180° turn (sidecar flag)
     # an ensemble: one member per ";"-separated part, each this config with its key=value settings
     # (models/ensemble.py); empty: one network trained with this config
-    members: str = "full_bleed=0.25; pip_swap=0.2 rounds=6"
+    members: str = "full_bleed=0.25; pip_swap=0.2"
     tiny: bool = False
     train_decks: list[str] = field(default_factory=list)
     held_out_decks: list[str] = field(default_factory=list)
