@@ -58,13 +58,15 @@ def test_text_mode_is_kept(capsys):
 
 @needs_model
 def test_demo_reads_with_the_enrolled_demo_deck_unless_told_not_to(tmp_path, capsys):
-    """Seed 1, one deal: the network alone is unsure of 2 cards, the enrolled deck of none (a seed
-    where the two differ: most one-deal seeds are read in full by both, so a new model may need
-    another)."""
+    """Seed 1, one deal, every card coffee-stained over its indices (--worn 52): the network alone
+    asks the host about 8 cards, the enrolled deck about 6 (the current model reads the demo's
+    unstained cards in full either way, so stains are where enrolment shows; a new model may need
+    another seed). Every card the host corrected was one the camera had flagged as unsure."""
     got = {}
     for flag in ([], ["--no-enrolled-deck"]):
-        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--db", str(tmp_path / f"{len(flag)}.db"),
-                     *flag]) == 0
+        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--worn", "52",
+                     "--db", str(tmp_path / f"{len(flag)}.db"), *flag]) == 0
         got[bool(flag)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert got[False]["cards_misread"] == got[True]["cards_misread"] == 0
+    for summary in got.values():
+        assert summary["cards_misread"] <= summary["cards_unsure"] and summary["chips_conserved"], got
     assert got[False]["cards_unsure"] < got[True]["cards_unsure"], got
