@@ -754,20 +754,12 @@ def config_from_args(args: argparse.Namespace) -> Config:
         cfg.eval_per_card, cfg.calib_per_card, cfg.width = 1, 1, 8
         cfg.calib_more_per_card = 0
         cfg.batch, cfg.procedural_decks = 64, 0
-    if args.procedural is not None:
-        cfg.procedural_decks = args.procedural
-    if args.samples is not None:
-        cfg.samples = args.samples
-    if args.rounds is not None:
-        cfg.rounds = args.rounds
-    if args.epochs is not None:
-        cfg.epochs_per_round = args.epochs
-    if args.full_bleed is not None:
-        cfg.full_bleed = args.full_bleed
-    if args.pip_swap is not None:
-        cfg.pip_swap = args.pip_swap
-    if args.members is not None:
-        cfg.members = args.members
+    # flags given on the command line override the config (and --tiny's settings)
+    for flag, name in (("procedural", "procedural_decks"), ("samples", "samples"), ("rounds", "rounds"),
+                       ("epochs", "epochs_per_round"), ("full_bleed", "full_bleed"), ("pip_swap", "pip_swap"),
+                       ("members", "members")):
+        if getattr(args, flag) is not None:
+            setattr(cfg, name, getattr(args, flag))
     if args.tiny and args.members is None:
         cfg.members = ""
     if cfg.members:
