@@ -10,6 +10,10 @@
   confused pairs, latency per crop on one thread, the open-set threshold/margin and how they were
   chosen. The model card (``models/README.md``) quotes this file.
 
+With ``members`` set (the default; ``--members``) the recipe trains each member network as a run
+of its own into ``models/work/members/`` (reusing one already there) and ships their merge
+(``models.ensemble``): the same files, two networks averaged inside each ONNX graph.
+
 Held-out decks (``models.decks``) are never rendered into the training set. The open-set
 threshold is chosen on one seeded set of held-out crops (calibration) and every figure is
 reported on a second, differently seeded set (test), so the figures are not the tuning data.
