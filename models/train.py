@@ -621,26 +621,26 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     fp32 = out_dir / f"{SHIPPED}.fp32.onnx"
     from models.net import CardNet, count_parameters
 
-    members: list[dict[str, Any]] = []
-    if cfg.members and not evaluate_only:
-        t_m = time.time()
-        members = train_members(cfg, out_dir, quantise_int8=quantise_int8, log=log)
-        t0 += time.time() - t_m  # from here on t0 times the ensemble's own evaluation
-        t_train = sum(float(m["train_seconds"]) for m in members)
-        model = None
-    elif evaluate_only:
+    members: list[dict[str, Any]] = []  # an ensemble's members, as metrics.json records them
+    model = None  # the trained network (None for an ensemble: its parameters are the members')
+    if evaluate_only:
         if not fp32.is_file():
             raise SystemExit(f"models.train: --evaluate-only needs {fp32} from an earlier run")
         previous = json.loads((out_dir / "metrics.json").read_text()) if (out_dir / "metrics.json").is_file() else {}
         t_train = float(previous.get("train_seconds", 0.0))
-        model = CardNet(width=cfg.width)
+        if cfg.members:
+            members = previous.get("members", [])
+        else:
+            model = CardNet(width=cfg.width)
+    elif cfg.members:
+        t_m = time.time()
+        members = train_members(cfg, out_dir, quantise_int8=quantise_int8, log=log)
+        t0 += time.time() - t_m  # from here on t0 times the ensemble's own evaluation
+        t_train = sum(float(m["train_seconds"]) for m in members)
     else:
         model = train_model(cfg, train_decks, device)
         t_train = time.time() - t0
         export_onnx(model, fp32)
-    if evaluate_only and cfg.members:
-        members = json.loads((out_dir / "metrics.json").read_text()).get("members", [])
-        model = None
     write_sidecar(fp32, 0.9, 0.5, {}, cfg.flip_average)
 
     # held-out crops: calibration (threshold) and test (figures), different seeds; plus negatives

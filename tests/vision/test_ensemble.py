@@ -57,3 +57,8 @@ def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
     again = run_recipe(cfg, tmp_path, log=logs.append)
     assert sum("reusing" in line for line in logs) == 2
     assert again["members"] == metrics["members"]
+
+    # --evaluate-only keeps the merged model and what metrics.json says of its members
+    redone = run_recipe(cfg, tmp_path, log=lambda m: None, evaluate_only=True)
+    assert redone["members"] == metrics["members"] and redone["parameters"] == metrics["parameters"]
+    assert redone["total_seconds"] >= sum(m["total_seconds"] for m in metrics["members"])
