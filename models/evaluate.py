@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,6 +43,35 @@ def _rates(probs: np.ndarray, y: np.ndarray, threshold: float, margin: float) ->
     }
 
 
+class HeldOutCrops(NamedTuple):
+    """The recipe's calibration and test crops of the held-out decks, with each crop's deck name."""
+
+    cfg: Config
+    held: dict[str, dict[str, np.ndarray]]
+    rng: np.random.Generator
+    xc: np.ndarray
+    yc: np.ndarray
+    gc: np.ndarray
+    xt: np.ndarray
+    yt: np.ndarray
+    gt: np.ndarray
+
+
+def held_out_crops(metrics_path: Path, workers: int) -> HeldOutCrops:
+    """Rebuild (from the cache when it is there) the crops the run in ``metrics_path`` was scored on."""
+    metrics = json.loads(metrics_path.read_text())
+    cfg = Config(**{k: v for k, v in metrics["config"].items() if k in Config.__dataclass_fields__})
+    cfg.workers = workers
+    cfg.procedural_decks = 0  # only the held-out decks are needed here
+    _, held = load_artwork(cfg)
+    calib_plan, test_plan, neg_plan, rng = held_out_plans(cfg, held)
+    xc, yc = synthesise(held, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops", cache=cfg_cache(cfg))
+    xt, yt = synthesise(held, test_plan + neg_plan, cfg.seed + 3, cfg.workers, "test crops", cache=cfg_cache(cfg))
+    gc = np.array([nm if li >= 0 else "negative" for li, nm, _ in calib_plan + neg_plan])
+    gt = np.array([nm if li >= 0 else "negative" for li, nm, _ in test_plan + neg_plan])
+    return HeldOutCrops(cfg, held, rng, xc, yc, gc, xt, yt, gt)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m models.evaluate", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=HERE / "card_classifier.onnx")
@@ -54,16 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from vision.classifier import CardClassifier, softmax
     from vision.enroll import Prototypes
 
-    metrics = json.loads((args.model.parent / "metrics.json").read_text())
-    cfg = Config(**{k: v for k, v in metrics["config"].items() if k in Config.__dataclass_fields__})
-    cfg.workers = args.workers
-    cfg.procedural_decks = 0  # only the held-out decks are needed here
-    _, held = load_artwork(cfg)
-    calib_plan, test_plan, neg_plan, rng = held_out_plans(cfg, held)
-    xc, yc = synthesise(held, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops", cache=cfg_cache(cfg))
-    xt, yt = synthesise(held, test_plan + neg_plan, cfg.seed + 3, cfg.workers, "test crops", cache=cfg_cache(cfg))
-    gc = np.array([nm if li >= 0 else "negative" for li, nm, _ in calib_plan + neg_plan])
-    gt = np.array([nm if li >= 0 else "negative" for li, nm, _ in test_plan + neg_plan])
+    cfg, held, rng, xc, yc, gc, xt, yt, gt = held_out_crops(args.model.parent / "metrics.json", args.workers)
 
     clf = CardClassifier(args.model, threads=1)
     thr, mar = clf.threshold, clf.margin

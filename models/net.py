@@ -27,11 +27,15 @@ def _block(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
 class CardNet(nn.Module):
     """Input: (N, 3, 88, 64) BGR in 0..1. Outputs: logits (N, 53) and embedding (N, 128)."""
 
-    def __init__(self, width: int = 16, n_classes: int = N_CLASSES, embed_dim: int = EMBED_DIM) -> None:
+    def __init__(self, width: int = 16, n_classes: int = N_CLASSES, embed_dim: int = EMBED_DIM,
+                 *, fine_stem: int = 0) -> None:
         super().__init__()
         w = width
+        # fine_stem > 0: a first block of that many channels at full resolution, so thin strokes of
+        # small corner indices (a spade's stem, a club's lobes) are seen before the first stride
+        stem = [_block(3, fine_stem, 1), _block(fine_stem, w, 2)] if fine_stem > 0 else [_block(3, w, 2)]
         self.features = nn.Sequential(
-            _block(3, w, 2),  # 44x32
+            *stem,  # 44x32
             _block(w, 2 * w, 2),  # 22x16
             _block(2 * w, 2 * w),
             nn.MaxPool2d(2),  # 11x8

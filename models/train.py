@@ -55,6 +55,7 @@ class Config:
     lr: float = 3e-3
     weight_decay: float = 1e-4
     width: int = 16
+    fine_stem: int = 0  # channels of a full-resolution first block (models/net.py); 0: none
     negatives: float = 0.04  # share of "not a card" crops (trained towards a uniform output)
     picture_swap: float = 0.5  # court cards: chance the picture is swapped for another rank's (_swap_pictures)
     pip_swap: float = 0.0  # pip cards: chance the middle is another pip card's (_swap_pictures)
@@ -325,7 +326,7 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     from models.net import CardNet
 
     torch.manual_seed(cfg.seed)
-    model = CardNet(width=cfg.width).to(device).to(memory_format=torch.channels_last)
+    model = CardNet(width=cfg.width, fine_stem=cfg.fine_stem).to(device).to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = max(1, cfg.samples // cfg.batch)
     total = steps_per_epoch * cfg.epochs_per_round * cfg.rounds
@@ -631,7 +632,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         if cfg.members:
             members = previous.get("members", [])
         else:
-            model = CardNet(width=cfg.width)
+            model = CardNet(width=cfg.width, fine_stem=cfg.fine_stem)
     elif cfg.members:
         t_m = time.time()
         members = train_members(cfg, out_dir, quantise_int8=quantise_int8, log=log)

@@ -34,12 +34,13 @@ def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)
-    cfg = config_from_args(parser.parse_args(["--tiny", "--workers", "1", "--members", "seed=1; seed=2 pip_swap=0.5"]))
+    cfg = config_from_args(parser.parse_args(["--tiny", "--workers", "1", "--members",
+                                                        "seed=1; seed=2 pip_swap=0.5 fine_stem=4"]))
     logs: list[str] = []
     metrics = run_recipe(cfg, tmp_path, log=logs.append)
-    assert [m["settings"] for m in metrics["members"]] == [{"seed": "1"}, {"seed": "2", "pip_swap": "0.5"}]
+    assert [m["settings"] for m in metrics["members"]] == [{"seed": "1"}, {"seed": "2", "pip_swap": "0.5", "fine_stem": "4"}]
     assert metrics["parameters"] == sum(m["parameters"] for m in metrics["members"])
-    member_dirs = [tmp_path / "members" / "seed-1", tmp_path / "members" / "pip_swap-0.5_seed-2"]
+    member_dirs = [tmp_path / "members" / "seed-1", tmp_path / "members" / "fine_stem-4_pip_swap-0.5_seed-2"]
     assert all((d / "card_classifier.int8.onnx").is_file() for d in member_dirs)
 
     crops = list(np.random.default_rng(0).integers(0, 256, (6, 88, 64, 3), dtype=np.uint8))
@@ -52,6 +53,8 @@ def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
     assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
     assert CardClassifier(tmp_path / "card_classifier.onnx").threshold == metrics["threshold"]
 
+    assert metrics["members"][0]["parameters"] != metrics["members"][1]["parameters"]  # two architectures
+
     # a second run finds both members on disk and only merges and evaluates
     logs.clear()
     again = run_recipe(cfg, tmp_path, log=logs.append)
@@ -62,3 +65,47 @@ def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
     redone = run_recipe(cfg, tmp_path, log=lambda m: None, evaluate_only=True)
     assert redone["members"] == metrics["members"] and redone["parameters"] == metrics["parameters"]
     assert redone["total_seconds"] >= sum(m["total_seconds"] for m in metrics["members"])
+
+
+def test_fine_stem_reads_at_full_resolution_and_keeps_the_outputs() -> None:
+    torch = pytest.importorskip("torch")
+    from models.net import CardNet
+
+    plain, fine = CardNet(width=8), CardNet(width=8, fine_stem=4)
+    first = fine.features[0][0]
+    assert first.stride == (1, 1) and first.out_channels == 4  # the extra block sees every pixel
+    assert plain.features[0][0].stride == (2, 2)
+    x = torch.rand(2, 3, 88, 64)
+    for net in (plain, fine):
+        logits, emb = net.eval()(x)
+        assert logits.shape == (2, 53) and emb.shape == (2, 128)
+
+
+def _onehot_probs(preds: list[int], n_classes: int = 53, p: float = 0.6) -> np.ndarray:
+    probs = np.full((len(preds), n_classes), (1 - p) / (n_classes - 1), dtype=np.float32)
+    probs[np.arange(len(preds)), preds] = p
+    return probs
+
+
+def test_compare_averages_runs_and_ranks_by_calibration_not_test() -> None:
+    pytest.importorskip("torch")  # models.train, whose open-set rule compare reuses
+    from models.compare import score_combinations
+
+    y = np.arange(10)
+    # run a errs on crop 0, run b on crop 1; their average is right on both (0.6 beats 0.3 + 0.0x)
+    calib = {"a": _onehot_probs([5, 1, *range(2, 10)]), "b": _onehot_probs([0, 7, *range(2, 10)])}
+    # on the test crops "a" alone is perfect: ranking must still follow calibration
+    test = {"a": _onehot_probs(list(range(10))), "b": _onehot_probs([3, *range(1, 10)])}
+    rows = score_combinations(calib, test, y, y, sizes=[1, 2], max_wrong=0.0)
+    assert [r["members"] for r in rows] == [["a", "b"], ["a"], ["b"]]
+    assert rows[0]["calibration_top1"] == 1.0 and rows[1]["calibration_top1"] == 0.9
+    assert rows[0]["test"]["top1"] == 1.0 and rows[2]["test"]["top1"] == 0.9
+    assert rows[1]["test"]["confidently_wrong"] == 0.0  # "a" alone: rule from its calibration errors
+
+
+def test_compare_names_a_missing_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from models.compare import main
+
+    assert main([str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "nope/card_classifier.int8.onnx: not found" in err

@@ -1,0 +1,85 @@
+"""Score trained runs, alone and averaged, on the held-out crops: how ensemble members are chosen.
+
+    python -m models.compare models/work/fb1 models/work/ps8 models/work/mid2 [--size 2 --size 3]
+
+Each RUN is a folder holding ``card_classifier.int8.onnx`` (or ``--variant fp32``), for example
+``python -m models.train --members '' --full-bleed 0.25 --out models/work/fb1``. Every
+combination's probabilities are averaged as the merged graph averages them (``models/ensemble.py``);
+its open-set rule is chosen on the *calibration* crops and its figures are the *test* crops'.
+Rows are sorted by calibration top-1, the figure to choose on: picking by test top-1 would tune
+the recipe to the very crops it is reported on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.evaluate import _rates, held_out_crops
+from models.train import HERE, choose_open_set
+
+
+def score_combinations(calib: Mapping[str, np.ndarray], test: Mapping[str, np.ndarray], yc: np.ndarray,
+                       yt: np.ndarray, *, sizes: Iterable[int], max_wrong: float) -> list[dict[str, Any]]:
+    """One row per combination of runs (of each size): members, calibration top-1, rule, test rates;
+    best calibration top-1 first (ties: fewer unsure on calibration)."""
+    rows = []
+    for k in sizes:
+        for combo in itertools.combinations(sorted(calib), k):
+            pc = np.mean([calib[r] for r in combo], axis=0)
+            pt = np.mean([test[r] for r in combo], axis=0)
+            threshold, margin = choose_open_set(pc, yc, max_wrong)
+            on_calib = _rates(pc, yc, threshold, margin)
+            rows.append({"members": list(combo), "calibration_top1": on_calib["top1"],
+                         "calibration_unsure": on_calib["unsure"], "threshold": threshold, "margin": margin,
+                         "test": _rates(pt, yt, threshold, margin)})
+    rows.sort(key=lambda r: (-r["calibration_top1"], r["calibration_unsure"]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m models.compare", description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help="folders of trained runs")
+    parser.add_argument("--size", type=int, action="append", dest="sizes",
+                        help="combination sizes to score (repeatable; default 1 and 2)")
+    parser.add_argument("--variant", choices=("int8", "fp32"), default="int8")
+    parser.add_argument("--metrics", type=Path, default=HERE / "metrics.json",
+                        help="whose held-out crops to score on (default: the shipped model's)")
+    parser.add_argument("--workers", type=int, default=2, help="processes synthesising crops")
+    args = parser.parse_args(argv)
+    models = {run.name: run / f"card_classifier.{args.variant}.onnx" for run in args.runs}
+    missing = [str(p) for p in models.values() if not p.is_file()]
+    if missing or len(models) < len(args.runs):
+        print(f"models.compare: {', '.join(missing) or 'two runs share a folder name'}: not found", file=sys.stderr)
+        return 2
+    if not args.metrics.is_file():
+        print(f"models.compare: {args.metrics}: no metrics.json to take the held-out crops from", file=sys.stderr)
+        return 2
+
+    from vision.classifier import CardClassifier
+
+    crops = held_out_crops(args.metrics, args.workers)
+    calib, test = {}, {}
+    for name, path in models.items():
+        clf = CardClassifier(path, threads=2)
+        calib[name], test[name] = (np.concatenate([clf.probabilities(list(x[i:i + 256])) for i in range(0, len(x), 256)])
+                                   for x in (crops.xc, crops.xt))
+        print(f"scored {name}", file=sys.stderr)
+    sizes = [k for k in (args.sizes or [1, 2]) if 1 <= k <= len(models)]
+    for row in score_combinations(calib, test, crops.yc, crops.yt, sizes=sizes, max_wrong=crops.cfg.max_wrong):
+        t = row["test"]
+        print(f"{' + '.join(row['members'])}: calibration top-1 {row['calibration_top1'] * 100:.2f}% "
+              f"(unsure {row['calibration_unsure'] * 100:.1f}%), rule {row['threshold']}/{row['margin']}; "
+              f"test top-1 {t['top1'] * 100:.2f}%, confidently wrong {t['confidently_wrong'] * 100:.3f}%, "
+              f"unsure {t['unsure'] * 100:.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
