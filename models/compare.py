@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from models.evaluate import _rates, held_out_crops
-from models.train import HERE, choose_open_set
+from models.train import HERE, batched_probabilities, choose_open_set
 
 
 def score_combinations(calib: Mapping[str, np.ndarray], test: Mapping[str, np.ndarray], yc: np.ndarray,
@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     calib, test = {}, {}
     for name, path in models.items():
         clf = CardClassifier(path, threads=2)
-        calib[name], test[name] = (np.concatenate([clf.probabilities(list(x[i:i + 256])) for i in range(0, len(x), 256)])
-                                   for x in (crops.xc, crops.xt))
+        calib[name], test[name] = batched_probabilities(clf, crops.xc), batched_probabilities(clf, crops.xt)
         print(f"scored {name}", file=sys.stderr)
     sizes = [k for k in (args.sizes or [1, 2]) if 1 <= k <= len(models)]
     for row in score_combinations(calib, test, crops.yc, crops.yt, sizes=sizes, max_wrong=crops.cfg.max_wrong):

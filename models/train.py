@@ -478,13 +478,18 @@ def choose_open_set(probs: np.ndarray, y: np.ndarray, max_wrong: float) -> tuple
     return round(best[0], 4), best[1]
 
 
+def batched_probabilities(clf: Any, x: np.ndarray, batch: int = 256) -> np.ndarray:
+    """A CardClassifier's probabilities for many crops, ``batch`` at a time (bounded memory)."""
+    return np.concatenate([clf.probabilities(list(x[i : i + batch])) for i in range(0, len(x), batch)])
+
+
 def evaluate(model_path: Path, x: np.ndarray, y: np.ndarray, groups: list[str], threshold: float,
              margin: float) -> dict[str, Any]:
     """Accuracy figures for one ONNX model on crops ``x`` (labels ``y``, deck name per crop)."""
     from vision.classifier import CardClassifier
 
     clf = CardClassifier(model_path, threads=1, threshold=threshold, margin=margin)
-    probs = np.concatenate([clf.probabilities(list(x[i : i + 256])) for i in range(0, len(x), 256)])
+    probs = batched_probabilities(clf, x)
     labels = clf.labels
     out: dict[str, Any] = {"decks": {}}
     garr = np.array(groups)
