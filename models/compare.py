@@ -3,7 +3,9 @@
     python -m models.compare models/work/fb1 models/work/ps8 models/work/mid2 [--size 2 --size 3]
 
 Each RUN is a folder holding ``card_classifier.int8.onnx`` (or ``--variant fp32``), for example
-``python -m models.train --members '' --full-bleed 0.25 --out models/work/fb1``. Every
+``python -m models.train --members '' --full-bleed 0.25 --out models/work/fb1``, or a merged
+model's file, whose members are scored as runs of their own (``models/card_classifier.int8.onnx``:
+the shipped members, ``card_classifier.int8.m0`` and ``.m1``, without retraining them). Every
 combination's probabilities are averaged as the merged graph averages them (``models/ensemble.py``);
 its open-set rule is chosen on the *calibration* crops and its figures are the *test* crops'.
 Rows are sorted by calibration top-1, the figure to choose on: picking by test top-1 would tune
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,10 +56,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="whose held-out crops to score on (default: the shipped model's)")
     parser.add_argument("--workers", type=int, default=2, help="processes synthesising crops")
     args = parser.parse_args(argv)
-    models = {run.name: run / f"card_classifier.{args.variant}.onnx" for run in args.runs}
-    missing = [str(p) for p in models.values() if not p.is_file()]
-    if missing or len(models) < len(args.runs):
-        print(f"models.compare: {', '.join(missing) or 'two runs share a folder name'}: not found", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="loo-compare-") as tmp:
+        return _compare(args, Path(tmp))
+
+
+def _compare(args: argparse.Namespace, tmp: Path) -> int:
+    from models.ensemble import member_count, split
+
+    models: dict[str, Path] = {}
+    missing: list[str] = []
+    for run in args.runs:
+        if run.is_file():  # a merged model: each member is a run
+            if member_count(run) == 0:
+                print(f"models.compare: {run}: not a merged model (give its folder instead)", file=sys.stderr)
+                return 2
+            for path in split(run, tmp / f"{len(models)}"):
+                models[f"{run.stem}.{path.parent.name}"] = path
+            continue
+        path = run / f"card_classifier.{args.variant}.onnx"
+        if not path.is_file() or run.name in models:
+            missing.append(str(path))
+        models[run.name] = path
+    if missing:
+        print(f"models.compare: {', '.join(missing)}: not found (or two runs share a folder name)", file=sys.stderr)
         return 2
     if not args.metrics.is_file():
         print(f"models.compare: {args.metrics}: no metrics.json to take the held-out crops from", file=sys.stderr)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
 #: Config fields a member may set (what it is trained on and for how long); the rest is shared.
-MEMBER_KEYS = ("seed", "samples", "rounds", "epochs_per_round", "lr", "width", "fine_stem", "picture_swap", "pip_swap",
+MEMBER_KEYS = ("seed", "samples", "rounds", "epochs_per_round", "lr", "width", "fine_stem", "aux_heads", "picture_swap", "court_donor", "pip_swap",
                "full_bleed", "procedural_decks", "negatives")
 
 
@@ -115,3 +116,64 @@ def merge(paths: list[Path], out: Path) -> None:
     merged.ir_version = max(m.ir_version for m in models)
     onnx.checker.check_model(merged)
     onnx.save(merged, str(out))
+
+
+def member_count(path: Path) -> int:
+    """How many members a model written by :func:`merge` has (0: not a merged model)."""
+    import onnx
+
+    outputs = {o for node in onnx.load(str(path)).graph.node for o in node.output}
+    return sum(1 for i in range(len(outputs)) if f"m{i}_logits" in outputs)
+
+
+def split(path: Path, out_dir: Path) -> list[Path]:
+    """Undo :func:`merge`: write each member of the merged model at ``path`` as a model of its own
+    (``out_dir/m0/<name>``, ``out_dir/m1/<name>`` ...; input ``input``, outputs ``logits`` and
+    ``embedding``, the member's nodes as they were; the merged model's sidecar beside each, for its
+    labels and input geometry) and return their paths.
+
+    Why: a new run is chosen by how it pairs with the shipped members (``models.compare``); taking
+    them out of the committed file saves retraining them (about 20 minutes each on 2 cores).
+    """
+    import onnx
+    from onnx import helper
+
+    merged = onnx.load(str(path))
+    k = member_count(path)
+    if k == 0:
+        raise ValueError(f"{path}: not a merged model (no m0_logits): models.ensemble.merge writes those")
+    inputs = list(merged.graph.input)
+    paths: list[Path] = []
+    for i in range(k):
+        pre = f"m{i}_"
+        rename = {f"{pre}logits": "logits", f"{pre}embedding": "embedding"}
+        nodes = []
+        for node in merged.graph.node:
+            if not node.name.startswith(pre):
+                continue
+            copy = onnx.NodeProto()
+            copy.CopyFrom(node)
+            for seq in (copy.input, copy.output):
+                for j, name in enumerate(seq):
+                    seq[j] = rename.get(name, name)
+            nodes.append(copy)
+        used = {name for node in nodes for name in node.input}
+        inits = [t for t in merged.graph.initializer if t.name.startswith(pre) and t.name in used]
+        n_classes = 0
+        for vi in merged.graph.output:
+            if vi.name == "logits":
+                n_classes = vi.type.tensor_type.shape.dim[-1].dim_value
+        graph = helper.make_graph(nodes, f"card_member_{i}", inputs,
+                                  [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, ["n", n_classes]),
+                                   helper.make_tensor_value_info("embedding", onnx.TensorProto.FLOAT, ["n", None])],
+                                  initializer=inits)
+        member = helper.make_model(graph, opset_imports=list(merged.opset_import), producer_name="loo-table models.ensemble")
+        member.ir_version = merged.ir_version
+        onnx.checker.check_model(member)
+        dest = out_dir / f"m{i}" / path.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(member, str(dest))
+        if path.with_suffix(".json").is_file():
+            shutil.copyfile(path.with_suffix(".json"), dest.with_suffix(".json"))
+        paths.append(dest)
+    return paths

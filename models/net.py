@@ -58,5 +58,29 @@ class CardNet(nn.Module):
         return self.classifier(self.drop(emb)), emb
 
 
+class AuxHeads(nn.Module):
+    """Rank (13 + back) and suit (4 + back) heads on the embedding, used only while training.
+
+    Why: nearly every card the shipped pair gets wrong has the right colour and the wrong suit
+    shape (Q♠ read as Q♣) or a neighbouring rank (8♥ as 9♥). The 53-way head learns "spade" once
+    per rank; a suit head learns it from all 26 black cards at once and a rank head reads the index
+    whatever the suit, which pushes the shared embedding towards the two things an index says.
+    The heads are not exported: the shipped graph is the CardNet alone.
+    """
+
+    def __init__(self, embed_dim: int = EMBED_DIM) -> None:
+        super().__init__()
+        self.rank = nn.Linear(embed_dim, 14)
+        self.suit = nn.Linear(embed_dim, 5)
+
+    def loss(self, emb: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Summed cross-entropy of both heads; ``labels`` are card labels 0..52 (52: back)."""
+        card = labels < 52
+        rank = torch.where(card, labels % 13, torch.full_like(labels, 13))
+        suit = torch.where(card, labels // 13, torch.full_like(labels, 4))
+        return (nn.functional.cross_entropy(self.rank(emb), rank, label_smoothing=0.05)
+                + nn.functional.cross_entropy(self.suit(emb), suit, label_smoothing=0.05))
+
+
 def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())

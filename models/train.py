@@ -56,8 +56,10 @@ class Config:
     weight_decay: float = 1e-4
     width: int = 16
     fine_stem: int = 0  # channels of a full-resolution first block (models/net.py); 0: none
+    aux_heads: float = 0.0  # weight of the training-only rank and suit heads on the embedding (_aux_loss); 0: none
     negatives: float = 0.04  # share of "not a card" crops (trained towards a uniform output)
     picture_swap: float = 0.5  # court cards: chance the picture is swapped for another rank's (_swap_pictures)
+    court_donor: str = "rank"  # whose picture a court gets: "rank" (another rank's) or "card" (any other court card's)
     pip_swap: float = 0.0  # pip cards (A-10): chance the middle is another pip card's (_swap_pictures)
     demo_weight: float = 3.0  # the demo's deck (heruka-2color) is sampled this much more often
     eval_per_card: int = 20  # test crops per card per held-out deck
@@ -299,7 +301,7 @@ def _swap_middles(xb: Any, yb: Any, members: Any, key: Any, p: float, gen: Any) 
         xb[dst, :, ys, xs] = xb[src, :, ys, xs].clone()
 
 
-def _swap_pictures(xb: Any, yb: Any, court_p: float, pip_p: float, gen: Any) -> None:
+def _swap_pictures(xb: Any, yb: Any, court_p: float, pip_p: float, gen: Any, *, court_donor: str = "rank") -> None:
     """Give some cards the middle of another card (in place), so that the index must be read.
 
     Court pictures differ from design to design, the index does not: a network that learns
@@ -310,11 +312,19 @@ def _swap_pictures(xb: Any, yb: Any, court_p: float, pip_p: float, gen: Any) -> 
     confused pair), so pip cards (A to 10) get, with ``pip_p``, the middle of a pip card with
     another label. Pip and court middles are never mixed: doing so for every card (mid1) sent
     orell's blurred courts to "back" (models/README.md, the runs after the procedural designs).
+
+    ``court_donor="rank"`` takes a court's picture from another rank only, so the picture still
+    tells the suit (a queen of spades keeps a spade queen's picture or gets a jack's or king's of
+    any suit); ``"card"`` takes it from any other court card, the same rank of another suit too,
+    so that the suit as well must be read from the index: the shipped pair read kde-standard's
+    Q♠ as Q♣ four times and orell's J♠ as J♣ three times with a clear spade in the corner.
     """
+    if court_donor not in ("rank", "card"):
+        raise ValueError(f"court_donor must be 'rank' or 'card', not {court_donor!r}")
     card = (yb >= 0) & (yb < 52)
     rank = yb % 13
     court = card & (rank >= 9) & (rank <= 11)
-    _swap_middles(xb, yb, court, rank, court_p, gen)
+    _swap_middles(xb, yb, court, rank if court_donor == "rank" else yb, court_p, gen)
     _swap_middles(xb, yb, card & ~court, yb, pip_p, gen)
 
 
@@ -323,11 +333,13 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     import torch.nn.functional as F
     from tqdm import tqdm
 
-    from models.net import CardNet
+    from models.net import AuxHeads, CardNet
 
     torch.manual_seed(cfg.seed)
     model = CardNet(width=cfg.width, fine_stem=cfg.fine_stem).to(device).to(memory_format=torch.channels_last)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    aux = AuxHeads(model.classifier.in_features).to(device) if cfg.aux_heads > 0 else None
+    params = list(model.parameters()) + (list(aux.parameters()) if aux is not None else [])
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = max(1, cfg.samples // cfg.batch)
     total = steps_per_epoch * cfg.epochs_per_round * cfg.rounds
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=total, pct_start=0.15)
@@ -355,12 +367,14 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
                 gain = torch.empty(len(xb), 1, 1, 1, device=device).uniform_(0.8, 1.2)
                 bias = torch.empty(len(xb), 1, 1, 1, device=device).uniform_(-0.08, 0.08)
                 xb = (xb * gain + bias).clamp_(0, 1)
-                _swap_pictures(xb, yb, cfg.picture_swap, cfg.pip_swap, gen)
-                logits, _ = model(xb)
+                _swap_pictures(xb, yb, cfg.picture_swap, cfg.pip_swap, gen, court_donor=cfg.court_donor)
+                logits, emb = model(xb)
                 pos = yb >= 0
                 loss = torch.zeros((), device=device)
                 if pos.any():
                     loss = loss + F.cross_entropy(logits[pos], yb[pos], label_smoothing=0.05)
+                    if aux is not None:
+                        loss = loss + cfg.aux_heads * aux.loss(model.drop(emb[pos]), yb[pos])
                 if (~pos).any():  # outlier exposure: "not a card" -> uniform output
                     loss = loss + 0.5 * (-F.log_softmax(logits[~pos], dim=1).mean(dim=1)).mean()
                 opt.zero_grad(set_to_none=True)

@@ -109,3 +109,33 @@ def test_compare_names_a_missing_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main([str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "nope/card_classifier.int8.onnx: not found" in err
+
+
+def test_split_gives_back_the_shipped_members(tmp_path: Path) -> None:
+    """Each member taken out of the committed merged model runs alone, and their average is the
+    merged model's output again (so models.compare can score new runs against them)."""
+    pytest.importorskip("onnx")
+    from models.ensemble import member_count, split
+    from vision.classifier import CardClassifier
+
+    shipped = Path(__file__).parents[2] / "models" / "card_classifier.int8.onnx"
+    k = member_count(shipped)
+    assert k >= 2
+    parts = [CardClassifier(p) for p in split(shipped, tmp_path)]
+    assert len(parts) == k and all(p.labels == parts[0].labels for p in parts)
+    crops = list(np.random.default_rng(1).integers(0, 256, (5, 88, 64, 3), dtype=np.uint8))
+    alone = [p.probabilities(crops) for p in parts]
+    assert not np.allclose(alone[0], alone[1], atol=1e-3)  # two different networks
+    assert np.allclose(CardClassifier(shipped).probabilities(crops), np.mean(alone, axis=0), atol=1e-5)
+    assert member_count(tmp_path / "m0" / shipped.name) == 0  # a member is a plain model
+
+
+def test_compare_refuses_a_model_file_that_is_not_merged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("onnx")
+    from models.compare import main
+    from models.ensemble import split
+
+    member = split(Path(__file__).parents[2] / "models" / "card_classifier.int8.onnx", tmp_path)[0]
+    assert main([str(member)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "not a merged model" in err

@@ -77,3 +77,64 @@ def test_swap_pictures_replaces_only_middles_and_only_within_pips_or_courts() ->
             assert 0 <= given < 52 and (9 <= given % 13 <= 11) == is_court, "pips and courts never mix"
             assert (given % 13 != lab % 13) if is_court else (given != lab)
     assert swapped >= 2, "with chance 1 cards must have been given another middle"
+
+
+@pytest.mark.parametrize("donor", ["rank", "card"])
+def test_court_donor_decides_whether_a_court_can_get_its_own_rank_of_another_suit(donor: str) -> None:
+    """Four jacks of four suits: "rank" never swaps a jack's picture for another jack's (the picture
+    keeps telling the suit); "card" does, so only the index corner tells the suit."""
+    import torch
+
+    from models.train import _PICTURE, _swap_pictures
+
+    jacks = torch.tensor([9, 22, 35, 48])  # JC JD JH JS
+    xb = torch.stack([torch.full((3, 88, 64), float(i)) for i in range(4)])
+    _swap_pictures(xb, jacks, 1.0, 0.0, torch.Generator().manual_seed(1), court_donor=donor)
+    ys, xs = _PICTURE
+    donors = [int(xb[i, 0, ys, xs][0, 0]) for i in range(4)]
+    swapped = [i for i, d in enumerate(donors) if d != i]
+    if donor == "rank":
+        assert swapped == []
+    else:
+        assert len(swapped) >= 2 and all(int(jacks[donors[i]]) != int(jacks[i]) for i in swapped)
+
+
+def test_court_donor_must_be_rank_or_card() -> None:
+    import torch
+
+    from models.train import _swap_pictures
+
+    with pytest.raises(ValueError, match="court_donor"):
+        _swap_pictures(torch.zeros(1, 3, 88, 64), torch.tensor([9]), 1.0, 0.0, torch.Generator(), court_donor="suit")
+
+
+def test_aux_heads_read_rank_and_suit_from_the_card_label() -> None:
+    """The training-only heads: label suit*13+rank gives rank and suit targets; a back is rank 13,
+    suit 4. A head that already says the right rank and suit has a far lower loss than one that
+    says a neighbouring rank or the other black suit (the pair's usual mistakes)."""
+    import torch
+
+    from models.net import AuxHeads
+
+    heads = AuxHeads(embed_dim=19)
+    with torch.no_grad():  # the embedding is one-hot over 14 ranks then 5 suits: heads read it directly
+        heads.rank.weight.zero_()
+        heads.rank.bias.zero_()
+        heads.suit.weight.zero_()
+        heads.suit.bias.zero_()
+        for r in range(14):
+            heads.rank.weight[r, r] = 20.0
+        for s in range(5):
+            heads.suit.weight[s, 14 + s] = 20.0
+
+    def emb(rank: int, suit: int) -> torch.Tensor:
+        e = torch.zeros(19)
+        e[rank] = e[14 + suit] = 1.0
+        return e
+
+    labels = torch.tensor([3 * 13 + 10, 0 * 13 + 6, 52])  # QS, 8C, back
+    right = torch.stack([emb(10, 3), emb(6, 0), emb(13, 4)])
+    wrong_suit = torch.stack([emb(10, 0), emb(6, 3), emb(13, 4)])
+    wrong_rank = torch.stack([emb(10, 3), emb(7, 0), emb(12, 4)])
+    low = float(heads.loss(right, labels))  # label smoothing keeps it above 0
+    assert float(heads.loss(wrong_suit, labels)) > low + 5 and float(heads.loss(wrong_rank, labels)) > low + 5
