@@ -161,9 +161,9 @@ class Ledger:
             self._con.execute("PRAGMA journal_mode=WAL")
             self._con.execute("PRAGMA synchronous=FULL")
             self._con.execute("PRAGMA foreign_keys=ON")
-            self._con.executescript(_SCHEMA)
-            self._con.execute("INSERT OR IGNORE INTO meta(name, value) VALUES ('schema', ?)",
-                              (str(SCHEMA_VERSION),))
+            # one transaction: a kill while a new ledger is set up leaves all of the schema or none
+            self._con.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta(name, value) "
+                                    f"VALUES ('schema', '{SCHEMA_VERSION}');\nCOMMIT;")
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None

@@ -547,6 +547,10 @@ def adjustments_in_log(db: Path) -> list[str]:
     con = sqlite3.connect(db)
     try:
         assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "events" not in tables:  # killed before its first start wrote the schema: no table at all
+            assert "meta" not in tables, f"half a schema: {sorted(tables)}"
+            return []
         rows = con.execute("SELECT data FROM events WHERE kind = 'adjust_chips' ORDER BY seq").fetchall()
     finally:
         con.close()
