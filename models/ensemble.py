@@ -123,7 +123,10 @@ def member_count(path: Path) -> int:
     import onnx
 
     outputs = {o for node in onnx.load(str(path)).graph.node for o in node.output}
-    return sum(1 for i in range(len(outputs)) if f"m{i}_logits" in outputs)
+    k = 0
+    while f"m{k}_logits" in outputs:
+        k += 1
+    return k
 
 
 def split(path: Path, out_dir: Path) -> list[Path]:

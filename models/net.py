@@ -61,11 +61,12 @@ class CardNet(nn.Module):
 class AuxHeads(nn.Module):
     """Rank (13 + back) and suit (4 + back) heads on the embedding, used only while training.
 
-    Why: nearly every card the shipped pair gets wrong has the right colour and the wrong suit
+    Why: many of the cards the shipped pair gets wrong have the right colour and the wrong suit
     shape (Q♠ read as Q♣) or a neighbouring rank (8♥ as 9♥). The 53-way head learns "spade" once
     per rank; a suit head learns it from all 26 black cards at once and a rank head reads the index
     whatever the suit, which pushes the shared embedding towards the two things an index says.
-    The heads are not exported: the shipped graph is the CardNet alone.
+    The heads are not exported: the shipped graph is the CardNet alone. With weight 0.5 on fb1's
+    recipe this gave the best single network so far (run fb1a, models/README.md).
     """
 
     def __init__(self, embed_dim: int = EMBED_DIM) -> None:

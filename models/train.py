@@ -56,7 +56,7 @@ class Config:
     weight_decay: float = 1e-4
     width: int = 16
     fine_stem: int = 0  # channels of a full-resolution first block (models/net.py); 0: none
-    aux_heads: float = 0.0  # weight of the training-only rank and suit heads on the embedding (_aux_loss); 0: none
+    aux_heads: float = 0.0  # weight of the training-only rank and suit heads on the embedding (models.net.AuxHeads); 0: none
     negatives: float = 0.04  # share of "not a card" crops (trained towards a uniform output)
     picture_swap: float = 0.5  # court cards: chance the picture is swapped for another rank's (_swap_pictures)
     court_donor: str = "rank"  # whose picture a court gets: "rank" (another rank's) or "card" (any other court card's)
@@ -316,8 +316,9 @@ def _swap_pictures(xb: Any, yb: Any, court_p: float, pip_p: float, gen: Any, *, 
     ``court_donor="rank"`` takes a court's picture from another rank only, so the picture still
     tells the suit (a queen of spades keeps a spade queen's picture or gets a jack's or king's of
     any suit); ``"card"`` takes it from any other court card, the same rank of another suit too,
-    so that the suit as well must be read from the index: the shipped pair read kde-standard's
-    Q♠ as Q♣ four times and orell's J♠ as J♣ three times with a clear spade in the corner.
+    so that the suit as well must be read from the index. Aimed at the shipped pair's Q♠→Q♣ and
+    J♠→J♣ on kde-standard and orell; tried as run fb1c, it did not help (models/README.md), so
+    the default stays "rank".
     """
     if court_donor not in ("rank", "card"):
         raise ValueError(f"court_donor must be 'rank' or 'card', not {court_donor!r}")
