@@ -66,7 +66,8 @@ class AuxHeads(nn.Module):
     per rank; a suit head learns it from all 26 black cards at once and a rank head reads the index
     whatever the suit, which pushes the shared embedding towards the two things an index says.
     The heads are not exported: the shipped graph is the CardNet alone. With weight 0.5 on fb1's
-    recipe this gave the best single network so far (run fb1a, models/README.md).
+    recipe this gave the best single network so far (run fb1a), at 1.0 a worse one (fb1a1), so
+    it stays off by default (models/README.md).
     """
 
     def __init__(self, embed_dim: int = EMBED_DIM) -> None:
