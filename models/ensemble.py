@@ -122,7 +122,11 @@ def member_count(path: Path) -> int:
     """How many members a model written by :func:`merge` has (0: not a merged model)."""
     import onnx
 
-    outputs = {o for node in onnx.load(str(path)).graph.node for o in node.output}
+    return _members_in(onnx.load(str(path)))
+
+
+def _members_in(model: Any) -> int:
+    outputs = {o for node in model.graph.node for o in node.output}
     k = 0
     while f"m{k}_logits" in outputs:
         k += 1
@@ -142,7 +146,7 @@ def split(path: Path, out_dir: Path) -> list[Path]:
     from onnx import helper
 
     merged = onnx.load(str(path))
-    k = member_count(path)
+    k = _members_in(merged)
     if k == 0:
         raise ValueError(f"{path}: not a merged model (no m0_logits): models.ensemble.merge writes those")
     inputs = list(merged.graph.input)
