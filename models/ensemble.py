@@ -66,7 +66,7 @@ def merge(paths: list[Path], out: Path) -> None:
     """
     import numpy as np
     import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     if not paths:
         raise ValueError("an ensemble needs at least one member")
@@ -104,18 +104,22 @@ def merge(paths: list[Path], out: Path) -> None:
         helper.make_node("Concat", [f"ens_e{i}" for i in range(k)], ["ens_ecat"], axis=1),
         helper.make_node("Mul", ["ens_ecat", "ens_inv_sqrt_k"], ["embedding"]),
     ]
-    n_classes = next(v for v in models[0].graph.output if v.name == "logits").type.tensor_type.shape.dim[-1].dim_value
-    graph = helper.make_graph(
-        nodes, "card_ensemble", [input_vi],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", n_classes]),
-         helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["n", None])],
-        initializer=inits,
-    )
+    graph = helper.make_graph(nodes, "card_ensemble", [input_vi], _card_outputs(models[0]), initializer=inits)
     merged = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in sorted(opsets.items())],
                                producer_name="loo-table models.ensemble")
     merged.ir_version = max(m.ir_version for m in models)
     onnx.checker.check_model(merged)
     onnx.save(merged, str(out))
+
+
+def _card_outputs(model: Any) -> list[Any]:
+    """The outputs every card model has: ``logits`` (n × classes, as ``model``'s) and ``embedding``."""
+    from onnx import TensorProto, helper
+
+    logits = next(v for v in model.graph.output if v.name == "logits")
+    n_classes = logits.type.tensor_type.shape.dim[-1].dim_value
+    return [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", n_classes]),
+            helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["n", None])]
 
 
 def member_count(path: Path) -> int:
@@ -166,14 +170,7 @@ def split(path: Path, out_dir: Path) -> list[Path]:
             nodes.append(copy)
         used = {name for node in nodes for name in node.input}
         inits = [t for t in merged.graph.initializer if t.name.startswith(pre) and t.name in used]
-        n_classes = 0
-        for vi in merged.graph.output:
-            if vi.name == "logits":
-                n_classes = vi.type.tensor_type.shape.dim[-1].dim_value
-        graph = helper.make_graph(nodes, f"card_member_{i}", inputs,
-                                  [helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, ["n", n_classes]),
-                                   helper.make_tensor_value_info("embedding", onnx.TensorProto.FLOAT, ["n", None])],
-                                  initializer=inits)
+        graph = helper.make_graph(nodes, f"card_member_{i}", inputs, _card_outputs(merged), initializer=inits)
         member = helper.make_model(graph, opset_imports=list(merged.opset_import), producer_name="loo-table models.ensemble")
         member.ir_version = merged.ir_version
         onnx.checker.check_model(member)
