@@ -1,0 +1,171 @@
+"""Still photos end to end: find every card and read it, on the held-out deck designs.
+
+    .venv/bin/python bench/photos.py [--photos 40] [--model models/card_classifier.onnx] [--json]
+
+What ``loo-table identify`` does, scored against ground truth. Each photo is a seeded synthetic
+still (``models.synth.table_photo``: light, dark, wooden and patterned tables, uneven light,
+colour casts, blur, noise, JPEG) of cards drawn from the held-out decks (never trained on), in
+three kinds of shot:
+
+- ``phone``: 1600×1200, 2-4 cards 240-400 px tall (a phone held over the table);
+- ``still``: 800×600, 3-5 cards 110-220 px tall (the size the identify target is quoted at);
+- ``camera``: 1280×720, 6-8 cards 55-100 px tall (the table camera a metre up).
+
+Per card: *found* when ``find_cards`` returns a quad whose corners are all within 15 % of the
+card's height of the true corners (that card's outline, not a neighbour's or a pip's), and then
+*right*, *unsure* or *wrong* by the shipped open-set rule; a card not found counts as missed.
+*Precise* is the share of cards found with every corner within 5 % of the height (the
+classifier is trained on warps about that far off). *Phantoms* are finds that overlap no card.
+Times are medians per photo on one thread.
+Needs the deck artwork (``models/README.md``: apt and npm packages); renders are cached.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+#: kind -> (image size, cards per photo, card height range in px)
+SHOTS: dict[str, tuple[tuple[int, int], tuple[int, int], tuple[float, float]]] = {
+    "phone": ((1600, 1200), (2, 4), (240, 400)),
+    "still": ((800, 600), (3, 5), (110, 220)),
+    "camera": ((1280, 720), (6, 8), (55, 100)),
+}
+FOUND = 0.15  # corner error, as a share of the card's height, within which a find is that card's
+PRECISE = 0.05  # ... within which its warp is as good as the training crops assume
+
+
+def corner_error(found: np.ndarray, truth: np.ndarray) -> float:
+    """Largest corner distance between two clockwise quads, in pixels, over the ways round the
+    finder may start (it cannot know which short edge is the card's top)."""
+    return float(min(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1).max() for k in range(4)))
+
+
+def _overlaps(a: np.ndarray, b: np.ndarray, share: float = 0.2) -> bool:
+    """Whether quad ``a`` overlaps quad ``b`` by more than ``share`` of ``a``'s area."""
+    import cv2
+
+    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
+    return bool(inter > share * cv2.contourArea(a.astype(np.float32)))
+
+
+def photo(rng: np.random.Generator, art: dict[str, dict[str, np.ndarray]], kind: str) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
+    """One seeded JPEG-decoded still of ``kind``: the image, each card's label and true corners."""
+    import cv2
+
+    from models.synth import table_photo
+
+    size, (lo, hi), heights = SHOTS[kind]
+    deck = str(rng.choice(sorted(art)))
+    labels = [str(x) for x in rng.choice(sorted(art[deck]), size=int(rng.integers(lo, hi + 1)), replace=False)]
+    light = [True, False, None][int(rng.integers(0, 3))]  # plain light, plain dark, any texture
+    while True:  # table_photo gives up after 50 tries to lay big cards apart; the finder does not split a pile
+        img, quads = table_photo(rng, [art[deck][c] for c in labels], size=size, card_height=heights, light_table=light)
+        if not any(_overlaps(a, b, 0.0) for i, a in enumerate(quads) for b in quads[i + 1 :]):
+            break
+    ok, jpg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
+    return cv2.imdecode(jpg, cv2.IMREAD_COLOR), labels, quads
+
+
+def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, Any]]:
+    """Per kind of shot: found / precise / right / unsure / wrong / missed rates, phantoms, ms per photo."""
+    from vision.finder import find_cards
+
+    out: dict[str, dict[str, Any]] = {}
+    for k, kind in enumerate(SHOTS):
+        rng = np.random.default_rng([seed, k])  # one stream per kind: changing one kind leaves the others
+        tally = dict(cards=0, found=0, precise=0, right=0, unsure=0, wrong=0, missed=0, phantoms=0)
+        find_ms: list[float] = []
+        read_ms: list[float] = []
+        err: list[float] = []
+        for _ in range(photos):
+            img, labels, quads = photo(rng, art, kind)
+            t0 = time.perf_counter()
+            found = find_cards(img)
+            t1 = time.perf_counter()
+            readings = clf.classify([f.crop for f in found]) if found else []
+            t2 = time.perf_counter()
+            find_ms.append((t1 - t0) * 1000)
+            read_ms.append((t2 - t1) * 1000)
+            used: set[int] = set()
+            for label, q in zip(labels, quads, strict=True):
+                tally["cards"] += 1
+                h = float(np.linalg.norm(q[3] - q[0]))
+                errs = [corner_error(f.corners, q) / h for f in found]
+                best = int(np.argmin(errs)) if errs else -1
+                if best < 0 or errs[best] > FOUND:
+                    tally["missed"] += 1
+                    continue
+                used.add(best)
+                err.append(errs[best])
+                tally["found"] += 1
+                tally["precise"] += errs[best] <= PRECISE
+                r = readings[best]
+                got = "back" if r.face_down else r.card
+                tally["unsure" if got is None else "right" if got == label else "wrong"] += 1
+            tally["phantoms"] += sum(
+                1 for i, f in enumerate(found) if i not in used and not any(_overlaps(f.corners, q) for q in quads)
+            )
+        n = tally["cards"]
+        out[kind] = {
+            "photos": photos, "cards": n,
+            **{k: round(tally[k] / n, 4) for k in ("found", "precise", "right", "unsure", "wrong", "missed")},
+            "phantoms": tally["phantoms"],
+            "median_corner_error_pct": round(100 * statistics.median(err), 2) if err else None,
+            "find_ms": round(statistics.median(find_ms), 1), "read_ms": round(statistics.median(read_ms), 1),
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--photos", type=int, default=40, help="photos per kind of shot (default 40)")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--model", type=Path, default=ROOT / "models" / "card_classifier.onnx")
+    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    args = parser.parse_args(argv)
+
+    import cv2
+
+    from models.decks import decks, load_deck
+    from vision.classifier import CardClassifier
+
+    cv2.setNumThreads(1)
+    held = decks(held_out=True)
+    if len(held) < 3:
+        print("bench/photos.py: held-out deck artwork missing (apt and npm packages: models/README.md)", file=sys.stderr)
+        return 1
+    art = {d.name: load_deck(d, height=480) for d in held}
+    clf = CardClassifier(args.model, threads=1)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+          f"Python {platform.python_version()}; decks: {', '.join(sorted(art))}")
+    figures = score(clf, args.photos, args.seed, art)
+    for kind, f in figures.items():
+        size, _, heights = SHOTS[kind]
+        print(f"{kind} ({size[0]}×{size[1]}, cards {heights[0]:.0f}-{heights[1]:.0f} px, {f['cards']} cards): "
+              f"found {100 * f['found']:.1f}% (within 5%: {100 * f['precise']:.1f}%; median corner error "
+              f"{f['median_corner_error_pct']}% of the height), right {100 * f['right']:.1f}%, unsure {100 * f['unsure']:.1f}%, wrong {100 * f['wrong']:.1f}%, "
+              f"missed {100 * f['missed']:.1f}%, phantoms {f['phantoms']}; find {f['find_ms']} ms, read {f['read_ms']} ms")
+    if args.json:
+        print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
