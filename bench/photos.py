@@ -57,35 +57,30 @@ def corner_error(found: np.ndarray, truth: np.ndarray) -> float:
     return float(min(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1).max() for k in range(4)))
 
 
-def _overlaps(a: np.ndarray, b: np.ndarray, share: float = 0.2) -> bool:
-    """Whether quad ``a`` overlaps quad ``b`` by more than ``share`` of ``a``'s area."""
-    import cv2
-
-    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
-    return bool(inter > share * cv2.contourArea(a.astype(np.float32)))
-
-
 def photo(rng: np.random.Generator, art: dict[str, dict[str, np.ndarray]], kind: str) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
     """One seeded JPEG-decoded still of ``kind``: the image, each card's label and true corners."""
     import cv2
 
     from models.synth import table_photo
+    from vision.finder import overlap
 
     size, (lo, hi), heights = SHOTS[kind]
     deck = str(rng.choice(sorted(art)))
     labels = [str(x) for x in rng.choice(sorted(art[deck]), size=int(rng.integers(lo, hi + 1)), replace=False)]
     light = [True, False, None][int(rng.integers(0, 3))]  # plain light, plain dark, any texture
-    while True:  # table_photo gives up after 50 tries to lay big cards apart; the finder does not split a pile
+    for _attempt in range(100):  # table_photo gives up after 50 tries to lay big cards apart; the finder does not split a pile
         img, quads = table_photo(rng, [art[deck][c] for c in labels], size=size, card_height=heights, light_table=light)
-        if not any(_overlaps(a, b, 0.0) for i, a in enumerate(quads) for b in quads[i + 1 :]):
+        if not any(overlap(a, b) > 0 for i, a in enumerate(quads) for b in quads[i + 1 :]):
             break
-    ok, jpg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
+    else:
+        raise SystemExit(f"bench/photos.py: {len(labels)} cards of {heights} px do not lie apart in {size}")
+    _, jpg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
     return cv2.imdecode(jpg, cv2.IMREAD_COLOR), labels, quads
 
 
 def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, Any]]:
     """Per kind of shot: found / precise / right / unsure / wrong / missed rates, phantoms, ms per photo."""
-    from vision.finder import find_cards
+    from vision.finder import find_cards, overlap
 
     out: dict[str, dict[str, Any]] = {}
     for k, kind in enumerate(SHOTS):
@@ -120,7 +115,7 @@ def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]
                 got = "back" if r.face_down else r.card
                 tally["unsure" if got is None else "right" if got == label else "wrong"] += 1
             tally["phantoms"] += sum(
-                1 for i, f in enumerate(found) if i not in used and not any(_overlaps(f.corners, q) for q in quads)
+                1 for i, f in enumerate(found) if i not in used and not any(overlap(f.corners, q) > 0.2 for q in quads)
             )
         n = tally["cards"]
         out[kind] = {

@@ -228,7 +228,7 @@ def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CA
     return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
 
 
-def _overlap(a: np.ndarray, b: np.ndarray) -> float:
+def overlap(a: np.ndarray, b: np.ndarray) -> float:
     """Intersection area over the smaller quad's area (1.0: one lies inside the other)."""
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
     small = min(cv2.contourArea(a), cv2.contourArea(b))
@@ -282,7 +282,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     candidates.sort(key=lambda c: -cv2.contourArea(c[1]))
     kept: list[tuple[float, np.ndarray, str]] = []
     for cand in candidates:
-        clash = [i for i, k in enumerate(kept) if _overlap(cand[1], k[1]) >= 0.3]
+        clash = [i for i, k in enumerate(kept) if overlap(cand[1], k[1]) >= 0.3]
         if not clash:
             kept.append(cand)
         elif len(clash) == 1 and cand[2] == "colour" and kept[clash[0]][2] == "edges" \

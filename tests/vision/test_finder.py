@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vision.classifier import CANONICAL_SIZE
-from vision.finder import find_cards, order_corners
+from vision.finder import find_cards, order_corners, overlap
 
 CARDS = Path(__file__).resolve().parents[2] / "tests" / "data" / "cards"
 TRUTH = json.loads((CARDS / "truth.json").read_text())
@@ -154,6 +154,15 @@ def test_a_long_strip_is_not_a_card() -> None:
 def test_fixture_photos(name: str) -> None:
     img = cv2.imread(str(CARDS / name))
     assert len(find_cards(img)) == len(TRUTH[name])
+
+
+def test_overlap_is_over_the_smaller_quad() -> None:
+    big = np.array([[0, 0], [100, 0], [100, 140], [0, 140]], np.float32)
+    inside = big * 0.5 + 10
+    half_out = big + np.array([50, 0], np.float32)
+    assert overlap(big, inside) == pytest.approx(1.0)  # a card's print inside its outline
+    assert overlap(big, half_out) == pytest.approx(0.5)
+    assert overlap(big, big + 200) == 0.0
 
 
 def test_rejects_non_bgr_input() -> None:
