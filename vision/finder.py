@@ -148,16 +148,73 @@ def _refine_quad(contour: np.ndarray, quad: np.ndarray) -> np.ndarray:
             return quad
         vx, vy, x0, y0 = cv2.fitLine(sel, cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
         lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
+    out = _intersect_sides(lines)
+    if out is None or np.abs(out - quad).max() > 0.1 * float(np.linalg.norm(quad[0] - quad[2])):
+        return quad  # the fit went astray (a finger on a side): keep the hull's corners
+    return out
+
+
+def _snap_to_edges(image: np.ndarray, corners: np.ndarray, *, samples: int = 24) -> np.ndarray:
+    """Corners moved onto the card's outline as the full-size photo shows it, to a fraction of a pixel.
+
+    Why: the cues' outlines come from thresholded masks on the (possibly shrunk) working image, so
+    a 55-100 px camera card's corners were 2-3 % of its height off, and a fifth of such cards were
+    warped worse than the training crops allow (bench/photos.py). Here each side is sampled across
+    its middle three quarters; along each sample's outward normal the photo's colour distance from
+    the table just outside is read, and the edge is where it falls fastest (sub-pixel, by a
+    parabola through the peak). A line fitted to each side's edge points (Huber: a finger on a side
+    is outvoted) and the lines' intersections give the corners. Where a side shows too little
+    contrast, or the result strays further than the search reached, the corners stay as they were.
+    Written here rather than taken from OpenCV: ``cornerSubPix`` looks for saddle points, which a
+    card's rounded corner does not have.
+    """
+    c = corners.astype(np.float32)
+    card_h = float(np.linalg.norm(c[3] - c[0]) + np.linalg.norm(c[2] - c[1])) / 2
+    reach = float(np.clip(0.05 * card_h, 2.5, 12.0))  # how far off the cues' outline can be
+    offsets = np.arange(-reach, reach + 0.01, 0.5, dtype=np.float32)  # inside (-) to outside (+)
+    along = np.linspace(0.12, 0.88, samples, dtype=np.float32)
+    centre = c.mean(axis=0)
+    lines = []
+    for i in range(4):
+        a, b = c[i], c[(i + 1) % 4]
+        d = b - a
+        normal = np.array([d[1], -d[0]], np.float32) / max(float(np.linalg.norm(d)), 1e-6)
+        if float(np.dot(normal, (a + b) / 2 - centre)) < 0:
+            normal = -normal
+        pts = a + along[:, None] * d
+        grid = pts[:, None, :] + offsets[None, :, None] * normal
+        vals = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        lab = cv2.cvtColor(vals, cv2.COLOR_BGR2LAB).astype(np.float32)
+        dist = np.linalg.norm(lab - lab[:, -3:].mean(axis=1, keepdims=True), axis=2)  # from the table outside
+        fall = dist[:, :-2] - dist[:, 2:]  # centred on offsets[1:-1]; > 0 where going out nears the table
+        k = np.argmax(fall, axis=1)
+        peak = fall[np.arange(len(k)), k]
+        ok = (k > 0) & (k < fall.shape[1] - 1) & (peak > 4.0) & (peak > 0.5 * float(np.median(peak)))
+        if int(ok.sum()) < 6:
+            return corners
+        k, rows = k[ok], np.flatnonzero(ok)
+        left, mid, right = fall[rows, k - 1], fall[rows, k], fall[rows, k + 1]
+        curve = left - 2 * mid + right
+        sub = np.where(np.abs(curve) > 1e-6, 0.5 * (left - right) / np.where(curve == 0, 1, curve), 0.0)
+        edge = pts[rows] + (offsets[k + 1] + 0.5 * np.clip(sub, -0.5, 0.5))[:, None] * normal
+        vx, vy, x0, y0 = cv2.fitLine(edge.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
+        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
+    out = _intersect_sides(lines)
+    if out is None or float(np.abs(out - c).max()) > 1.5 * reach:
+        return corners
+    return out
+
+
+def _intersect_sides(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    """Corner i where side i-1 meets side i (each side a point and a direction); None if two are parallel."""
     out = np.empty((4, 2), np.float32)
     for i in range(4):
         (p1, d1), (p2, d2) = lines[i - 1], lines[i]
         m = np.array([[d1[0], -d2[0]], [d1[1], -d2[1]]], np.float32)
         if abs(float(np.linalg.det(m))) < 1e-3:
-            return quad
+            return None
         t1, _ = np.linalg.solve(m, p2 - p1)
         out[i] = p1 + t1 * d1
-    if np.abs(out - quad).max() > 0.1 * float(np.linalg.norm(quad[0] - quad[2])):
-        return quad  # the fit went astray (a finger on a side): keep the hull's corners
     return out
 
 
@@ -291,7 +348,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     kept = kept[:max_cards]
     found: list[FoundCard] = []
     for score, quad, cue in kept:
-        corners = quad / scale
+        corners = _snap_to_edges(image_bgr, quad / scale)
         found.append(FoundCard(corners=corners.astype(np.float32), crop=warp_card(image_bgr, corners),
                                score=round(min(score, 1.0), 3), cue=cue))
     found.sort(key=lambda f: (round(f.centre[1] / max(H / 8, 1)), f.centre[0]))
