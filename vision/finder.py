@@ -173,31 +173,34 @@ def _snap_to_edges(image: np.ndarray, corners: np.ndarray, *, samples: int = 24)
     reach = float(np.clip(0.05 * card_h, 2.5, 12.0))  # how far off the cues' outline can be
     offsets = np.arange(-reach, reach + 0.01, 0.5, dtype=np.float32)  # inside (-) to outside (+)
     along = np.linspace(0.12, 0.88, samples, dtype=np.float32)
-    centre = c.mean(axis=0)
+    sides = np.roll(c, -1, axis=0) - c  # side i runs from corner i to corner i+1
+    normals = np.stack([sides[:, 1], -sides[:, 0]], axis=1) / np.maximum(np.linalg.norm(sides, axis=1), 1e-6)[:, None]
+    outward = np.sign(np.einsum("ij,ij->i", normals, c + sides / 2 - c.mean(axis=0)))
+    normals *= np.where(outward == 0, 1.0, outward)[:, None].astype(np.float32)
+    pts = c[:, None, :] + along[None, :, None] * sides[:, None, :]  # (4, samples, 2)
+    grid = (pts[:, :, None, :] + offsets[None, None, :, None] * normals[:, None, None, :]).reshape(4 * samples, -1, 2)
+    # all four sides in one remap and one colour conversion (per-side calls cost more than the work)
+    vals = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    lab = cv2.cvtColor(vals, cv2.COLOR_BGR2LAB).astype(np.float32)
+    dist = np.linalg.norm(lab - lab[:, -3:].mean(axis=1, keepdims=True), axis=2)  # from the table outside
+    fall = dist[:, :-2] - dist[:, 2:]  # centred on offsets[1:-1]; > 0 where going out nears the table
+    k = np.argmax(fall, axis=1)
+    rows = np.arange(len(k))
+    peak = fall[rows, k]
+    inner = np.clip(k, 1, fall.shape[1] - 2)
+    left, mid, right = fall[rows, inner - 1], fall[rows, inner], fall[rows, inner + 1]
+    curve = left - 2 * mid + right
+    sub = np.clip(np.where(curve < -1e-6, 0.5 * (left - right) / np.where(curve < -1e-6, curve, -1.0), 0.0), -0.5, 0.5)
+    edge = pts.reshape(-1, 2) + (offsets[k + 1] + 0.5 * sub)[:, None] * np.repeat(normals, samples, axis=0)
+    by_side = peak.reshape(4, samples)
+    ok = ((k > 0) & (k < fall.shape[1] - 1)).reshape(4, samples) & (by_side > 4.0) \
+        & (by_side > 0.5 * np.median(by_side, axis=1, keepdims=True))
+    if int(ok.sum(axis=1).min()) < 6:
+        return corners
+    edge = edge.reshape(4, samples, 2)
     lines = []
     for i in range(4):
-        a, b = c[i], c[(i + 1) % 4]
-        d = b - a
-        normal = np.array([d[1], -d[0]], np.float32) / max(float(np.linalg.norm(d)), 1e-6)
-        if float(np.dot(normal, (a + b) / 2 - centre)) < 0:
-            normal = -normal
-        pts = a + along[:, None] * d
-        grid = pts[:, None, :] + offsets[None, :, None] * normal
-        vals = cv2.remap(image, grid[..., 0], grid[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        lab = cv2.cvtColor(vals, cv2.COLOR_BGR2LAB).astype(np.float32)
-        dist = np.linalg.norm(lab - lab[:, -3:].mean(axis=1, keepdims=True), axis=2)  # from the table outside
-        fall = dist[:, :-2] - dist[:, 2:]  # centred on offsets[1:-1]; > 0 where going out nears the table
-        k = np.argmax(fall, axis=1)
-        peak = fall[np.arange(len(k)), k]
-        ok = (k > 0) & (k < fall.shape[1] - 1) & (peak > 4.0) & (peak > 0.5 * float(np.median(peak)))
-        if int(ok.sum()) < 6:
-            return corners
-        k, rows = k[ok], np.flatnonzero(ok)
-        left, mid, right = fall[rows, k - 1], fall[rows, k], fall[rows, k + 1]
-        curve = left - 2 * mid + right
-        sub = np.where(np.abs(curve) > 1e-6, 0.5 * (left - right) / np.where(curve == 0, 1, curve), 0.0)
-        edge = pts[rows] + (offsets[k + 1] + 0.5 * np.clip(sub, -0.5, 0.5))[:, None] * normal
-        vx, vy, x0, y0 = cv2.fitLine(edge.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
+        vx, vy, x0, y0 = cv2.fitLine(edge[i][ok[i]].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
         lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
     out = _intersect_sides(lines)
     if out is None or float(np.abs(out - c).max()) > 1.5 * reach:
@@ -210,10 +213,11 @@ def _intersect_sides(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray |
     out = np.empty((4, 2), np.float32)
     for i in range(4):
         (p1, d1), (p2, d2) = lines[i - 1], lines[i]
-        m = np.array([[d1[0], -d2[0]], [d1[1], -d2[1]]], np.float32)
-        if abs(float(np.linalg.det(m))) < 1e-3:
+        det = float(d1[1] * d2[0] - d1[0] * d2[1])  # Cramer's rule: numpy's solve costs more than this work
+        if abs(det) < 1e-3:
             return None
-        t1, _ = np.linalg.solve(m, p2 - p1)
+        dx, dy = float(p2[0] - p1[0]), float(p2[1] - p1[1])
+        t1 = (dy * float(d2[0]) - dx * float(d2[1])) / det
         out[i] = p1 + t1 * d1
     return out
 
