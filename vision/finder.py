@@ -11,7 +11,9 @@ So candidates come from two independent cues and are merged:
 
 Each blob becomes a quadrilateral (convex hull, reduced to four corners) that must look like a
 whole card: aspect ratio near 2.5:3.5, the blob must fill its quadrilateral, and it must not touch
-the image edge (a card cut off by the frame would give a partial warp). The warp is portrait, of
+the image edge (a card cut off by the frame would give a partial warp). Its corners are then
+snapped to the card's outline in the full-size photo (:func:`_snap_to_edges`), so that a small
+card's warp is as close as the training crops assume. The warp is portrait, of
 :data:`vision.classifier.CANONICAL_SIZE`; which short edge is "top" is left to the classifier (it
 reads cards either way up).
 """
