@@ -5,7 +5,8 @@ So candidates come from two independent cues and are merged:
 
 1. *background-relative colour*: the table's colour is estimated from the image border (the
    border is table far more often than card), and pixels far from it in CIE Lab are foreground;
-   the cut-off comes from Otsu on that distance, floored so a uniform table gives nothing;
+   the cut-off comes from how far the border's own pixels stray from that colour (wood grain,
+   weave, noise), floored so a uniform table gives nothing;
 2. *edges*: Canny edges, closed and filled, for a white card on a white desk where colour alone
    fails (its outline, the shadow under it and the printed border still make edges).
 
