@@ -149,8 +149,7 @@ def _refine_quad(contour: np.ndarray, quad: np.ndarray) -> np.ndarray:
         sel = pts[(t > 0.15 * length) & (t < 0.85 * length) & (d < max(2.5, 0.03 * length))]
         if len(sel) < 5:
             return quad
-        vx, vy, x0, y0 = cv2.fitLine(sel, cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
-        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
+        lines.append(_side_line(sel))
     out = _intersect_sides(lines)
     if out is None or np.abs(out - quad).max() > 0.1 * float(np.linalg.norm(quad[0] - quad[2])):
         return quad  # the fit went astray (a finger on a side): keep the hull's corners
@@ -201,14 +200,17 @@ def _snap_to_edges(image: np.ndarray, corners: np.ndarray, *, samples: int = 24)
     if int(ok.sum(axis=1).min()) < 6:
         return corners
     edge = edge.reshape(4, samples, 2)
-    lines = []
-    for i in range(4):
-        vx, vy, x0, y0 = cv2.fitLine(edge[i][ok[i]].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
-        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
-    out = _intersect_sides(lines)
+    out = _intersect_sides([_side_line(edge[i][ok[i]]) for i in range(4)])
     if out is None or float(np.abs(out - c).max()) > 1.5 * reach:
         return corners
     return out
+
+
+def _side_line(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A point on and the direction of the line through a side's points (Huber: a few stray points,
+    a finger or a notch, are outvoted)."""
+    vx, vy, x0, y0 = cv2.fitLine(points.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).reshape(4)
+    return np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)
 
 
 def _intersect_sides(lines: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
