@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metrics", type=Path, default=HERE / "metrics.json",
                         help="whose held-out crops to score on (default: the shipped model's)")
     parser.add_argument("--workers", type=int, default=2, help="processes synthesising crops")
+    parser.add_argument("--no-turn", action="store_true",
+                        help="read each crop once, without averaging it with its 180° turn (what more networks "
+                             "instead of the turn would give at the same cost)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="loo-compare-") as tmp:
         return _compare(args, Path(tmp))
@@ -89,7 +92,7 @@ def _compare(args: argparse.Namespace, tmp: Path) -> int:
     crops = held_out_crops(args.metrics, args.workers)
     calib, test = {}, {}
     for name, path in models.items():
-        clf = CardClassifier(path, threads=2)
+        clf = CardClassifier(path, threads=2, flip_average=False if args.no_turn else None)
         calib[name], test[name] = batched_probabilities(clf, crops.xc), batched_probabilities(clf, crops.xt)
         print(f"scored {name}", file=sys.stderr)
     sizes = [k for k in (args.sizes or [1, 2]) if 1 <= k <= len(models)]
