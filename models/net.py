@@ -58,6 +58,64 @@ class CardNet(nn.Module):
         return self.classifier(self.drop(emb)), emb
 
 
+#: The top-left index of a canonical 64x88 crop, generously (rows, columns): letters and suit
+#: sit in the top fifth and left fifth of a card, and the finder's corners may be 3 % off.
+INDEX_BOX = (32, 20)
+
+
+class IndexNet(nn.Module):
+    """Reads only a card's two corner indices, at the crop's full resolution.
+
+    Input and outputs as :class:`CardNet` (a whole 88x64 crop in; logits and a 128-d embedding
+    out), so it trains, exports, quantises and merges like any other member. It cuts the top-left
+    index and the bottom-right one turned by 180°, runs both through one small trunk without a
+    first stride (a spade's stem in a 10-pixel index is thinner than two pixels), and pools them
+    symmetrically (sum and maximum), so the crop and its 180° turn read the same and a finger over
+    one index leaves the other. Why: what the whole-card pair still gets wrong are suits and ranks
+    that only the index tells (Q♠ read as Q♣, an 8♥ with a finger over a pip read as a 9♥); a
+    network that never sees the middle cannot be misled by it, and errs where the others do not.
+    """
+
+    def __init__(self, width: int = 16, n_classes: int = N_CLASSES, embed_dim: int = EMBED_DIM) -> None:
+        super().__init__()
+        w = width
+        self.trunk = nn.Sequential(
+            _block(3, w, 1),  # 32x20
+            _block(w, 2 * w, 2),  # 16x10
+            _block(2 * w, 2 * w),
+            nn.MaxPool2d(2),  # 8x5
+            _block(2 * w, 4 * w),
+            _block(4 * w, 4 * w),
+            nn.AvgPool2d(kernel_size=(4, 5)),  # 2x1: the rank above, the suit below
+            nn.Flatten(),
+        )
+        self.embed = nn.Sequential(nn.Linear(2 * 4 * w * 2, embed_dim), nn.ReLU(inplace=True))
+        self.drop = nn.Dropout(0.2)
+        self.classifier = nn.Linear(embed_dim, n_classes)
+        self.register_buffer("mean", torch.tensor([0.45, 0.45, 0.45]).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor([0.25, 0.25, 0.25]).view(1, 3, 1, 1))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = (x - self.mean) / self.std
+        h, w = INDEX_BOX
+        top_left = x[:, :, :h, :w]
+        bottom_right = torch.flip(x[:, :, -h:, -w:], dims=(2, 3))
+        n = x.shape[0]
+        f = self.trunk(torch.cat([top_left, bottom_right], dim=0))
+        a, b = f[:n], f[n:]
+        emb = self.embed(torch.cat([a + b, torch.maximum(a, b)], dim=1))
+        return self.classifier(self.drop(emb)), emb
+
+
+def build_net(arch: str = "card", width: int = 16, *, fine_stem: int = 0) -> nn.Module:
+    """The network a member's ``arch`` names: ``"card"`` (:class:`CardNet`) or ``"index"`` (:class:`IndexNet`)."""
+    if arch == "card":
+        return CardNet(width=width, fine_stem=fine_stem)
+    if arch == "index":
+        return IndexNet(width=width)
+    raise ValueError(f"arch must be 'card' or 'index', not {arch!r}")
+
+
 class AuxHeads(nn.Module):
     """Rank (13 + back) and suit (4 + back) heads on the embedding, used only while training.
 

@@ -55,6 +55,7 @@ class Config:
     lr: float = 3e-3
     weight_decay: float = 1e-4
     width: int = 16
+    arch: str = "card"  # "card": the whole-card CardNet; "index": the corner-index IndexNet (models/net.py)
     fine_stem: int = 0  # channels of a full-resolution first block (models/net.py); 0: none
     aux_heads: float = 0.0  # weight of the training-only rank and suit heads on the embedding (models.net.AuxHeads); 0: none
     negatives: float = 0.04  # share of "not a card" crops (trained towards a uniform output)
@@ -334,10 +335,10 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     import torch.nn.functional as F
     from tqdm import tqdm
 
-    from models.net import AuxHeads, CardNet
+    from models.net import AuxHeads, build_net
 
     torch.manual_seed(cfg.seed)
-    model = CardNet(width=cfg.width, fine_stem=cfg.fine_stem).to(device).to(memory_format=torch.channels_last)
+    model = build_net(cfg.arch, cfg.width, fine_stem=cfg.fine_stem).to(device).to(memory_format=torch.channels_last)
     aux = AuxHeads(model.classifier.in_features).to(device) if cfg.aux_heads > 0 else None
     params = list(model.parameters()) + (list(aux.parameters()) if aux is not None else [])
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -640,7 +641,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     log(f"held-out decks ({len(held_decks)}): {', '.join(held_decks)}")
 
     fp32 = out_dir / f"{SHIPPED}.fp32.onnx"
-    from models.net import CardNet, count_parameters
+    from models.net import build_net, count_parameters
 
     members: list[dict[str, Any]] = []  # an ensemble's members, as metrics.json records them
     model = None  # the trained network (None for an ensemble: its parameters are the members')
@@ -652,7 +653,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         if cfg.members:
             members = previous.get("members", [])
         else:
-            model = CardNet(width=cfg.width, fine_stem=cfg.fine_stem)
+            model = build_net(cfg.arch, cfg.width, fine_stem=cfg.fine_stem)
     elif cfg.members:
         t_m = time.time()
         members = train_members(cfg, out_dir, quantise_int8=quantise_int8, log=log)

@@ -72,9 +72,12 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             raise CommandError(str(exc)) from None
     if args.image is not None:
-        image = cv2.imread(str(args.image), cv2.IMREAD_COLOR)
-        if image is None:
-            raise CommandError(f"{args.image}: not a readable image")
+        from vision.image_file import UnreadableImage, read_image
+
+        try:
+            image = read_image(args.image)
+        except UnreadableImage as exc:
+            raise CommandError(str(exc)) from None
     else:
         image = _frame_from_camera(config)
     seats = args.seats or (len(config.game.players) if config is not None else 4)

@@ -22,9 +22,9 @@ from typing import Any
 
 from table.cli import CommandError
 from table.commands.identify import add_model_arguments, default_model, load_classifier
+from vision.image_file import IMAGE_EXTENSIONS, UnreadableImage, read_image
 
 VIDEO_EXT = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".h264", ".mjpeg"}
-IMAGE_EXT = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,14 +65,12 @@ def _largest_card(image: Any) -> Any:
 
 
 def _from_photos(paths: list[Path], clf: Any) -> list[tuple[str, Any, str]]:
-    import cv2
-
     from vision.enroll import label_from_filename
 
     files: list[Path] = []
     for p in paths:
         if p.is_dir():
-            files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_EXT)
+            files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_EXTENSIONS)
         else:
             files.append(p)
     items: list[tuple[str, Any, str]] = []
@@ -81,9 +79,10 @@ def _from_photos(paths: list[Path], clf: Any) -> list[tuple[str, Any, str]]:
         if label is None:
             print(f"error: {f}: name the photo after its card (2C.jpg, 10H-2.png, back.jpg)", file=sys.stderr)
             continue
-        image = cv2.imread(str(f), cv2.IMREAD_COLOR) if f.is_file() else None
-        if image is None:
-            print(f"error: {f}: cannot read image", file=sys.stderr)
+        try:
+            image = read_image(f)
+        except UnreadableImage as exc:
+            print(f"error: {exc}", file=sys.stderr)
             continue
         crop = _largest_card(image)
         if crop is None:

@@ -49,16 +49,16 @@ def load_classifier(args: argparse.Namespace, **kw: object):  # type: ignore[no-
 
 
 def run(args: argparse.Namespace) -> int:
-    import cv2
-
     from vision.finder import find_cards
+    from vision.image_file import UnreadableImage, read_image
 
     clf = load_classifier(args, threshold=args.threshold, margin=args.margin, prototypes=args.prototypes)
     status = 0
     for path in args.images:
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR) if path.is_file() else None
-        if image is None:
-            print(f"error: {path}: cannot read image", file=sys.stderr)
+        try:
+            image = read_image(path)
+        except UnreadableImage as exc:
+            print(f"error: {exc}", file=sys.stderr)
             status = 2
             continue
         found = find_cards(image)

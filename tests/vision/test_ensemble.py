@@ -81,6 +81,36 @@ def test_fine_stem_reads_at_full_resolution_and_keeps_the_outputs() -> None:
         assert logits.shape == (2, 53) and emb.shape == (2, 128)
 
 
+def test_index_net_reads_only_the_corners_and_either_way_up() -> None:
+    torch = pytest.importorskip("torch")
+    from models.net import INDEX_BOX, build_net
+
+    torch.manual_seed(0)
+    net = build_net("index", 8).eval()
+    x = torch.rand(3, 3, 88, 64)
+    logits, emb = net(x)
+    assert logits.shape == (3, 53) and emb.shape == (3, 128)
+    # the 180-degree turn swaps the two corners, which are pooled symmetrically
+    turned, _ = net(torch.flip(x, dims=(2, 3)))
+    assert torch.allclose(logits, turned, atol=1e-5)
+    h, w = INDEX_BOX
+    middle = x.clone()
+    middle[:, :, h:-h, :] = torch.rand_like(middle[:, :, h:-h, :])  # a new middle, corners kept
+    assert torch.allclose(net(middle)[0], logits, atol=1e-5)
+    corner = x.clone()
+    corner[:, :, :h, :w] = 1.0 - corner[:, :, :h, :w]  # a different top-left index
+    assert not torch.allclose(net(corner)[1], emb, atol=1e-4)
+
+
+def test_build_net_names_an_unknown_arch() -> None:
+    pytest.importorskip("torch")
+    from models.net import CardNet, build_net
+
+    assert isinstance(build_net("card", 8), CardNet)
+    with pytest.raises(ValueError, match="arch must be 'card' or 'index', not 'pips'"):
+        build_net("pips")
+
+
 def _onehot_probs(preds: list[int], n_classes: int = 53, p: float = 0.6) -> np.ndarray:
     probs = np.full((len(preds), n_classes), (1 - p) / (n_classes - 1), dtype=np.float32)
     probs[np.arange(len(preds)), preds] = p

@@ -57,13 +57,17 @@ def test_unreadable_images_exit_2_after_the_rest(tmp_path: Path, capsys: pytest.
     junk = tmp_path / "junk.jpg"
     junk.write_text("not a picture")
     good = CARDS / "photo_light_qh.jpg"
-    status = main(["identify", str(junk), str(good), str(tmp_path / "missing.png")])
+    cut = tmp_path / "half-copied.jpg"
+    cut.write_bytes(good.read_bytes()[:4000])
+    status = main(["identify", str(junk), str(good), str(tmp_path / "missing.png"), str(cut)])
     out, err = capsys.readouterr()
     assert status == 2
     assert [Path(x["image"]).name for x in _lines(out)] == ["photo_light_qh.jpg"]
     errors = err.strip().splitlines()
-    assert len(errors) == 2 and all(e.startswith("error: ") for e in errors)
-    assert "junk.jpg" in errors[0] and "missing.png" in errors[1]
+    assert len(errors) == 3 and all(e.startswith("error: ") for e in errors)
+    assert "junk.jpg: not an image" in errors[0]
+    assert "missing.png: no such file" in errors[1]
+    assert "half-copied.jpg: truncated JPEG" in errors[2]
 
 
 def test_broken_model_is_one_line_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from vision.image_file import UnreadableImage, read_image
 from vision.sources.base import Backoff, FrameSource, SourceCorrupt, SourceEnded, SourceUnavailable
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
@@ -97,9 +98,10 @@ class ReplaySource(FrameSource):
                     raise SourceEnded(f"{self.describe()}: end of recording")
                 self._pos = 0
             f = self._files[self._pos]
-            image = cv2.imread(str(f), cv2.IMREAD_COLOR)
-            if image is None:
-                raise SourceCorrupt(f"{f}: unreadable or truncated image")
+            try:
+                image = read_image(f)
+            except UnreadableImage as exc:
+                raise SourceCorrupt(str(exc)) from None
             ts = self._times[self._pos]
         else:
             ok, image = self._cap.read()
