@@ -24,7 +24,25 @@ def _block(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
     )
 
 
-class CardNet(nn.Module):
+class _Reader(nn.Module):
+    """What every card network ends with: a 128-d embedding (enrolment compares these), dropout and
+    the 53-way classifier; and input normalisation in the graph, so the runtime only scales to 0..1."""
+
+    def _add_head(self, features: int, n_classes: int, embed_dim: int, *, flatten: bool) -> None:
+        # created in this order (after the trunk) so a seeded run initialises the weights as before
+        self.embed = nn.Sequential(*([nn.Flatten()] if flatten else []), nn.Linear(features, embed_dim),
+                                   nn.ReLU(inplace=True))
+        self.drop = nn.Dropout(0.2)
+        self.classifier = nn.Linear(embed_dim, n_classes)
+        self.register_buffer("mean", torch.tensor([0.45, 0.45, 0.45]).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor([0.25, 0.25, 0.25]).view(1, 3, 1, 1))
+
+    def _read(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        emb = self.embed(features)
+        return self.classifier(self.drop(emb)), emb
+
+
+class CardNet(_Reader):
     """Input: (N, 3, 88, 64) BGR in 0..1. Outputs: logits (N, 53) and embedding (N, 128)."""
 
     def __init__(self, width: int = 16, n_classes: int = N_CLASSES, embed_dim: int = EMBED_DIM,
@@ -45,17 +63,10 @@ class CardNet(nn.Module):
             _block(4 * w, 8 * w),
             nn.AvgPool2d(kernel_size=(3, 2), stride=(1, 2)),  # 5x4 -> 3x2 (top, middle, bottom; left, right)
         )
-        self.embed = nn.Sequential(nn.Flatten(), nn.Linear(8 * w * 6, embed_dim), nn.ReLU(inplace=True))
-        self.drop = nn.Dropout(0.2)
-        self.classifier = nn.Linear(embed_dim, n_classes)
-        # Normalisation lives in the graph so the runtime only scales to 0..1.
-        self.register_buffer("mean", torch.tensor([0.45, 0.45, 0.45]).view(1, 3, 1, 1))
-        self.register_buffer("std", torch.tensor([0.25, 0.25, 0.25]).view(1, 3, 1, 1))
+        self._add_head(8 * w * 6, n_classes, embed_dim, flatten=True)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = (x - self.mean) / self.std
-        emb = self.embed(self.features(x))
-        return self.classifier(self.drop(emb)), emb
+        return self._read(self.features((x - self.mean) / self.std))
 
 
 #: The top-left index of a canonical 64x88 crop, generously (rows, columns): letters and suit
@@ -63,7 +74,7 @@ class CardNet(nn.Module):
 INDEX_BOX = (32, 20)
 
 
-class IndexNet(nn.Module):
+class IndexNet(_Reader):
     """Reads only a card's two corner indices, at the crop's full resolution.
 
     Input and outputs as :class:`CardNet` (a whole 88x64 crop in; logits and a 128-d embedding
@@ -89,11 +100,7 @@ class IndexNet(nn.Module):
             nn.AvgPool2d(kernel_size=(4, 5)),  # 2x1: the rank above, the suit below
             nn.Flatten(),
         )
-        self.embed = nn.Sequential(nn.Linear(2 * 4 * w * 2, embed_dim), nn.ReLU(inplace=True))
-        self.drop = nn.Dropout(0.2)
-        self.classifier = nn.Linear(embed_dim, n_classes)
-        self.register_buffer("mean", torch.tensor([0.45, 0.45, 0.45]).view(1, 3, 1, 1))
-        self.register_buffer("std", torch.tensor([0.25, 0.25, 0.25]).view(1, 3, 1, 1))
+        self._add_head(2 * 4 * w * 2, n_classes, embed_dim, flatten=False)  # per corner: 4w channels x 2 cells; sum and max
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = (x - self.mean) / self.std
@@ -103,8 +110,7 @@ class IndexNet(nn.Module):
         n = x.shape[0]
         f = self.trunk(torch.cat([top_left, bottom_right], dim=0))
         a, b = f[:n], f[n:]
-        emb = self.embed(torch.cat([a + b, torch.maximum(a, b)], dim=1))
-        return self.classifier(self.drop(emb)), emb
+        return self._read(torch.cat([a + b, torch.maximum(a, b)], dim=1))
 
 
 def build_net(arch: str = "card", width: int = 16, *, fine_stem: int = 0) -> nn.Module:
