@@ -19,14 +19,19 @@ Member recipes are written as ``key=value`` settings of ``models.train.Config``,
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
-import shutil
 from pathlib import Path
 from typing import Any
 
 #: Config fields a member may set (what it is trained on and for how long); the rest is shared.
 MEMBER_KEYS = ("seed", "samples", "rounds", "epochs_per_round", "lr", "width", "arch", "fine_stem", "aux_heads", "picture_swap", "court_donor", "pip_swap",
                "full_bleed", "procedural_decks", "negatives")
+
+
+#: Settings of a member's place in the ensemble, not of its training: ``weight`` (default 1) weighs
+#: its probabilities in the average (scaled so the weights sum to 1).
+ENSEMBLE_KEYS = ("weight",)
 
 
 def parse_members(spec: str) -> list[dict[str, str]]:
@@ -40,29 +45,59 @@ def parse_members(spec: str) -> list[dict[str, str]]:
             key, sep, value = item.partition("=")
             if not sep or not value:
                 raise ValueError(f"member setting {item!r} is not key=value")
-            if key not in MEMBER_KEYS:
-                raise ValueError(f"member setting {key!r} is not one of {', '.join(MEMBER_KEYS)}")
+            if key not in MEMBER_KEYS + ENSEMBLE_KEYS:
+                raise ValueError(f"member setting {key!r} is not one of {', '.join(MEMBER_KEYS + ENSEMBLE_KEYS)}")
+            if key == "weight" and not _positive_number(value):
+                raise ValueError(f"member weight must be a positive number, not {value!r}")
             settings[key] = value
         members.append(settings)
     return members
 
 
+def _positive_number(text: str) -> bool:
+    try:
+        return float(text) > 0
+    except ValueError:
+        return False
+
+
+def member_weight(settings: dict[str, str]) -> float:
+    """The member's weight in the average (its ``weight`` setting, default 1)."""
+    return float(settings.get("weight", 1.0))
+
+
+def _training(settings: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in settings.items() if k not in ENSEMBLE_KEYS}
+
+
 def member_slug(settings: dict[str, str]) -> str:
-    """A folder name for a member: its settings, sorted (``"pip_swap-0.2_rounds-6"``; ``"base"`` if none)."""
-    return "_".join(f"{k}-{v}" for k, v in sorted(settings.items())) or "base"
+    """A folder name for a member: its training settings, sorted (``"pip_swap-0.2_rounds-6"``;
+    ``"base"`` if none). Its weight is not part of it: reweighing reuses the trained member."""
+    return "_".join(f"{k}-{v}" for k, v in sorted(_training(settings).items())) or "base"
 
 
 def member_config(cfg: Any, settings: dict[str, str]) -> Any:
-    """``cfg`` (a models.train.Config) with a member's settings applied (typed as the field is) and no members."""
-    typed = {key: type(getattr(cfg, key))(value) for key, value in settings.items()}  # MEMBER_KEYS: int or float
+    """``cfg`` (a models.train.Config) with a member's training settings applied (typed as the field
+    is) and no members."""
+    typed = {key: type(getattr(cfg, key))(value) for key, value in _training(settings).items()}
     return dataclasses.replace(cfg, members="", **typed)
 
 
-def merge(paths: list[Path], out: Path) -> None:
+def merge(paths: list[Path], out: Path, *, weights: list[float] | None = None,
+          turn: list[bool] | None = None) -> None:
     """Write one ONNX model that runs every model in ``paths`` on the shared input and averages them.
 
     Each member must have one input ``input`` and the outputs ``logits`` and ``embedding``; the
     members' own nodes are kept as they are (int8 members stay int8; the averaging stays float).
+    ``weights`` (default: equal) weigh the members' probabilities; they are scaled to sum to 1.
+
+    ``turn`` (default: none) marks the members that read each crop and its 180° turn *inside the
+    graph* and average the two. A network that reads a card either way up on its own (the
+    :class:`models.net.IndexNet`, which pools both corner indices) is left unmarked and reads the
+    crop once. A model with any marked member does its own turning, so its sidecar must say
+    ``flip_average: false`` or the runtime would turn every crop a second time; the recipe writes
+    that. Why in the graph: with the runtime turning every crop, a turn-invariant member would pay
+    for a second look that tells it nothing.
     """
     import numpy as np
     import onnx
@@ -72,9 +107,28 @@ def merge(paths: list[Path], out: Path) -> None:
         raise ValueError("an ensemble needs at least one member")
     models = [onnx.load(str(p)) for p in paths]
     k = len(models)
+    weights = [1.0] * k if weights is None else [float(w) for w in weights]
+    turn = [False] * k if turn is None else list(turn)
+    if len(weights) != k or len(turn) != k:
+        raise ValueError(f"{k} members but {len(weights)} weights and {len(turn)} turn flags")
+    if min(weights) <= 0:
+        raise ValueError(f"member weights must be positive, not {weights}")
+    opsets: dict[str, int] = {}
+    for model in models:
+        for opset in model.opset_import:
+            opsets[opset.domain] = max(opsets.get(opset.domain, 0), opset.version)
     nodes: list[Any] = []
     inits: list[Any] = []
-    opsets: dict[str, int] = {}
+    if any(turn):  # the crops and their 180-degree turns, one batch: [input; turned input]
+        big = np.iinfo(np.int64)
+        for name, value in (("ens_turn_starts", [-1, -1]), ("ens_turn_ends", [big.min, big.min]),
+                            ("ens_turn_axes", [2, 3]), ("ens_turn_steps", [-1, -1])):
+            inits.append(numpy_helper.from_array(np.array(value, np.int64), name))
+        inits.append(numpy_helper.from_array(np.array(0.5, np.float32), "ens_half"))
+        nodes += [helper.make_node("Slice", ["input", "ens_turn_starts", "ens_turn_ends", "ens_turn_axes",
+                                             "ens_turn_steps"], ["ens_turned"]),
+                  helper.make_node("Concat", ["input", "ens_turned"], ["ens_both"], axis=0)]
+    split_kw = {"num_outputs": 2} if opsets.get("", 0) >= 18 else {}
     input_vi = models[0].graph.input[0]
     for i, model in enumerate(models):
         names_in = [v.name for v in model.graph.input]
@@ -83,22 +137,32 @@ def merge(paths: list[Path], out: Path) -> None:
             raise ValueError(f"{paths[i]}: a member needs input 'input' and outputs 'logits', 'embedding'")
         prefixed = onnx.compose.add_prefix(model, f"m{i}_")
         for n, node in enumerate(prefixed.graph.node):
-            node.name = f"m{i}_{n}"  # exporter names are long paths; short ones keep two members under 2 MB
+            node.name = f"m{i}_{n}"  # exporter names are long paths; short ones keep the file small
             for j, name in enumerate(node.input):
                 if name == f"m{i}_input":
-                    node.input[j] = "input"
+                    node.input[j] = "ens_both" if turn[i] else "input"
             nodes.append(node)
         inits.extend(prefixed.graph.initializer)
-        for opset in model.opset_import:
-            opsets[opset.domain] = max(opsets.get(opset.domain, 0), opset.version)
-        nodes.append(helper.make_node("Softmax", [f"m{i}_logits"], [f"ens_p{i}"], axis=-1))
-        nodes.append(helper.make_node("LpNormalization", [f"m{i}_embedding"], [f"ens_e{i}"], axis=1, p=2))
-    inits.append(numpy_helper.from_array(np.array(1.0 / k, np.float32), "ens_inv_k"))
+        if turn[i]:  # each output's two halves (as read, turned) averaged; embeddings per half unit length
+            nodes += [
+                helper.make_node("Softmax", [f"m{i}_logits"], [f"ens_p2_{i}"], axis=-1),
+                helper.make_node("Split", [f"ens_p2_{i}"], [f"ens_pa{i}", f"ens_pb{i}"], axis=0, **split_kw),
+                helper.make_node("Sum", [f"ens_pa{i}", f"ens_pb{i}"], [f"ens_ps{i}"]),
+                helper.make_node("Mul", [f"ens_ps{i}", "ens_half"], [f"ens_p{i}"]),
+                helper.make_node("LpNormalization", [f"m{i}_embedding"], [f"ens_e2_{i}"], axis=1, p=2),
+                helper.make_node("Split", [f"ens_e2_{i}"], [f"ens_ea{i}", f"ens_eb{i}"], axis=0, **split_kw),
+                helper.make_node("Sum", [f"ens_ea{i}", f"ens_eb{i}"], [f"ens_es{i}"]),
+                helper.make_node("LpNormalization", [f"ens_es{i}"], [f"ens_e{i}"], axis=1, p=2),
+            ]
+        else:
+            nodes.append(helper.make_node("Softmax", [f"m{i}_logits"], [f"ens_p{i}"], axis=-1))
+            nodes.append(helper.make_node("LpNormalization", [f"m{i}_embedding"], [f"ens_e{i}"], axis=1, p=2))
+        inits.append(numpy_helper.from_array(np.array(weights[i] / sum(weights), np.float32), f"ens_w{i}"))
+        nodes.append(helper.make_node("Mul", [f"ens_p{i}", f"ens_w{i}"], [f"ens_pw{i}"]))
     inits.append(numpy_helper.from_array(np.array(1e-12, np.float32), "ens_eps"))
     inits.append(numpy_helper.from_array(np.array(1.0 / math.sqrt(k), np.float32), "ens_inv_sqrt_k"))
     nodes += [
-        helper.make_node("Sum", [f"ens_p{i}" for i in range(k)], ["ens_psum"]),
-        helper.make_node("Mul", ["ens_psum", "ens_inv_k"], ["ens_pmean"]),
+        helper.make_node("Sum", [f"ens_pw{i}" for i in range(k)], ["ens_pmean"]),
         helper.make_node("Max", ["ens_pmean", "ens_eps"], ["ens_pfloor"]),
         helper.make_node("Log", ["ens_pfloor"], ["logits"]),
         helper.make_node("Concat", [f"ens_e{i}" for i in range(k)], ["ens_ecat"], axis=1),
@@ -120,6 +184,13 @@ def _card_outputs(model: Any) -> list[Any]:
     n_classes = logits.type.tensor_type.shape.dim[-1].dim_value
     return [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", n_classes]),
             helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["n", None])]
+
+
+def turns_in_graph(path: Path) -> bool:
+    """Whether the model at ``path`` averages crops with their 180° turns itself (:func:`merge` with ``turn``)."""
+    import onnx
+
+    return any("ens_both" in node.output for node in onnx.load(str(path)).graph.node)
 
 
 def member_count(path: Path) -> int:
@@ -157,7 +228,7 @@ def split(path: Path, out_dir: Path) -> list[Path]:
     paths: list[Path] = []
     for i in range(k):
         pre = f"m{i}_"
-        rename = {f"{pre}logits": "logits", f"{pre}embedding": "embedding"}
+        rename = {f"{pre}logits": "logits", f"{pre}embedding": "embedding", "ens_both": "input"}
         nodes = []
         for node in merged.graph.node:
             if not node.name.startswith(pre):
@@ -178,6 +249,9 @@ def split(path: Path, out_dir: Path) -> list[Path]:
         dest.parent.mkdir(parents=True, exist_ok=True)
         onnx.save(member, str(dest))
         if path.with_suffix(".json").is_file():
-            shutil.copyfile(path.with_suffix(".json"), dest.with_suffix(".json"))
+            meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+            if meta.pop("turn", None) == "in graph":  # the merged graph turned; a member alone is turned at run time
+                meta["flip_average"] = True
+            dest.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         paths.append(dest)
     return paths

@@ -557,9 +557,14 @@ def latency_ms(model_path: Path, crops: np.ndarray, runs: int = 300) -> float:
     return round(float(np.median(times) * 1000), 4)
 
 
-def write_sidecar(model: Path, threshold: float, margin: float, extra: dict[str, Any], flip_average: bool = True) -> None:
+def write_sidecar(model: Path, threshold: float, margin: float, extra: dict[str, Any], flip_average: bool = True,
+                  *, turn_in_graph: bool = False) -> None:
+    """The model's JSON sidecar. ``turn_in_graph``: the model averages each crop with its 180° turn
+    itself (an ensemble, models.ensemble.merge), so the runtime must not turn it again."""
     from vision.classifier import CANONICAL_SIZE, LABELS
 
+    if turn_in_graph:
+        flip_average, extra = False, {**extra, "turn": "in graph"}
     meta = {
         "labels": list(LABELS),
         "input": {"name": "input", "layout": "NCHW", "channels": "BGR", "scale": "1/255",
@@ -597,8 +602,12 @@ def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any) 
     done: list[dict[str, Any]] = []
     variants: dict[str, list[Path]] = {"fp32": [], "int8": []}
     specs = ensemble.parse_members(cfg.members)
+    weights: list[float] = []
+    turn: list[bool] = []  # members that read a crop and its 180-degree turn (an IndexNet reads both ways at once)
     for i, settings in enumerate(specs, 1):
         mcfg = ensemble.member_config(cfg, settings)
+        weights.append(ensemble.member_weight(settings))
+        turn.append(cfg.flip_average and mcfg.arch != "index")
         mdir = root / ensemble.member_slug(settings)
         previous = json.loads((mdir / "metrics.json").read_text()) if (mdir / "metrics.json").is_file() else None
         have = all((mdir / f"{SHIPPED}.{v}.onnx").is_file() for v in (["fp32", "int8"] if quantise_int8 else ["fp32"]))
@@ -616,7 +625,7 @@ def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any) 
                      "held_out": {v: r["all"] for v, r in metrics["results"].items()}})
     for v, paths in variants.items():
         if v == "fp32" or quantise_int8:
-            ensemble.merge(paths, out_dir / f"{SHIPPED}.{v}.onnx")
+            ensemble.merge(paths, out_dir / f"{SHIPPED}.{v}.onnx", weights=weights, turn=turn)
     log(f"merged {len(specs)} members into {out_dir}")
     return done
 
@@ -663,7 +672,10 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         model = train_model(cfg, train_decks, device)
         t_train = time.time() - t0
         export_onnx(model, fp32)
-    write_sidecar(fp32, 0.9, 0.5, {}, cfg.flip_average)
+    from models.ensemble import turns_in_graph
+
+    turned = bool(cfg.members) and turns_in_graph(fp32)  # an ensemble may turn its crops itself (train_members)
+    write_sidecar(fp32, 0.9, 0.5, {}, cfg.flip_average, turn_in_graph=turned)
 
     # held-out crops: calibration (threshold) and test (figures), different seeds; plus negatives
     calib_plan, test_plan, neg_plan, _ = held_out_plans(cfg, held_decks)
@@ -677,13 +689,13 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     cal = evaluate(fp32, xc, yc, groups_c, 0.9, 0.5)
     threshold, margin = choose_open_set(cal["_probs"], yc, cfg.max_wrong)
     log(f"open-set rule chosen on calibration crops: threshold {threshold}, margin {margin}")
-    write_sidecar(fp32, threshold, margin, {"variant": "fp32"}, cfg.flip_average)
+    write_sidecar(fp32, threshold, margin, {"variant": "fp32"}, cfg.flip_average, turn_in_graph=turned)
 
     results: dict[str, Any] = {}
     variants = {"fp32": fp32}
     if quantise_int8 and cfg.members:  # each member was quantised on its own; merged as they are
         int8 = out_dir / f"{SHIPPED}.int8.onnx"
-        write_sidecar(int8, threshold, margin, {"variant": "int8"}, cfg.flip_average)
+        write_sidecar(int8, threshold, margin, {"variant": "int8"}, cfg.flip_average, turn_in_graph=turned)
         variants["int8"] = int8
     elif quantise_int8:
         int8 = out_dir / f"{SHIPPED}.int8.onnx"
@@ -691,7 +703,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
         qplan = _plan(rng_q, 512 if not cfg.tiny else 64, train_decks, cfg, negatives=0.02)
         xq, _ = synthesise(train_decks, qplan, cfg.seed + 5, cfg.workers, "int8 calibration crops")
         quantise(fp32, int8, xq)
-        write_sidecar(int8, threshold, margin, {"variant": "int8"}, cfg.flip_average)
+        write_sidecar(int8, threshold, margin, {"variant": "int8"}, cfg.flip_average, turn_in_graph=turned)
         variants["int8"] = int8
     # latency: the variants take turns, five times, and each keeps its best median, so that a burst
     # of other work on the machine cannot make the slower variant look faster (it once did)
@@ -717,7 +729,7 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
                 and b["latency_ms_per_crop_1thread"] < a["latency_ms_per_crop_1thread"]):
             shipped = "int8"
     shutil.copyfile(variants[shipped], out_dir / f"{SHIPPED}.onnx")
-    write_sidecar(out_dir / f"{SHIPPED}.onnx", threshold, margin, {"variant": shipped}, cfg.flip_average)
+    write_sidecar(out_dir / f"{SHIPPED}.onnx", threshold, margin, {"variant": shipped}, cfg.flip_average, turn_in_graph=turned)
 
     # a re-evaluation keeps the training run's time: total = (that) training + this evaluation
     t_eval = time.time() - t0 - (0.0 if evaluate_only or members else t_train)

@@ -8,18 +8,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.ensemble import member_slug, parse_members
+from models.ensemble import member_slug, member_weight, parse_members
 
 
 def test_member_specs_parse_and_name_their_folders() -> None:
-    members = parse_members("rounds=10; full_bleed=0.25 ;pip_swap=0.2 rounds=6;")
-    assert members == [{"rounds": "10"}, {"full_bleed": "0.25"}, {"pip_swap": "0.2", "rounds": "6"}]
+    members = parse_members("rounds=10; full_bleed=0.25 weight=2 ;pip_swap=0.2 rounds=6;")
+    assert members == [{"rounds": "10"}, {"full_bleed": "0.25", "weight": "2"}, {"pip_swap": "0.2", "rounds": "6"}]
+    # the weight is not part of the training recipe: reweighing reuses the trained member
     assert [member_slug(m) for m in members] == ["rounds-10", "full_bleed-0.25", "pip_swap-0.2_rounds-6"]
+    assert [member_weight(m) for m in members] == [1.0, 2.0, 1.0]
     assert member_slug({}) == "base" and parse_members("") == []
 
 
 @pytest.mark.parametrize("spec, message", [("rounds", "not key=value"), ("rounds=", "not key=value"),
-                                           ("colour=red", "'colour' is not one of")])
+                                           ("colour=red", "'colour' is not one of"),
+                                           ("weight=0", "positive number"), ("weight=heavy", "positive number")])
 def test_bad_member_specs_say_what_is_wrong(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_members(spec)
@@ -35,30 +38,35 @@ def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     cfg = config_from_args(parser.parse_args(["--tiny", "--workers", "1", "--members",
-                                                        "seed=1; seed=2 pip_swap=0.5 fine_stem=4"]))
+                                              "seed=1 weight=2; seed=2 pip_swap=0.5 fine_stem=4; seed=3 arch=index"]))
     logs: list[str] = []
     metrics = run_recipe(cfg, tmp_path, log=logs.append)
-    assert [m["settings"] for m in metrics["members"]] == [{"seed": "1"}, {"seed": "2", "pip_swap": "0.5", "fine_stem": "4"}]
+    assert [m["settings"] for m in metrics["members"]] == [
+        {"seed": "1", "weight": "2"}, {"seed": "2", "pip_swap": "0.5", "fine_stem": "4"}, {"seed": "3", "arch": "index"}]
     assert metrics["parameters"] == sum(m["parameters"] for m in metrics["members"])
-    member_dirs = [tmp_path / "members" / "seed-1", tmp_path / "members" / "fine_stem-4_pip_swap-0.5_seed-2"]
+    member_dirs = [tmp_path / "members" / name for name in ("seed-1", "fine_stem-4_pip_swap-0.5_seed-2", "arch-index_seed-3")]
     assert all((d / "card_classifier.int8.onnx").is_file() for d in member_dirs)
 
     crops = list(np.random.default_rng(0).integers(0, 256, (6, 88, 64, 3), dtype=np.uint8))
     merged = CardClassifier(tmp_path / "card_classifier.fp32.onnx")
+    assert not merged.flip_average and merged.meta["turn"] == "in graph"  # the graph turns; the runtime must not
     parts = [CardClassifier(d / "card_classifier.fp32.onnx") for d in member_dirs]
-    expected = np.mean([p.probabilities(crops) for p in parts], axis=0)
+    assert all(p.flip_average for p in parts)
+    expected = np.average([p.probabilities(crops) for p in parts], axis=0, weights=[2, 1, 1])
     assert np.allclose(merged.probabilities(crops), expected, atol=1e-5)
+    turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
+    assert np.allclose(merged.probabilities(turned), expected, atol=1e-5)  # either way up, as the runtime's turn was
     emb = merged.embed(crops)
     assert emb.shape[1] == sum(p.embed(crops).shape[1] for p in parts)
     assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
     assert CardClassifier(tmp_path / "card_classifier.onnx").threshold == metrics["threshold"]
 
-    assert metrics["members"][0]["parameters"] != metrics["members"][1]["parameters"]  # two architectures
+    assert len({m["parameters"] for m in metrics["members"]}) == 3  # three architectures
 
     # a second run finds both members on disk and only merges and evaluates
     logs.clear()
     again = run_recipe(cfg, tmp_path, log=logs.append)
-    assert sum("reusing" in line for line in logs) == 2
+    assert sum("reusing" in line for line in logs) == 3
     assert again["members"] == metrics["members"]
 
     # --evaluate-only keeps the merged model and what metrics.json says of its members
