@@ -29,14 +29,17 @@ from models.train import HERE, batched_probabilities, choose_open_set
 
 
 def score_combinations(calib: Mapping[str, np.ndarray], test: Mapping[str, np.ndarray], yc: np.ndarray,
-                       yt: np.ndarray, *, sizes: Iterable[int], max_wrong: float) -> list[dict[str, Any]]:
+                       yt: np.ndarray, *, sizes: Iterable[int], max_wrong: float,
+                       weights: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
     """One row per combination of runs (of each size): members, calibration top-1, rule, test rates;
-    best calibration top-1 first (ties: fewer unsure on calibration)."""
+    best calibration top-1 first (ties: fewer unsure on calibration). ``weights`` (default 1 each)
+    weigh a run's probabilities in every combination it is in, as a member's ``weight`` setting does."""
     rows = []
     for k in sizes:
         for combo in itertools.combinations(sorted(calib), k):
-            pc = np.mean([calib[r] for r in combo], axis=0)
-            pt = np.mean([test[r] for r in combo], axis=0)
+            w = [(weights or {}).get(r, 1.0) for r in combo]
+            pc = np.average([calib[r] for r in combo], axis=0, weights=w)
+            pt = np.average([test[r] for r in combo], axis=0, weights=w)
             threshold, margin = choose_open_set(pc, yc, max_wrong)
             on_calib = _rates(pc, yc, threshold, margin)
             rows.append({"members": list(combo), "calibration_top1": on_calib["top1"],
@@ -58,7 +61,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-turn", action="store_true",
                         help="read each crop once, without averaging it with its 180° turn (what more networks "
                              "instead of the turn would give at the same cost)")
+    parser.add_argument("--weight", action="append", default=[], metavar="RUN=W",
+                        help="weigh a run's probabilities by W in every combination (repeatable; default 1; "
+                             "RUN as the rows name it)")
     args = parser.parse_args(argv)
+    try:
+        args.weights = {name: float(w) for name, _, w in (item.partition("=") for item in args.weight)}
+    except ValueError:
+        parser.error(f"--weight takes RUN=W with W a number, not {args.weight}")
+    if any(w <= 0 for w in args.weights.values()):
+        parser.error("--weight: weights must be positive")
     with tempfile.TemporaryDirectory(prefix="loo-compare-") as tmp:
         return _compare(args, Path(tmp))
 
@@ -95,10 +107,16 @@ def _compare(args: argparse.Namespace, tmp: Path) -> int:
         clf = CardClassifier(path, threads=2, flip_average=False if args.no_turn else None)
         calib[name], test[name] = batched_probabilities(clf, crops.xc), batched_probabilities(clf, crops.xt)
         print(f"scored {name}", file=sys.stderr)
+    unknown = sorted(set(args.weights) - set(models))
+    if unknown:
+        print(f"models.compare: --weight {', '.join(unknown)}: no such run (runs: {', '.join(models)})", file=sys.stderr)
+        return 2
     sizes = [k for k in (args.sizes or [1, 2]) if 1 <= k <= len(models)]
-    for row in score_combinations(calib, test, crops.yc, crops.yt, sizes=sizes, max_wrong=crops.cfg.max_wrong):
+    for row in score_combinations(calib, test, crops.yc, crops.yt, sizes=sizes, max_wrong=crops.cfg.max_wrong,
+                                  weights=args.weights):
         t = row["test"]
-        print(f"{' + '.join(row['members'])}: calibration top-1 {row['calibration_top1'] * 100:.2f}% "
+        names = [f"{m}×{args.weights[m]:g}" if m in args.weights else m for m in row["members"]]
+        print(f"{' + '.join(names)}: calibration top-1 {row['calibration_top1'] * 100:.2f}% "
               f"(unsure {row['calibration_unsure'] * 100:.1f}%), rule {row['threshold']}/{row['margin']}; "
               f"test top-1 {t['top1'] * 100:.2f}%, confidently wrong {t['confidently_wrong'] * 100:.3f}%, "
               f"unsure {t['unsure'] * 100:.1f}%")

@@ -141,6 +141,26 @@ def test_compare_averages_runs_and_ranks_by_calibration_not_test() -> None:
     assert rows[1]["test"]["confidently_wrong"] == 0.0  # "a" alone: rule from its calibration errors
 
 
+def test_compare_weights_a_run_in_every_combination() -> None:
+    pytest.importorskip("torch")
+    from models.compare import score_combinations
+
+    y = np.arange(3)
+    # crop 2: "a" says 2 at 0.6, "b" and "c" say 0 at 0.6; equal weights follow b and c, a at 3 wins
+    probs = {"a": _onehot_probs([0, 1, 2]), "b": _onehot_probs([0, 1, 0]), "c": _onehot_probs([0, 1, 0])}
+    plain = score_combinations(probs, probs, y, y, sizes=[3], max_wrong=0.0)
+    heavy = score_combinations(probs, probs, y, y, sizes=[3], max_wrong=0.0, weights={"a": 3.0})
+    assert plain[0]["calibration_top1"] == pytest.approx(2 / 3, abs=1e-4) and heavy[0]["calibration_top1"] == 1.0
+
+
+def test_compare_refuses_a_weight_for_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from models.compare import main
+
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--weight", "a=heavy"])
+    assert "RUN=W with W a number" in capsys.readouterr().err
+
+
 def test_compare_names_a_missing_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from models.compare import main
 
