@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -139,3 +140,19 @@ def test_aux_heads_read_rank_and_suit_from_the_card_label() -> None:
     with torch.no_grad():
         low = float(heads.loss(right, labels))  # label smoothing keeps it above 0
         assert float(heads.loss(wrong_suit, labels)) > low + 5 and float(heads.loss(wrong_rank, labels)) > low + 5
+
+
+def test_open_set_rule_accepts_no_more_negatives_than_wrong_cards() -> None:
+    """Crops that are not a card are few among the calibration crops; the overall share of
+    confidently wrong alone would let a rule accept them, so they have a bound of their own."""
+    from models.train import choose_open_set
+
+    cards = np.full((1000, 53), 0.1 / 52, np.float32)
+    cards[np.arange(1000), np.arange(1000) % 53] = 0.9
+    negatives = np.full((5, 53), 0.4 / 52, np.float32)
+    negatives[:, 7] = 0.6  # a bare table that looks a little like one card
+    probs = np.concatenate([cards, negatives])
+    y = np.concatenate([np.arange(1000) % 53, np.full(5, -1)])
+    threshold, margin = choose_open_set(probs, y, max_wrong=0.01)  # 10 wrong crops overall would pass
+    accepted = (probs.max(1) >= threshold) & (np.sort(probs, 1)[:, -1] - np.sort(probs, 1)[:, -2] >= margin)
+    assert not accepted[1000:].any() and accepted[:1000].all()
