@@ -170,9 +170,12 @@ def test_compare_names_a_missing_run(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_split_gives_back_the_shipped_members(tmp_path: Path) -> None:
-    """Each member taken out of the committed merged model runs alone, and their average is the
-    merged model's output again (so models.compare can score new runs against them)."""
+    """Each member taken out of the committed merged model runs alone, and their average (weighed
+    as metrics.json's member settings say) is the merged model's output again (so models.compare
+    can score new runs against them)."""
     pytest.importorskip("onnx")
+    import json
+
     from models.ensemble import member_count, split
     from vision.classifier import CardClassifier
 
@@ -184,7 +187,10 @@ def test_split_gives_back_the_shipped_members(tmp_path: Path) -> None:
     crops = list(np.random.default_rng(1).integers(0, 256, (5, 88, 64, 3), dtype=np.uint8))
     alone = [p.probabilities(crops) for p in parts]
     assert not np.allclose(alone[0], alone[1], atol=1e-3)  # two different networks
-    assert np.allclose(CardClassifier(shipped).probabilities(crops), np.mean(alone, axis=0), atol=1e-5)
+    members = json.loads((shipped.parent / "metrics.json").read_text())["members"]
+    weights = [member_weight(m["settings"]) for m in members]
+    assert len(weights) == k
+    assert np.allclose(CardClassifier(shipped).probabilities(crops), np.average(alone, axis=0, weights=weights), atol=1e-5)
     assert member_count(tmp_path / "m0" / shipped.name) == 0  # a member is a plain model
 
 
