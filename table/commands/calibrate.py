@@ -58,7 +58,6 @@ def _frame_from_camera(config) -> object:  # noqa: ANN001 - table.config.TableCo
 
 
 def run(args: argparse.Namespace) -> int:
-    import cv2
 
     from vision import calibration as cal
     from vision.geometry import Calibration, GeometryError, TableLayout
