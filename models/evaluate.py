@@ -31,7 +31,8 @@ from models.train import (
 )
 
 
-def _rates(probs: np.ndarray, y: np.ndarray, threshold: float, margin: float) -> dict[str, float]:
+def _rates(probs: np.ndarray, y: np.ndarray, threshold: float | np.ndarray, margin: float | np.ndarray) -> dict[str, float]:
+    """Top-1, confidently wrong and unsure over the cards in ``probs``; the rule may differ per crop."""
     order = np.sort(probs, axis=1)
     acc = (order[:, -1] >= threshold) & (order[:, -1] - order[:, -2] >= margin)
     pred = probs.argmax(1)
@@ -109,31 +110,36 @@ def main(argv: list[str] | None = None) -> int:
                             cache=cfg_cache(cfg))
         protos_by_deck[deck] = (ye, run(xe)[1])
 
-    def enrolled_probs(w: float, p: np.ndarray, e: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        out = p.copy()
+    def enrolled_probs(w: float, p: np.ndarray, e: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Probabilities with each deck's prototypes, and which crops matched an enrolled view."""
+        out, matched = p.copy(), np.zeros(len(p), bool)
         for deck, (ye, ee) in protos_by_deck.items():
             m = groups == deck
             protos = Prototypes.build(clf.labels, [(clf.labels[int(k)], v) for k, v in zip(ye, ee, strict=True)], weight=w)
-            out[m] = protos.probabilities(e[m], p[m])
-        return out
+            out[m], matched[m] = protos.reweigh(e[m], p[m])
+        return out, matched
+
+    def enrolled_rates(probs: np.ndarray, matched: np.ndarray, y: np.ndarray, t: float, m: float) -> dict[str, float]:
+        """As CardClassifier.classify judges them: matched crops by enrolment's rule, the rest by the network's."""
+        return _rates(probs, y, np.where(matched, t, thr), np.where(matched, m, mar))
 
     keep_c = np.isin(gc, list(held))
     best: tuple[float, float, float, float] | None = None  # (unsure, weight, threshold, margin)
     for w in (2.0, 5.0, 10.0, 20.0):
-        probs = enrolled_probs(w, pc, ec, gc)[keep_c]
+        probs, matched = (a[keep_c] for a in enrolled_probs(w, pc, ec, gc))
         t, m = choose_open_set(probs, yc[keep_c], cfg.max_wrong)
-        unsure = _rates(probs, yc[keep_c], t, m)["unsure"]
+        unsure = enrolled_rates(probs, matched, yc[keep_c], t, m)["unsure"]
         if best is None or unsure < best[0]:
             best = (unsure, w, t, m)
     assert best is not None
     _, w, t, m = best
     result["prototypes"] = {"weight": w, "threshold": t, "margin": m,
                             "chosen_on": "pooled calibration crops of the held-out decks, each deck enrolled on its own"}
-    after_all = enrolled_probs(w, pt, et, gt)
+    after_all, matched_all = enrolled_probs(w, pt, et, gt)
     for deck in sorted(held):
         mt = gt == deck
         before = _rates(pt[mt], yt[mt], thr, mar)
-        after = _rates(after_all[mt], yt[mt], t, m)
+        after = enrolled_rates(after_all[mt], matched_all[mt], yt[mt], t, m)
         result["decks"][deck] = {"n": int(mt.sum()), "without_enrolment": before, "with_enrolment": after}
         print(f"{deck}: without enrolment top-1 {before['top1'] * 100:.2f}% (unsure {before['unsure'] * 100:.1f}%, "
               f"confidently wrong {before['confidently_wrong'] * 100:.2f}%); with {args.enroll_per_card} views per card "

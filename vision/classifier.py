@@ -191,6 +191,8 @@ class CardClassifier:
         self.providers: tuple[str, ...] = tuple(self.session.get_providers())
         self._check_shapes(meta_path)
         self.prototypes: Any = None
+        # the network's own rule, for crops that match no enrolled view (classify)
+        self.network_threshold, self.network_margin = self.threshold, self.margin
         if prototypes is not None:
             from vision.enroll import Prototypes  # local: enrolment is optional
 
@@ -267,18 +269,22 @@ class CardClassifier:
             return []
         if self.prototypes is not None and self.has_embedding:
             logits, emb = self._run(crops, ["logits", "embedding"])
-            probs = self.prototypes.probabilities(emb, softmax(logits))
-        else:
-            probs = self.probabilities(crops)
-        return [self.decide(row) for row in probs]
+            probs, matched = self.prototypes.reweigh(emb, softmax(logits))
+            # a crop near no enrolled view keeps the network's probabilities, so the network's rule
+            # judges it: enrolment's stricter rule would only turn the network's sure reads unsure
+            return [self.decide(row) if m else self.decide(row, self.network_threshold, self.network_margin)
+                    for row, m in zip(probs, matched, strict=True)]
+        return [self.decide(row) for row in self.probabilities(crops)]
 
-    def decide(self, probs: np.ndarray) -> Reading:
-        """Apply the open-set rule to one probability row."""
+    def decide(self, probs: np.ndarray, threshold: float | None = None, margin: float | None = None) -> Reading:
+        """Apply the open-set rule (this reader's, unless ``threshold``/``margin`` are given) to one row."""
+        threshold = self.threshold if threshold is None else threshold
+        margin = self.margin if margin is None else margin
         order = np.argsort(probs)[::-1][:3]
         top3 = tuple((self.labels[int(i)], float(probs[int(i)])) for i in order)
         best, p1 = top3[0]
         p2 = top3[1][1] if len(top3) > 1 else 0.0
-        if p1 >= self.threshold and p1 - p2 >= self.margin:
+        if p1 >= threshold and p1 - p2 >= margin:
             if best == BACK:
                 return Reading(card=None, confidence=p1, top3=top3, face_down=True)
             return Reading(card=best, confidence=p1, top3=top3, face_down=False)

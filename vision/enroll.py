@@ -142,6 +142,11 @@ class Prototypes:
     def probabilities(self, emb: np.ndarray, net_probs: np.ndarray) -> np.ndarray:
         """Network probabilities re-weighted by prototype similarity (rows sum to 1); rows whose
         best match is under ``match_floor`` keep the network's own probabilities."""
+        return self.reweigh(emb, net_probs)[0]
+
+    def reweigh(self, emb: np.ndarray, net_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`probabilities`, and which rows matched an enrolled view (the others are the
+        network's own, to be judged by the network's open-set rule, not enrolment's stricter one)."""
         sim = self.similarities(emb)
         enrolled = ~np.isnan(sim[0]) if len(sim) else np.zeros(len(self.labels), bool)
         # labels with no prototype get the mean similarity of the row's enrolled ones: neutral
@@ -151,8 +156,8 @@ class Prototypes:
         logit -= logit.max(axis=1, keepdims=True)
         p = np.exp(logit)
         p = p / p.sum(axis=1, keepdims=True)
-        unmatched = sim.max(axis=1) < self.match_floor  # the fill never exceeds a row's enrolled best
-        return np.where(unmatched[:, None], net_probs, p).astype(np.float32)
+        matched = sim.max(axis=1) >= self.match_floor  # the fill never exceeds a row's enrolled best
+        return np.where(matched[:, None], p, net_probs).astype(np.float32), matched
 
 
 def guide_order() -> tuple[str, ...]:

@@ -78,6 +78,27 @@ def test_a_crop_that_matches_no_enrolled_view_keeps_the_networks_probabilities()
     assert np.allclose(out[1], net[1])  # no say: the network's own guess, as unsure as it was
     single = Prototypes.build(LABELS, [("QH", base["QH"])])
     assert single.match_floor == 0.0  # one view per card: nothing to measure, no floor
+    _, matched = protos.reweigh(np.stack([near_kh, stranger]), net)
+    assert matched.tolist() == [True, False]
+
+
+def test_a_crop_near_no_enrolled_view_is_judged_by_the_networks_own_rule(clf: CardClassifier, tmp_path: Path) -> None:
+    """Enrolment's open-set rule is stricter than the network's; a crop it has no say on must read
+    as the network alone reads it, not turn unsure (the stained demo cards did, before)."""
+    crops = [cv2.imread(str(CARDS / n)) for n in CROPS]
+    alone = clf.classify(crops)
+    assert any(r.card is not None for r in alone)
+    rng = np.random.default_rng(9)
+    dim = clf.embed(crops[:1]).shape[1]
+    base = {lab: _unit(rng.normal(size=dim)) for lab in ("2C", "3C")}  # like no real crop
+    views = [(lab, _unit(base[lab] + 0.02 * rng.normal(size=dim))) for lab in base for _ in range(3)]
+    far = Prototypes.build(LABELS, views, model_sha256=model_digest(MODEL), threshold=0.99999, weight=20.0)
+    path = tmp_path / "far.npz"
+    far.save(path)
+    enrolled = CardClassifier(MODEL, prototypes=path)
+    assert enrolled.threshold == 0.99999 and enrolled.network_threshold == clf.threshold
+    assert not far.reweigh(enrolled.embed(crops), clf.probabilities(crops))[1].any()
+    assert [(r.card, r.face_down) for r in enrolled.classify(crops)] == [(r.card, r.face_down) for r in alone]
 
 
 def test_prototype_file_errors(tmp_path: Path) -> None:
