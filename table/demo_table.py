@@ -100,6 +100,7 @@ class DemoSummary:
     chips_at_end: dict[str, int] = field(default_factory=dict)
     pool_at_end: int = 0
     worn_cards: list[str] = field(default_factory=list)
+    enrolled_deck: bool = False  # the camera read through a deck enrolment (prototypes)
     chips_conserved: bool = False
     ledger_verified: bool = False
     problems: list[str] = field(default_factory=list)
@@ -150,7 +151,8 @@ class TableDemo:
         self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier, stable_s=0.3)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
         self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
-        self.summary = DemoSummary(worn_cards=worn_cards)
+        self.summary = DemoSummary(worn_cards=worn_cards,
+                                   enrolled_deck=getattr(classifier, "prototypes", None) is not None)
         self._tricks_seen = 0
         self.referee.start()
 
