@@ -163,7 +163,8 @@ class CardClassifier:
         self.threshold = float(threshold if threshold is not None else self.meta.get("threshold", FALLBACK_THRESHOLD))
         self.margin = float(margin if margin is not None else self.meta.get("margin", FALLBACK_MARGIN))
         # A card lies either way up, so the crop and its 180° turn are both the card: averaging the
-        # two readings costs a second (batched) pass and halves the unsure rate at equal risk.
+        # two readings costs a second (batched) pass and halves the unsure rate at equal risk. A model
+        # that turns crops inside its graph (an ensemble, sidecar "turn": "in graph") says false here.
         self.flip_average = bool(self.meta.get("flip_average", False) if flip_average is None else flip_average)
         if not 0.0 <= self.threshold <= 1.0 or not 0.0 <= self.margin <= 1.0:
             raise ValueError("threshold and margin must lie in 0..1")
