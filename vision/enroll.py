@@ -7,7 +7,7 @@ similarity to the nearest stored crop of each card is added to the network's log
 so an enrolled card that looks exactly like a stored one wins, and cards not enrolled still fall
 back to the network alone.
 
-The file is a small ``.npz`` (float16 vectors, about 13 kB for a deck with three crops per card)
+The file is a small ``.npz`` (float16 vectors, tens of kB for a deck with three crops per card)
 that records the model file's SHA-256, so a prototype file made for another model is refused.
 """
 
