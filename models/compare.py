@@ -95,6 +95,10 @@ def _compare(args: argparse.Namespace, tmp: Path) -> int:
     if missing:
         print(f"models.compare: {', '.join(missing)}: not found (or two runs share a folder name)", file=sys.stderr)
         return 2
+    unknown = sorted(set(args.weights) - set(models))
+    if unknown:
+        print(f"models.compare: --weight {', '.join(unknown)}: no such run (runs: {', '.join(models)})", file=sys.stderr)
+        return 2
     if not args.metrics.is_file():
         print(f"models.compare: {args.metrics}: no metrics.json to take the held-out crops from", file=sys.stderr)
         return 2
@@ -107,10 +111,6 @@ def _compare(args: argparse.Namespace, tmp: Path) -> int:
         clf = CardClassifier(path, threads=2, flip_average=False if args.no_turn else None)
         calib[name], test[name] = batched_probabilities(clf, crops.xc), batched_probabilities(clf, crops.xt)
         print(f"scored {name}", file=sys.stderr)
-    unknown = sorted(set(args.weights) - set(models))
-    if unknown:
-        print(f"models.compare: --weight {', '.join(unknown)}: no such run (runs: {', '.join(models)})", file=sys.stderr)
-        return 2
     sizes = [k for k in (args.sizes or [1, 2]) if 1 <= k <= len(models)]
     for row in score_combinations(calib, test, crops.yc, crops.yt, sizes=sizes, max_wrong=crops.cfg.max_wrong,
                                   weights=args.weights):

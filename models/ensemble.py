@@ -34,6 +34,10 @@ MEMBER_KEYS = ("seed", "samples", "rounds", "epochs_per_round", "lr", "width", "
 ENSEMBLE_KEYS = ("weight",)
 
 
+#: The merged graph's batch of crops and their 180° turns, which turning members read (merge).
+TURNED_BATCH = "ens_both"
+
+
 def parse_members(spec: str) -> list[dict[str, str]]:
     """``"rounds=10; pip_swap=0.2 rounds=6"`` -> ``[{"rounds": "10"}, {"pip_swap": "0.2", "rounds": "6"}]``."""
     members: list[dict[str, str]] = []
@@ -127,7 +131,7 @@ def merge(paths: list[Path], out: Path, *, weights: list[float] | None = None,
         inits.append(numpy_helper.from_array(np.array(0.5, np.float32), "ens_half"))
         nodes += [helper.make_node("Slice", ["input", "ens_turn_starts", "ens_turn_ends", "ens_turn_axes",
                                              "ens_turn_steps"], ["ens_turned"]),
-                  helper.make_node("Concat", ["input", "ens_turned"], ["ens_both"], axis=0)]
+                  helper.make_node("Concat", ["input", "ens_turned"], [TURNED_BATCH], axis=0)]
     split_kw = {"num_outputs": 2} if opsets.get("", 0) >= 18 else {}
     input_vi = models[0].graph.input[0]
     for i, model in enumerate(models):
@@ -140,7 +144,7 @@ def merge(paths: list[Path], out: Path, *, weights: list[float] | None = None,
             node.name = f"m{i}_{n}"  # exporter names are long paths; short ones keep the file small
             for j, name in enumerate(node.input):
                 if name == f"m{i}_input":
-                    node.input[j] = "ens_both" if turn[i] else "input"
+                    node.input[j] = TURNED_BATCH if turn[i] else "input"
             nodes.append(node)
         inits.extend(prefixed.graph.initializer)
         if turn[i]:  # each output's two halves (as read, turned) averaged; embeddings per half unit length
@@ -190,7 +194,7 @@ def turns_in_graph(path: Path) -> bool:
     """Whether the model at ``path`` averages crops with their 180° turns itself (:func:`merge` with ``turn``)."""
     import onnx
 
-    return any("ens_both" in node.output for node in onnx.load(str(path)).graph.node)
+    return any(TURNED_BATCH in node.output for node in onnx.load(str(path)).graph.node)
 
 
 def member_count(path: Path) -> int:
@@ -228,7 +232,7 @@ def split(path: Path, out_dir: Path) -> list[Path]:
     paths: list[Path] = []
     for i in range(k):
         pre = f"m{i}_"
-        rename = {f"{pre}logits": "logits", f"{pre}embedding": "embedding", "ens_both": "input"}
+        rename = {f"{pre}logits": "logits", f"{pre}embedding": "embedding", TURNED_BATCH: "input"}
         nodes = []
         for node in merged.graph.node:
             if not node.name.startswith(pre):

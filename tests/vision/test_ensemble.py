@@ -203,3 +203,13 @@ def test_compare_refuses_a_model_file_that_is_not_merged(tmp_path: Path, capsys:
     assert main([str(member)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "not a merged model" in err
+
+
+def test_compare_names_a_weighed_run_that_is_not_given_before_scoring(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from models.compare import main
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "card_classifier.int8.onnx").write_bytes(b"")  # never loaded: the check comes first
+    assert main([str(tmp_path / "a"), "--weight", "b=2"]) == 2
+    assert "--weight b: no such run (runs: a)" in capsys.readouterr().err
