@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from vision.classifier import CANONICAL_SIZE
+from vision.detector import CardDetector, Detection
 
 _WEIGHTS = np.array([[0.6, 1.5, 1.5]], np.float32)
 CARD_ASPECT = 3.5 / 2.5  # long side / short side of a standard card
@@ -302,11 +303,14 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64,
-               thorough: bool = False) -> list[FoundCard]:
-    """Every whole card in ``image_bgr`` (any rotation, light or dark table), top-to-bottom, left-to-right.
+               thorough: bool = False, detector: CardDetector | None = None) -> list[FoundCard]:
+    """Every card in ``image_bgr`` (any rotation, any table), top-to-bottom, left-to-right.
 
     ``min_card_px`` is the shortest card side (in the original image) worth reading. The edge cue
     runs only when the colour cue finds nothing, unless ``thorough`` (both always; slower).
+    With a ``detector`` (:class:`vision.detector.CardDetector`), the network's cards are the
+    answer: a card the contour cues also found takes their more exact outline, and the cues'
+    other finds are kept only where the network saw no card but they are sure of it.
     """
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("find_cards expects an H×W×3 BGR image")
@@ -354,11 +358,54 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
         elif len(clash) == 1 and cand[2] == "colour" and kept[clash[0]][2] == "edges" \
                 and cv2.contourArea(cand[1]) >= 0.85 * cv2.contourArea(kept[clash[0]][1]):
             kept[clash[0]] = cand
+    if detector is not None:
+        kept = _with_detections(detector.detect(image_bgr), kept, scale, min_card_px)
     kept = kept[:max_cards]
     found: list[FoundCard] = []
     for score, quad, cue in kept:
-        corners = _snap_to_edges(image_bgr, quad / scale)
+        corners = _snap_to_edges(image_bgr, quad / scale) if cue != "network" else \
+            order_corners(_snap_to_edges(image_bgr, order_corners(quad / scale)))
         found.append(FoundCard(corners=corners.astype(np.float32), crop=warp_card(image_bgr, corners),
                                score=round(min(score, 1.0), 3), cue=cue))
     found.sort(key=lambda f: (round(f.centre[1] / max(H / 8, 1)), f.centre[0]))
     return found
+
+
+def _with_detections(detections: list[Detection], cues: list[tuple[float, np.ndarray, str]], scale: float,
+                     min_card_px: int) -> list[tuple[float, np.ndarray, str]]:
+    """Merge the network's cards with the contour cues' (quads in working-image pixels).
+
+    A detection the cues also outlined takes the cues' outline: where a card lies clear of the
+    others they find its edges to a pixel, while the network answers a rectangle. A detection
+    whose centre lies close to a better one's is the same card seen twice. A cue's find that no
+    detection explains is kept only when it looks very like a card (score): the network was
+    trained on far more kinds of table than the cues' rules were tuned on, so it has the last say.
+    """
+    out: list[tuple[float, np.ndarray, str]] = []
+    centres: list[tuple[np.ndarray, float]] = []
+    used: set[int] = set()
+    for det in detections:
+        quad = det.corners * scale
+        sides = [float(np.linalg.norm(quad[i] - quad[(i + 1) % 4])) for i in range(4)]
+        short = min(sides)
+        if short < min_card_px * scale:
+            continue
+        c = quad.mean(axis=0)
+        if any(float(np.linalg.norm(c - oc)) < 0.3 * min(short, os_) for oc, os_ in centres):
+            continue
+        centres.append((c, short))
+        match = None
+        for i, (_score, cq, _cue) in enumerate(cues):
+            if i not in used and overlap(quad, cq) >= 0.75 and \
+                    0.75 <= cv2.contourArea(cq) / max(cv2.contourArea(quad), 1.0) <= 1.33:
+                match = i
+                break
+        if match is not None:
+            used.add(match)
+            out.append((det.score, cues[match][1], cues[match][2]))
+        else:
+            out.append((det.score, order_corners(quad), "network"))
+    for i, (score, cq, cue) in enumerate(cues):
+        if i not in used and score >= 0.9 and all(overlap(cq, q) < 0.3 for _s, q, _c in out):
+            out.append((min(score, 0.5), cq, cue))
+    return out

@@ -49,7 +49,7 @@ def load_classifier(args: argparse.Namespace, **kw: object):  # type: ignore[no-
 
 
 def run(args: argparse.Namespace) -> int:
-    from vision.finder import find_cards
+    from vision.identify import identify
     from vision.image_file import UnreadableImage, read_image
 
     clf = load_classifier(args, threshold=args.threshold, margin=args.margin, prototypes=args.prototypes)
@@ -61,12 +61,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             status = 2
             continue
-        found = find_cards(image)
-        readings = clf.classify([f.crop for f in found])
-        cards = []
-        for f, r in zip(found, readings, strict=True):
-            entry = r.to_dict()
-            entry["corners"] = [[round(float(x), 1), round(float(y), 1)] for x, y in f.corners]
-            cards.append(entry)
+        cards = [card.to_dict() for card in identify(image, clf)]
         print(json.dumps({"image": str(path), "cards": cards}), flush=True)
     return status

@@ -1,0 +1,128 @@
+"""Real photographs end to end: what ``loo-table identify`` reports, scored against VOC labels.
+
+    .venv/bin/python bench/realphotos.py FOLDER... [--model PATH] [--limit N] [--json] [--wrong]
+
+Each FOLDER holds photos with a Pascal VOC ``.xml`` beside each (``vision/voc.py``). Every photo
+goes through exactly the pipeline of ``loo-table identify`` (``vision.identify.identify``: the
+finder, then the shipped reader and its open-set rule), and each labelled card is scored:
+*found* when a reported card's outline has a bounding box with IoU >= 0.5 against the label's
+box, then *right* (rank, and suit where the label has one), *wrong* (another card named, with
+confidence: the referee would act on it) or *unsure* (found, nothing named: the referee asks);
+*missed* when nothing matches; *extra* counts reported cards that match no label. One line per
+folder and a total; ``ms/photo`` is the median time of the whole pipeline per photo, one thread.
+Exits 1 when a folder has no labelled photo.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from vision.classifier import CardClassifier  # noqa: E402
+from vision.detector import CardDetector  # noqa: E402
+from vision.identify import identify  # noqa: E402
+from vision.image_file import IMAGE_EXTENSIONS, UnreadableImage, read_image  # noqa: E402
+from vision.voc import LabelError, Tally, quad_box, read_labels, score_photo  # noqa: E402
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "card_classifier.onnx"
+DEFAULT_DETECTOR = Path(__file__).resolve().parent.parent / "models" / "card_detector.onnx"
+
+
+def labelled_photos(folder: Path) -> list[tuple[Path, Path]]:
+    """(photo, label file) pairs of a folder, in name order."""
+    out = []
+    for p in sorted(folder.iterdir()):
+        if p.suffix.lower() in IMAGE_EXTENSIONS and p.with_suffix(".xml").is_file():
+            out.append((p, p.with_suffix(".xml")))
+    return out
+
+
+def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | None, *, limit: int | None = None) -> Tally:
+    total = Tally()
+    for photo, xml in labelled_photos(folder)[:limit]:
+        image = read_image(photo)
+        labels = read_labels(xml, (image.shape[1], image.shape[0]))
+        t0 = time.perf_counter()
+        cards = identify(image, clf, detector)
+        ms = (time.perf_counter() - t0) * 1000
+        t = score_photo(labels, [(quad_box(c.found.corners), c.reading.card) for c in cards], name=photo.name)
+        t.ms.append(ms)
+        total.add(t)
+    return total
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f} %" if d else "-"
+
+
+def line(name: str, t: Tally) -> str:
+    ms = statistics.median(t.ms) if t.ms else 0.0
+    return (f"{name}: photos {t.photos}, cards {t.cards}, found {t.found} ({_pct(t.found, t.cards)}), "
+            f"right {t.right} ({_pct(t.right, t.cards)}), wrong {t.wrong} ({_pct(t.wrong, t.cards)}), "
+            f"unsure {t.unsure} ({_pct(t.unsure, t.cards)}), missed {t.missed} ({_pct(t.missed, t.cards)}), "
+            f"extra {t.extra}, {ms:.1f} ms/photo")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 2)[2])
+    ap.add_argument("folders", nargs="+", type=Path, metavar="FOLDER", help="folders of photos with VOC .xml labels")
+    ap.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="ONNX card model (default: the shipped one)")
+    ap.add_argument("--detector", type=Path, default=DEFAULT_DETECTOR, help="ONNX card detector (default: the shipped one)")
+    ap.add_argument("--no-detector", action="store_true", help="the contour cues alone, without the detector")
+    ap.add_argument("--threshold", type=float, default=None, help="detector peak threshold (default: the model's)")
+    ap.add_argument("--limit", type=int, default=None, help="score only the first N photos of each folder")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
+    ap.add_argument("--wrong", action="store_true", help="also list every confidently wrong read")
+    args = ap.parse_args(argv)
+    try:
+        clf = CardClassifier(args.model, threads=1)
+        detector = None if args.no_detector else CardDetector(args.detector, threshold=args.threshold)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    grand = Tally()
+    rows = {}
+    for folder in args.folders:
+        if not folder.is_dir():
+            print(f"error: {folder}: not a folder", file=sys.stderr)
+            return 2
+        try:
+            t = score_folder(folder, clf, detector, limit=args.limit)
+        except (UnreadableImage, LabelError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if t.photos == 0:
+            print(f"error: {folder}: no photo with a .xml label beside it", file=sys.stderr)
+            return 1
+        grand.add(t)
+        rows[str(folder)] = t
+        if not args.json:
+            print(line(str(folder), t), flush=True)
+    if args.json:
+        out = {k: {f: getattr(t, f) for f in ("photos", "cards", "found", "right", "wrong", "unsure", "missed", "extra")}
+               | {"ms_per_photo": round(statistics.median(t.ms), 1)} for k, t in rows.items()}
+        print(json.dumps({"folders": out, "machine": f"{platform.machine()}, {os.cpu_count()} cores"}))
+    else:
+        print(line("total", grand))
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, model {args.model.name}")
+    if args.wrong:
+        for w in grand.wrong_examples:
+            print("wrong:", w)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+"""The card detector: a small fully convolutional network that finds every card in a photo.
+
+``python -m models.detector`` renders decks, synthesises table scenes (``models/scenes.py``: real
+surfaces, overlapping cards, clutter, camera nuisances), trains the network on the CPU, and
+exports ``models/card_detector.onnx`` with its sidecar. ``vision/detector.py`` runs it.
+
+The network reads a BGR photo at any size (a multiple of 16) and answers, on a grid of stride 4,
+CenterNet-style: a heat map that peaks at each card's centre; the centre's sub-cell offset; the
+card's long and short side (log, in grid cells); the long side's direction as (cos 2θ, sin 2θ),
+so a card and its 180° turn give the same answer; and a mask of card pixels (an auxiliary
+target that teaches the network what card paper looks like). A card's whole outline is
+predicted also where another card covers it, so a covered card is still warped whole and read
+from whichever index shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+STRIDE = 4
+OUT = Path(__file__).resolve().parent
+WORK = OUT / "work" / "detector"
+# decks the detector learns from: the classifier's training decks (held-out designs stay unseen)
+DETECTOR_DECKS = ("gnome-anglo", "gnome-anglo_poker", "gnome-paris", "gnome-dondorf", "gnome-tigullio",
+                  "gnome-atlasnye", "gnome-gnomangelo", "gnome-neoclassical", "gnome-plastic", "gnome-simplistic",
+                  "kde-gm-paris", "kde-oxygen-white", "kde-nicu-white", "kde-dondorf")
+
+
+def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_visible: float = 0.35) -> np.ndarray:
+    """The training target of one scene: (9, H/4, W/4) float32 — heat map, offset x/y, log long,
+    log short, cos 2θ, sin 2θ, mask, and the weight of the regression at each cell (0/1); the
+    heat map is -1 where a card is too covered or cut off to be asked for (ignored by the loss)."""
+    W, H = size
+    gh, gw = H // STRIDE, W // STRIDE
+    t = np.zeros((9, gh, gw), np.float32)
+    yy, xx = np.mgrid[0:gh, 0:gw].astype(np.float32)
+    ignore = np.zeros((gh, gw), bool)
+    for c in cards:
+        q = c.quad
+        cx, cy = (q.mean(axis=0) / STRIDE) - 0.5
+        long_ = (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2 / STRIDE
+        short = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2 / STRIDE
+        d = ((q[3] - q[0]) + (q[2] - q[1])) / 2
+        theta = math.atan2(float(d[1]), float(d[0]))
+        sigma = max(0.7, 0.12 * short)
+        ix, iy = int(round(cx)), int(round(cy))
+        # the peak sits exactly on the centre's cell (1.0 there: the loss's positive), the
+        # offset channels carry the fraction
+        g = np.exp(-((xx - ix) ** 2 + (yy - iy) ** 2) / (2 * sigma**2))
+        inside = 0 <= ix < gw and 0 <= iy < gh
+        if c.visible < min_visible or not inside:
+            ignore |= g > 0.3
+            continue
+        t[0] = np.maximum(t[0], g)
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                x, y = ix + dx, iy + dy
+                if 0 <= x < gw and 0 <= y < gh and (t[8, y, x] == 0 or g[y, x] >= t[0, y, x] - 1e-6):
+                    t[1, y, x], t[2, y, x] = cx - x, cy - y
+                    t[3, y, x], t[4, y, x] = math.log(max(long_, 1.0)), math.log(max(short, 1.0))
+                    t[5, y, x], t[6, y, x] = math.cos(2 * theta), math.sin(2 * theta)
+                    t[8, y, x] = 1.0
+    t[0][ignore & (t[0] < 0.3)] = -1.0
+    t[7] = cv2.resize(mask, (gw, gh), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    return t
+
+
+# ------------------------------------------------------------------------------------------------
+# data
+# ------------------------------------------------------------------------------------------------
+_FACES: list[np.ndarray] = []
+_SURFACES: Any = None
+
+
+def _init_worker(faces: list[np.ndarray], surfaces: Any) -> None:
+    global _FACES, _SURFACES
+    _FACES, _SURFACES = faces, surfaces
+    cv2.setNumThreads(1)
+
+
+def _make(args: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    from models.scenes import scene
+
+    seed, n, side = args
+    rng = np.random.default_rng(seed)
+    xs = np.empty((n, side, side, 3), np.uint8)
+    ts = np.empty((n, 9, side // STRIDE, side // STRIDE), np.float32)
+    for i in range(n):
+        im, cards, mask = scene(rng, _FACES, _SURFACES, size=(side, side))
+        xs[i] = im
+        ts[i] = targets(cards, mask, (side, side))
+    return xs, ts
+
+
+def load_faces(names: tuple[str, ...] = DETECTOR_DECKS, height: int = 240) -> list[np.ndarray]:
+    from models.decks import decks, load_deck
+
+    faces: list[np.ndarray] = []
+    for deck in decks(names=names):
+        if deck.available():
+            faces.extend(img for label, img in sorted(load_deck(deck, height=height).items()))
+    if not faces:
+        raise SystemExit("error: no deck artwork found (apt-get install gnome-cards-data kdegames-card-data-kf5 librsvg2-bin)")
+    return faces
+
+
+def synthesise(n: int, seed: int, side: int, faces: list[np.ndarray], surfaces: Any, workers: int,
+               log: Any = print) -> tuple[np.ndarray, np.ndarray]:
+    chunk = 250
+    jobs = [(seed * 100_003 + k, min(chunk, n - k * chunk), side) for k in range(math.ceil(n / chunk))]
+    xs, ts = [], []
+    t0 = time.time()
+    import multiprocessing
+
+    # spawn, not fork: a forked child can inherit a lock held by one of OpenCV's threads and hang
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                             initargs=(faces, surfaces)) as pool:
+        for k, (x, t) in enumerate(pool.map(_make, jobs)):
+            xs.append(x)
+            ts.append(t)
+            log(f"scenes {min((k + 1) * chunk, n)}/{n} ({time.time() - t0:.0f} s)")
+    return np.concatenate(xs), np.concatenate(ts)
+
+
+# ------------------------------------------------------------------------------------------------
+# network
+# ------------------------------------------------------------------------------------------------
+def build_net(width: int = 16) -> Any:
+    import torch
+    from torch import nn
+
+    def cbr(cin: int, cout: int, stride: int = 1, dil: int = 1) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, padding=dil, dilation=dil, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    w = width
+
+    class CardDetector(nn.Module):
+        """Encoder to stride 16 (with dilated context), decoder back to stride 4 with skips."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.s2 = cbr(3, w, 2)
+            self.s4 = nn.Sequential(cbr(w, w * 3 // 2, 2), cbr(w * 3 // 2, w * 3 // 2))
+            self.s8 = nn.Sequential(cbr(w * 3 // 2, w * 3, 2), cbr(w * 3, w * 3))
+            self.s16 = nn.Sequential(cbr(w * 3, w * 4, 2), cbr(w * 4, w * 4, dil=2), cbr(w * 4, w * 4, dil=4))
+            self.u8 = cbr(w * 4 + w * 3, w * 3)
+            self.u4 = cbr(w * 3 + w * 3 // 2, w * 2)
+            self.head = nn.Sequential(cbr(w * 2, w * 2), nn.Conv2d(w * 2, 8, 1))
+            with torch.no_grad():
+                self.head[-1].bias.zero_()
+                self.head[-1].bias[0] = -2.2  # start the heat map near a low prior
+
+        def forward(self, x: Any) -> Any:
+            up = nn.functional.interpolate
+            a = self.s4(self.s2(x))
+            b = self.s8(a)
+            c = self.s16(b)
+            d = self.u8(torch.cat([up(c, size=b.shape[2:], mode="nearest"), b], 1))
+            e = self.u4(torch.cat([up(d, size=a.shape[2:], mode="nearest"), a], 1))
+            out = self.head(e)
+            heat = torch.sigmoid(out[:, 0:1])
+            mask = torch.sigmoid(out[:, 7:8])
+            return torch.cat([heat, out[:, 1:7], mask], 1)
+
+    return CardDetector()
+
+
+def loss_fn(out: Any, t: Any) -> Any:
+    import torch
+
+    eps = 1e-5
+    hm, th = out[:, 0].clamp(eps, 1 - eps), t[:, 0]
+    valid = (th >= 0).float()
+    pos = (th > 0.99).float()
+    neg = (1 - pos) * valid
+    pos_loss = -(torch.log(hm) * (1 - hm) ** 2 * pos).sum()
+    neg_loss = -(torch.log(1 - hm) * hm**2 * (1 - th.clamp(min=0)) ** 4 * neg).sum()
+    npos = pos.sum().clamp(min=1)
+    focal = (pos_loss + neg_loss) / npos
+    w = t[:, 8:9]
+    reg = ((out[:, 1:7] - t[:, 1:7]).abs() * w).sum() / w.sum().clamp(min=1) / 6
+    m = torch.nn.functional.binary_cross_entropy(out[:, 7].clamp(eps, 1 - eps), t[:, 7])
+    return focal + 2.0 * reg + 0.5 * m, (focal.item(), reg.item(), m.item())
+
+
+def train(x: np.ndarray, t: np.ndarray, *, epochs: int, batch: int, lr: float, seed: int, threads: int,
+          log: Any = print, deadline: float | None = None, checkpoint: Any = None) -> Any:
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    net = build_net()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=1e-4)
+    steps = epochs * (len(x) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    rng = np.random.default_rng(seed)
+    step = 0
+    t0 = time.time()
+    for ep in range(epochs):
+        order = rng.permutation(len(x))
+        net.train()
+        for k in range(len(x) // batch):
+            idx = np.sort(order[k * batch : (k + 1) * batch])
+            xb = torch.from_numpy(x[idx]).permute(0, 3, 1, 2).float().div_(255)
+            tb = torch.from_numpy(t[idx])
+            out = net(xb)
+            loss, parts = loss_fn(out, tb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            if step % 25 == 0 or step == steps:
+                el = time.time() - t0
+                log(f"epoch {ep + 1}/{epochs} step {step}/{steps} loss {loss.item():.3f} "
+                    f"(heat {parts[0]:.3f} box {parts[1]:.3f} mask {parts[2]:.3f}) {el / 60:.1f} min, "
+                    f"~{el / step * (steps - step) / 60:.1f} min left")
+            if checkpoint is not None and step % 150 == 0:
+                checkpoint(net.eval())
+                net.train()
+            if deadline is not None and time.time() > deadline:
+                log("deadline reached: stopping early")
+                return net.eval()
+    return net.eval()
+
+
+def export(net: Any, path: Path) -> None:
+    import torch
+
+    dummy = torch.zeros(1, 3, 256, 256)
+    torch.onnx.export(net, dummy, str(path), input_names=["image"], output_names=["maps"], opset_version=17,
+                      dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}, "maps": {0: "n", 2: "gh", 3: "gw"}},
+                      dynamo=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m models.detector", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scenes", type=int, default=12000, help="synthesised training scenes (default 12000)")
+    ap.add_argument("--side", type=int, default=256, help="scene size in pixels (default 256)")
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--workers", type=int, default=2, help="scene synthesis processes (default 2)")
+    ap.add_argument("--photos", type=Path, action="append", default=[],
+                    help="a folder of VOC-labelled photos whose card-free borders serve as real surfaces (repeatable)")
+    ap.add_argument("--wallpapers", type=Path, default=Path("/usr/share/backgrounds"),
+                    help="a folder of photographs used as surfaces (default: the installed desktop backgrounds)")
+    ap.add_argument("--minutes", type=float, default=None, help="stop training after this many minutes")
+    ap.add_argument("--out", type=Path, default=OUT / "card_detector.onnx")
+    args = ap.parse_args(argv)
+    from models.scenes import Surfaces
+
+    t_start = time.time()
+    faces = load_faces()
+    walls = sorted(p for p in args.wallpapers.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")) \
+        if args.wallpapers.is_dir() else []
+    surfaces = Surfaces.from_folders(args.photos, walls)
+    print(f"{len(faces)} card faces, {len(surfaces.images)} real surfaces", flush=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    x, t = synthesise(args.scenes, args.seed, args.side, faces, surfaces, args.workers,
+                      log=lambda s: print(s, flush=True))
+    deadline = time.time() + 60 * args.minutes if args.minutes else None
+    del faces
+    net = train(x, t, epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads,
+                log=lambda s: print(s, flush=True), deadline=deadline,
+                checkpoint=lambda n: export(n, WORK / "checkpoint.onnx"))
+    import torch
+
+    torch.save(net.state_dict(), WORK / "detector.pt")
+    export(net, args.out)
+    meta = {"kind": "card-detector", "stride": STRIDE, "input": "BGR 0..1 NCHW, sides a multiple of 16",
+            "channels": ["heat", "off_x", "off_y", "log_long", "log_short", "cos2t", "sin2t", "mask"],
+            "recipe": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("out",)}
+            | {"photos": [p.name for p in args.photos], "wallpapers": len(walls)},
+            "decks": list(DETECTOR_DECKS), "minutes": round((time.time() - t_start) / 60, 1),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+    args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {meta['minutes']} min", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""VOC labels and the real-photo score: what bench/realphotos.py counts must be what it says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vision.voc import LabelError, LabelledCard, box_iou, parse_label, read_labels, score_photo
+
+XML = """<annotation><size><width>{w}</width><height>{h}</height><depth>3</depth></size>
+<object><name>queen</name><bndbox><xmin>10</xmin><ymin>20</ymin><xmax>110</xmax><ymax>160</ymax></bndbox></object>
+<object><name>10H</name><bndbox><xmin>200</xmin><ymin>20</ymin><xmax>300</xmax><ymax>160</ymax></bndbox></object>
+</annotation>"""
+
+
+def test_labels_name_a_rank_or_a_face() -> None:
+    assert parse_label("queen") == ("Q", None)
+    assert parse_label("Ten") == ("10", None)
+    assert parse_label("10H") == ("10", "H")
+    assert parse_label("as") == ("A", "S")
+    with pytest.raises(ValueError, match="unknown card label"):
+        parse_label("joker")
+
+
+def test_boxes_are_scaled_to_the_photo_as_decoded(tmp_path: Path) -> None:
+    p = tmp_path / "a.xml"
+    p.write_text(XML.format(w=480, h=270))
+    same = read_labels(p, (480, 270))
+    double = read_labels(p, (960, 540))
+    assert same[0] == LabelledCard("Q", None, (10.0, 20.0, 110.0, 160.0))
+    assert double[1].box == (400.0, 40.0, 600.0, 320.0) and double[1].suit == "H"
+
+
+def test_a_broken_label_file_names_itself(tmp_path: Path) -> None:
+    p = tmp_path / "bad.xml"
+    p.write_text("<annotation><object><name>queen</name>")
+    with pytest.raises(LabelError, match="bad.xml"):
+        read_labels(p)
+
+
+def test_score_counts_found_right_wrong_unsure_missed_extra() -> None:
+    labels = [LabelledCard("Q", None, (0, 0, 100, 140)), LabelledCard("10", "H", (200, 0, 300, 140)),
+              LabelledCard("A", None, (400, 0, 500, 140)), LabelledCard("K", None, (600, 0, 700, 140))]
+    reported = [((2, 2, 100, 138), "QS"),        # right: only the rank is labelled
+                ((200, 0, 300, 140), "10D"),     # wrong: the suit is labelled and differs
+                ((405, 5, 500, 140), None),      # unsure
+                ((900, 0, 1000, 140), "2C")]     # extra; the king is missed
+    t = score_photo(labels, reported)
+    assert (t.cards, t.found, t.right, t.wrong, t.unsure, t.missed, t.extra) == (4, 3, 1, 1, 1, 1, 1)
+
+
+def test_a_report_matches_one_label_at_most() -> None:
+    labels = [LabelledCard("Q", None, (0, 0, 100, 140)), LabelledCard("Q", None, (10, 0, 110, 140))]
+    t = score_photo(labels, [((5, 0, 105, 140), "QH")])
+    assert (t.found, t.missed, t.extra) == (1, 1, 0)
+
+
+def test_a_loose_box_is_not_found() -> None:
+    assert box_iou((0, 0, 100, 100), (50, 0, 150, 100)) == pytest.approx(1 / 3)
+    t = score_photo([LabelledCard("Q", None, (0, 0, 100, 100))], [((50, 0, 150, 100), "QH")])
+    assert (t.found, t.missed, t.extra) == (0, 1, 1)

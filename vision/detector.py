@@ -1,0 +1,110 @@
+"""The learned card detector, run with onnxruntime: where every card lies in a photo.
+
+The contour cues of :mod:`vision.finder` need a table that differs from card paper everywhere
+and cards that lie apart. Real tables are carpet, wood grain and books, and real cards overlap,
+so the finder also asks this network (trained by ``models/detector.py`` on synthesised scenes)
+for each card's centre, size and direction. Each answer becomes a rotated rectangle, the card's
+whole outline also where another card covers it; the finder then snaps its sides to the photo's
+edges where they show.
+
+A model that is missing or does not load raises :class:`vision.classifier.ModelError` with one
+line naming the file, as the card reader does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.classifier import ModelError
+
+#: The long side a photo is scaled to before detection (cards 30-250 px tall at this size are
+#: what the network was trained on; a 12 MP photo's cards shrink into that range, a webcam's stay).
+WORK_SIDE = 512
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One card: ``corners`` (4×2 float32, photo pixels, a rotated rectangle) and ``score`` (the
+    heat map's peak, 0..1: how sure the network is that a card's centre lies there)."""
+
+    corners: np.ndarray
+    score: float
+
+
+class CardDetector:
+    """Finds cards with one onnxruntime session. ``threshold`` is the least peak that counts as
+    a card (default: the sidecar's, chosen on labelled photos); ``threads`` intra-op threads."""
+
+    def __init__(self, model_path: str | os.PathLike[str], *, threshold: float | None = None, threads: int = 1,
+                 work_side: int = WORK_SIDE) -> None:
+        import onnxruntime as ort
+
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise ModelError(f"{self.model_path}: detector model file missing")
+        meta_path = self.model_path.with_suffix(".json")
+        meta: dict[str, object] = {}
+        if meta_path.is_file():
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ModelError(f"{meta_path}: detector sidecar unreadable: {exc}") from None
+        self.stride = int(meta.get("stride", 4))  # type: ignore[call-overload]
+        self.threshold = float(threshold if threshold is not None else meta.get("threshold", 0.3))  # type: ignore[arg-type]
+        self.work_side = int(work_side)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = max(1, min(int(threads), os.cpu_count() or 1))
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.log_severity_level = 3
+        try:
+            self.session = ort.InferenceSession(str(self.model_path), sess_options=opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ModelError(f"{self.model_path}: not a loadable ONNX model ({reason[:200]})") from None
+        self.input_name = self.session.get_inputs()[0].name
+
+    def maps(self, image_bgr: np.ndarray) -> tuple[np.ndarray, float]:
+        """The network's maps (8, gh, gw) for a photo, and the scale photo -> network input."""
+        h, w = image_bgr.shape[:2]
+        scale = self.work_side / max(h, w)
+        nw, nh = max(16, int(round(w * scale / 16)) * 16), max(16, int(round(h * scale / 16)) * 16)
+        small = cv2.resize(image_bgr, (nw, nh), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+        x = small.transpose(2, 0, 1)[None].astype(np.float32) * (1.0 / 255.0)
+        (out,) = self.session.run(None, {self.input_name: x})
+        return np.asarray(out[0], np.float32), nw / w
+
+    def detect(self, image_bgr: np.ndarray) -> list[Detection]:
+        """Every card whose centre peak clears the threshold, best first."""
+        if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+            raise ValueError("detect expects an H×W×3 BGR image")
+        m, scale = self.maps(image_bgr)
+        heat = m[0]
+        peaks = (heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))) & (heat >= self.threshold)
+        ys, xs = np.nonzero(peaks)
+        order = np.argsort(-heat[ys, xs])
+        out: list[Detection] = []
+        s = self.stride
+        sx = image_bgr.shape[1] / (m.shape[2] * s)  # the network's pixels -> photo pixels
+        sy = image_bgr.shape[0] / (m.shape[1] * s)
+        for k in order:
+            y, x = int(ys[k]), int(xs[k])
+            cx = (x + 0.5 + m[1, y, x]) * s
+            cy = (y + 0.5 + m[2, y, x]) * s
+            long_ = float(np.exp(m[3, y, x])) * s
+            short = float(np.exp(m[4, y, x])) * s
+            theta = 0.5 * float(np.arctan2(m[6, y, x], m[5, y, x]))
+            u = np.array([np.cos(theta), np.sin(theta)], np.float32)  # along the long side
+            v = np.array([-u[1], u[0]], np.float32)
+            c = np.array([cx, cy], np.float32)
+            quad = np.stack([c - u * long_ / 2 - v * short / 2, c - u * long_ / 2 + v * short / 2,
+                             c + u * long_ / 2 + v * short / 2, c + u * long_ / 2 - v * short / 2])
+            quad = quad * np.array([sx, sy], np.float32)
+            out.append(Detection(quad.astype(np.float32), float(heat[y, x])))
+        return out
