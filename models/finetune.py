@@ -217,13 +217,17 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     torch.set_num_threads(args.threads)
     WORK.mkdir(parents=True, exist_ok=True)
-    real = real_crops(args.photos, args.detector if args.detector.is_file() else None, views=args.views,
-                      seed=args.seed, hold_every=args.hold_every, log=log)
+    # the rendered crops first: their synthesis forks worker processes, and a fork after OpenCV's
+    # or onnxruntime's thread pools have run can inherit a held lock and hang
     cfg = Config()
     train_decks, held_decks = load_artwork(cfg)
     rng = np.random.default_rng(args.seed)
     xs, ys = synthesise(train_decks, _plan(rng, args.rendered, train_decks, cfg, negatives=0.05), args.seed + 1,
                         cfg.workers, "rendered crops")
+    calib_plan, _test, neg_plan, _ = held_out_plans(cfg, held_decks)
+    xc, yc = synthesise(held_decks, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops")
+    real = real_crops(args.photos, args.detector if args.detector.is_file() else None, views=args.views,
+                      seed=args.seed, hold_every=args.hold_every, log=log)
     paths, weights, turned = _members(args.model)
     new_fp32, new_int8 = [], []
     for i, p in enumerate(paths):
@@ -239,8 +243,6 @@ def main(argv: list[str] | None = None) -> int:
     ensemble.merge(new_fp32, out_fp32, weights=weights, turn=turned)
     ensemble.merge(new_int8, out_int8, weights=weights, turn=turned)
     # the open-set rule: held-back photos and the held-out decks' calibration crops
-    calib_plan, _test, neg_plan, _ = held_out_plans(cfg, held_decks)
-    xc, yc = synthesise(held_decks, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops")
     write_sidecar(out_int8, 0.9, 0.0, {"variant": "int8"}, True, turn_in_graph=any(turned))
     clf = CardClassifier(out_int8, threads=args.threads)
     held = real["held"]

@@ -81,20 +81,61 @@ class CardDetector:
         return np.asarray(out[0], np.float32), nw / w
 
     def detect(self, image_bgr: np.ndarray) -> list[Detection]:
-        """Every card whose centre peak clears the threshold, best first."""
+        """Every card the network sees, best first.
+
+        Two of the network's answers are combined. Its mask of card pixels outlines a card that
+        lies clear of the others to a pixel or two, so a blob of the mask shaped like one card
+        (a filled rectangle of a card's proportions, with at most one centre peak in it) gives
+        that card's outline. Where cards overlap, their blob is no card's shape; there each
+        centre peak that clears the threshold gives a card from the size and direction the
+        network reads at that peak (its whole outline, also where it is covered).
+        """
         if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
             raise ValueError("detect expects an H×W×3 BGR image")
-        m, scale = self.maps(image_bgr)
+        m, _scale = self.maps(image_bgr)
+        gh, gw = m.shape[1:]
+        s = self.stride
+        to_photo = np.array([image_bgr.shape[1] / (gw * s), image_bgr.shape[0] / (gh * s)], np.float32)
         heat = m[0]
         peaks = (heat == cv2.dilate(heat, np.ones((3, 3), np.uint8))) & (heat >= self.threshold)
         ys, xs = np.nonzero(peaks)
         order = np.argsort(-heat[ys, xs])
+        peak_list = [(int(xs[k]), int(ys[k])) for k in order]
         out: list[Detection] = []
-        s = self.stride
-        sx = image_bgr.shape[1] / (m.shape[2] * s)  # the network's pixels -> photo pixels
-        sy = image_bgr.shape[0] / (m.shape[1] * s)
-        for k in order:
-            y, x = int(ys[k]), int(xs[k])
+        claimed: set[tuple[int, int]] = set()
+        mask = cv2.resize(m[7], (gw * s, gh * s), interpolation=cv2.INTER_LINEAR)
+        blobs, _ = cv2.findContours((mask > 0.5).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        for blob in blobs:
+            area = cv2.contourArea(blob)
+            if area < 16 * s * s:
+                continue
+            (cx, cy), (w, h), ang = cv2.minAreaRect(blob)
+            short, long_ = sorted((w, h))
+            if short < 1 or not 1.2 <= long_ / short <= 1.8 or area / (w * h) < 0.85:
+                continue
+            inside = [p for p in peak_list if cv2.pointPolygonTest(blob, ((p[0] + 0.5) * s, (p[1] + 0.5) * s), False) >= 0]
+            if len(inside) > 1:
+                # several centre peaks: one card the network is unsure where the middle of is,
+                # or cards lying edge to edge; the size it reads at the best peak tells which
+                bx, by = inside[0]
+                one = float(np.exp(m[3, by, bx]) * np.exp(m[4, by, bx])) * s * s
+                if area > 1.5 * one:
+                    continue
+            score = float(max((heat[p[1], p[0]] for p in inside), default=0.0))
+            if not inside:
+                # no peak clears the threshold: a card-shaped patch of "card paper" alone is not
+                # enough (a sheet, a book), unless the heat map agrees somewhat
+                y0, y1 = int(max(0, cy / s - 1)), int(min(gh, cy / s + 2))
+                x0, x1 = int(max(0, cx / s - 1)), int(min(gw, cx / s + 2))
+                score = float(heat[y0:y1, x0:x1].max()) if y1 > y0 and x1 > x0 else 0.0
+                if score < 0.5 * self.threshold:
+                    continue
+            claimed.update(inside)
+            quad = cv2.boxPoints(((cx, cy), (w, h), ang)).astype(np.float32)
+            out.append(Detection((quad * to_photo).astype(np.float32), score))
+        for x, y in peak_list:
+            if (x, y) in claimed:
+                continue
             cx = (x + 0.5 + m[1, y, x]) * s
             cy = (y + 0.5 + m[2, y, x]) * s
             long_ = float(np.exp(m[3, y, x])) * s
@@ -105,6 +146,6 @@ class CardDetector:
             c = np.array([cx, cy], np.float32)
             quad = np.stack([c - u * long_ / 2 - v * short / 2, c - u * long_ / 2 + v * short / 2,
                              c + u * long_ / 2 + v * short / 2, c + u * long_ / 2 - v * short / 2])
-            quad = quad * np.array([sx, sy], np.float32)
-            out.append(Detection(quad.astype(np.float32), float(heat[y, x])))
+            out.append(Detection((quad * to_photo).astype(np.float32), float(heat[y, x])))
+        out.sort(key=lambda d: -d.score)
         return out

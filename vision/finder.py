@@ -391,7 +391,7 @@ def _with_detections(detections: list[Detection], cues: list[tuple[float, np.nda
         if short < min_card_px * scale:
             continue
         c = quad.mean(axis=0)
-        if any(float(np.linalg.norm(c - oc)) < 0.3 * min(short, os_) for oc, os_ in centres):
+        if any(float(np.linalg.norm(c - oc)) < 0.5 * min(short, os_) for oc, os_ in centres):
             continue
         centres.append((c, short))
         match = None

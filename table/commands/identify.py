@@ -23,6 +23,13 @@ def default_model() -> Path:
     return Path(str(files("models") / "card_classifier.onnx"))
 
 
+def default_detector() -> Path:
+    """The shipped card detector inside the installed ``models`` package."""
+    from importlib.resources import files
+
+    return Path(str(files("models") / "card_detector.onnx"))
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by identify and enroll."""
     parser.add_argument("--model", type=Path, default=None, help="ONNX card model (default: the shipped models/card_classifier.onnx)")
@@ -37,6 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=float, default=None, help="open-set confidence threshold (default: the model's)")
     parser.add_argument("--margin", type=float, default=None, help="open-set top-1/top-2 margin (default: the model's)")
     parser.add_argument("--prototypes", type=Path, default=None, help="enrolment file from `loo-table enroll` (reads your deck better)")
+    parser.add_argument("--detector", type=Path, default=None,
+                        help="ONNX card detector (default: the shipped models/card_detector.onnx)")
+    parser.add_argument("--no-detector", action="store_true",
+                        help="find cards with the contour cues alone (faster; only cards lying apart on a plain table)")
 
 
 def load_classifier(args: argparse.Namespace, **kw: object):  # type: ignore[no-untyped-def]
@@ -48,11 +59,25 @@ def load_classifier(args: argparse.Namespace, **kw: object):  # type: ignore[no-
         raise CommandError(str(exc)) from None
 
 
+def load_detector(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The card detector the options name, or None for the contour cues alone."""
+    from vision.classifier import ModelError
+    from vision.detector import CardDetector
+
+    if getattr(args, "no_detector", False):
+        return None
+    try:
+        return CardDetector(args.detector or default_detector(), threads=args.threads)
+    except (ModelError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from vision.identify import identify
     from vision.image_file import UnreadableImage, read_image
 
     clf = load_classifier(args, threshold=args.threshold, margin=args.margin, prototypes=args.prototypes)
+    detector = load_detector(args)
     status = 0
     for path in args.images:
         try:
@@ -61,6 +86,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             status = 2
             continue
-        cards = [card.to_dict() for card in identify(image, clf)]
+        cards = [card.to_dict() for card in identify(image, clf, detector)]
         print(json.dumps({"image": str(path), "cards": cards}), flush=True)
     return status
