@@ -9,10 +9,17 @@ Append-only is enforced by the schema itself (triggers refuse UPDATE and DELETE)
 carries an idempotency key: appending the same key twice returns the first event instead of writing a
 second one, so a retried button press or dashboard POST is harmless. Corrections (a misread card, a
 chip adjustment, an undo) are new events; the table state is a fold of the log (`table.state`).
+
+Tamper evidence: the triggers stop mistakes, not someone who drops them. So every event also carries
+``hash = sha256(previous hash + the event)``, and ``meta`` keeps the head (last seq and hash), written
+in the same transaction. `verify_chain` walks the chain: an edited, deleted or inserted row, or a
+cut tail, breaks it or leaves the head pointing at a row that is gone. The dashboard's History and
+`ledger verify` print the head hash, so a host who notes it can later tell a rewritten log too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -31,10 +38,15 @@ __all__ = [
     "LedgerWriteError",
     "IdempotencyConflict",
     "SCHEMA_VERSION",
+    "chain_hash",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The ``prev`` of the first event.
+GENESIS = "0" * 64
 
+_UPDATE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;"""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     name  TEXT PRIMARY KEY,
@@ -45,13 +57,13 @@ CREATE TABLE IF NOT EXISTS events (
     key  TEXT NOT NULL UNIQUE,
     kind TEXT NOT NULL,
     data TEXT NOT NULL CHECK (json_valid(data)),
-    at   REAL NOT NULL
+    at   REAL NOT NULL,
+    hash TEXT
 );
-CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
-BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;
+{update_trigger}
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;
-"""
+""".replace("{update_trigger}", _UPDATE_TRIGGER)
 
 
 class LedgerError(Exception):
@@ -79,6 +91,7 @@ class Event:
     kind: str
     data: dict[str, Any]
     at: float
+    hash: str = ""
 
     def row(self) -> dict[str, Any]:
         """A flat row for CSV/JSON export (`data` as a JSON string)."""
@@ -88,6 +101,42 @@ class Event:
 
 def _dumps(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def chain_hash(prev: str, seq: int, key: str, kind: str, data_text: str, at: float) -> str:
+    """The hash an event carries: its fields as stored, chained to the event before it."""
+    body = json.dumps([prev, seq, key, kind, data_text, at], separators=(",", ":"))
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _head(con: sqlite3.Connection) -> tuple[int, str]:
+    row = con.execute("SELECT value FROM meta WHERE name='head'").fetchone()
+    if row is None:
+        return 0, GENESIS
+    seq, _, digest = str(row[0]).partition(":")
+    return int(seq), digest
+
+
+def _migrate_v1(con: sqlite3.Connection) -> None:
+    """Schema 1 had no hashes: add the column and chain the existing events, in one transaction
+    (the update trigger is lifted for exactly that and put back)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        con.execute("ALTER TABLE events ADD COLUMN hash TEXT")
+        con.execute("DROP TRIGGER events_append_only_update")
+        prev, last = GENESIS, 0
+        for seq, key, kind, data, at in con.execute(
+                "SELECT seq, key, kind, data, at FROM events ORDER BY seq").fetchall():
+            prev, last = chain_hash(prev, seq, key, kind, data, at), seq
+            con.execute("UPDATE events SET hash=? WHERE seq=?", (prev, seq))
+        con.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('head', ?)", (f"{last}:{prev}",))
+        con.execute("UPDATE meta SET value=? WHERE name='schema'", (str(SCHEMA_VERSION),))
+        con.execute(_UPDATE_TRIGGER)
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
 
 
 def _corrupt_message(path: Path, verdict: str, backup_dir: Path | str | None) -> str:
@@ -127,6 +176,7 @@ class Ledger:
         self._lock = threading.Lock()
         self._failed: str | None = "opened read-only" if readonly else None
         self._ro_uri = self.path.resolve().as_uri() + "?mode=ro"
+        self._cols = "seq, key, kind, data, at, hash"
         if readonly:  # `ledger verify` / `export` beside a running table: never write, never create
             if not self.path.is_file():
                 raise LedgerError(f"ledger {self.path}: no such file")
@@ -146,6 +196,9 @@ class Ledger:
                 self._con.close()
                 raise LedgerCorrupt(_corrupt_message(self.path, "; ".join(str(r[0]) for r in rows[:2]),
                                                      backup_dir))
+            columns = {r[1] for r in self._con.execute("PRAGMA table_info(events)")}
+            if "hash" not in columns:  # a schema-1 ledger, read as it is
+                self._cols = self._cols.replace("hash", "NULL")
             return
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not existed:
@@ -169,6 +222,9 @@ class Ledger:
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
             raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
         version = self._con.execute("SELECT value FROM meta WHERE name='schema'").fetchone()[0]
+        if int(version) == 1:
+            _migrate_v1(self._con)
+            version = SCHEMA_VERSION
         if int(version) != SCHEMA_VERSION:
             raise LedgerError(f"ledger {self.path}: schema {version}, this loo-table reads {SCHEMA_VERSION}")
 
@@ -201,19 +257,25 @@ class Ledger:
             try:
                 con.execute("BEGIN IMMEDIATE")
                 try:
+                    head_seq, prev = _head(con)
                     for kind, text, key in prepared:
-                        row = con.execute("SELECT seq, kind, data, at FROM events WHERE key=?", (key,)).fetchone()
+                        row = con.execute("SELECT seq, kind, data, at, hash FROM events WHERE key=?",
+                                          (key,)).fetchone()
                         if row is not None:
                             if row[1] != kind or row[2] != text:
                                 raise IdempotencyConflict(
                                     f"key {key!r} was already used for another event (seq {row[0]})"
                                 )
-                            out.append(Event(row[0], key, row[1], json.loads(row[2]), row[3]))
+                            out.append(Event(row[0], key, row[1], json.loads(row[2]), row[3], row[4] or ""))
                             continue
                         at = float(self._clock())
-                        cur = con.execute("INSERT INTO events(key, kind, data, at) VALUES (?, ?, ?, ?)",
-                                          (key, kind, text, at))
-                        out.append(Event(int(cur.lastrowid or 0), key, kind, json.loads(text), at))
+                        head_seq += 1
+                        prev = chain_hash(prev, head_seq, key, kind, text, at)
+                        con.execute("INSERT INTO events(seq, key, kind, data, at, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                                    (head_seq, key, kind, text, at, prev))
+                        out.append(Event(head_seq, key, kind, json.loads(text), at, prev))
+                    con.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('head', ?)",
+                                (f"{head_seq}:{prev}",))
                     con.execute("COMMIT")
                 except BaseException:
                     if con.in_transaction:
@@ -240,28 +302,77 @@ class Ledger:
     def iter_events(self, since: int = 0, *, until: int | None = None) -> Iterator[Event]:
         con = self._reader()
         try:
-            sql = "SELECT seq, key, kind, data, at FROM events WHERE seq > ?"
+            sql = f"SELECT {self._cols} FROM events WHERE seq > ?"
             args: list[Any] = [since]
             if until is not None:
                 sql += " AND seq <= ?"
                 args.append(until)
-            for seq, key, kind, data, at in con.execute(sql + " ORDER BY seq", args):
-                yield Event(seq, key, kind, json.loads(data), at)
+            for seq, key, kind, data, at, digest in con.execute(sql + " ORDER BY seq", args):
+                yield Event(seq, key, kind, json.loads(data), at, digest or "")
         finally:
             con.close()
 
     def get(self, key: str) -> Event | None:
         con = self._reader()
         try:
-            row = con.execute("SELECT seq, key, kind, data, at FROM events WHERE key=?", (key,)).fetchone()
+            row = con.execute(f"SELECT {self._cols} FROM events WHERE key=?", (key,)).fetchone()
         finally:
             con.close()
-        return None if row is None else Event(row[0], row[1], row[2], json.loads(row[3]), row[4])
+        return None if row is None else Event(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5] or "")
 
     def last_seq(self) -> int:
         con = self._reader()
         try:
             return int(con.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+        finally:
+            con.close()
+
+    def head(self) -> tuple[int, str]:
+        """``(seq, hash)`` of the last event as the ledger records it (``(0, GENESIS)`` when empty)."""
+        con = self._reader()
+        try:
+            return _head(con)
+        finally:
+            con.close()
+
+    def verify_chain(self) -> list[str]:
+        """Walk the hash chain from the first event to the recorded head; one line per problem.
+
+        Reads the raw rows (never ``json.loads``), so a damaged row is reported, not raised.
+        """
+        con = self._reader()
+        try:
+            try:
+                head_seq, head_hash = _head(con)
+            except (ValueError, sqlite3.Error) as exc:
+                return [f"the ledger's head record is unreadable ({exc})"]
+            problems: list[str] = []
+            prev, expected = GENESIS, 1
+            con.text_factory = lambda b: b.decode("utf-8", errors="replace")
+            for seq, key, kind, data, at, digest in con.execute(
+                    f"SELECT {self._cols} FROM events ORDER BY seq"):
+                if seq != expected:
+                    problems.append(f"event {expected}: missing (the next row is {seq})")
+                    break
+                if not isinstance(at, float) or not all(isinstance(v, str) for v in (key, kind, data)):
+                    problems.append(f"event {seq}: a field has the wrong type")
+                    break
+                if digest is None:
+                    problems.append(f"event {seq} has no hash: a ledger from before hash chaining "
+                                    "(start the table once to chain it)")
+                    break
+                if digest != chain_hash(prev, seq, key, kind, data, at):
+                    problems.append(f"event {seq}: its hash does not match its content and the chain "
+                                    "before it (edited, inserted or reordered)")
+                    break
+                prev, expected = digest, expected + 1
+            last = expected - 1
+            if not problems and (last, prev) != (head_seq, head_hash):
+                problems.append(f"the chain ends at event {last} but the ledger's head is event {head_seq}"
+                                + (" (events were removed from the end)" if head_seq > last else ""))
+            return problems
+        except sqlite3.Error as exc:
+            return [f"the events cannot be read: {exc}"]
         finally:
             con.close()
 
