@@ -103,6 +103,10 @@ def _dumps(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+
 def chain_hash(prev: str, seq: int, key: str, kind: str, data_text: str, at: float) -> str:
     """The hash an event carries: its fields as stored, chained to the event before it."""
     body = json.dumps([prev, seq, key, kind, data_text, at], separators=(",", ":"))
@@ -169,7 +173,10 @@ class Ledger:
         clock: Callable[[], float] = time.time,
         check: bool = True,
         readonly: bool = False,
+        connect: Callable[[Path], Any] | None = None,
     ) -> None:
+        """``connect(path)`` opens the writer's connection (default: ``sqlite3``; the power-cut test
+        passes one over a VFS that drops unsynced writes, as gpiozero takes a pin factory)."""
         self.path = Path(path)
         self.backup_dir = backup_dir
         self._clock = clock
@@ -204,7 +211,7 @@ class Ledger:
         if not existed:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._con = (connect or _connect)(self.path)
             if existed and check:
                 rows = self._con.execute("PRAGMA quick_check").fetchall()
                 if rows != [("ok",)]:
