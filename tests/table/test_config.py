@@ -72,7 +72,7 @@ def test_bad_pins_give_one_line_naming_the_pin(pins, needle):
         ({"game": {"players": ["A", "B", "A"]}}, "game.players: 'A' appears twice"),
         ({"game": {"players": ["Ann", "Bea", "ANN"]}}, "'Ann' appears twice (as 'ANN': names are compared ignoring case)"),
         ({"game": {"players": ["Ann", "Bea", "Ca\tl"]}}, "game.players: 'Ca\\tl' contains a control character"),
-        ({"game": {"players": ["Ann", "Bea", "Cal\x85"]}}, "contains a control character"),
+        ({"game": {"players": ["Ann", "Bea", "Ca\x85l"]}}, "contains a control character"),
         ({"game": {"first_dealer": 5}}, "game.first_dealer: 5 but only 4 players"),
         ({"game": {"colour": 1}}, "game.colour: unknown key"),
         ({"gmae": {}}, "gmae: unknown section"),
