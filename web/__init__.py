@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
+from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
 from web.qr import dashboard_url, print_qr
@@ -29,6 +30,7 @@ from web.security import (
     ensure_admin_pin,
     is_admin,
     load_secret_key,
+    load_session_epoch,
 )
 from web.server import DEFAULT_MAX_STREAMS, close_server, make_server, recommended_threads
 from web.service import TableService
@@ -49,7 +51,8 @@ DEFAULTS: dict[str, Any] = {
     "POLL_INTERVAL_MS": 2000,  # the polling fallback's period
     "LOGIN_LIMIT_PER_CLIENT": 5,
     "LOGIN_LIMIT_OVERALL": 20,
-    "LOGIN_WINDOW_S": 300.0,
+    "LOGIN_WINDOW_S": 60.0,  # at most LOGIN_LIMIT_PER_CLIENT tries a minute, then a doubling lock-out
+    "LOGIN_MAX_LOCK_S": 3600.0,
     "ADMIN_SESSION_HOURS": 12,
 }
 
@@ -107,6 +110,7 @@ def _configure_security(app: Flask) -> None:
     if pin.new_pin is not None:
         log.warning("dashboard admin PIN (first start): %s", pin.new_pin)
     app.config["LOO_PIN_HASH"] = pin.path.read_text(encoding="ascii").strip()
+    app.config["LOO_SESSION_EPOCH"] = load_session_epoch(state_dir, app.config["LOO_PIN_HASH"])
     app.config.update(
         SESSION_COOKIE_NAME="loo_session",
         SESSION_COOKIE_HTTPONLY=True,
@@ -145,9 +149,19 @@ def _register_errors(app: Flask) -> None:
         return _error_json(500, f"internal error: {type(err).__name__}")
 
 
+class _LimitedJSON(DefaultJSONProvider):
+    """Request bodies are parsed with a nesting limit (``web.validate.loads_limited``)."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        from web.validate import loads_limited
+
+        return loads_limited(s, **kwargs)
+
+
 def create_app(service: TableService, *, config: dict[str, Any] | None = None) -> Flask:
     """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest."""
     app = Flask(__name__)
+    app.json = _LimitedJSON(app)
     app.config.from_mapping(DEFAULTS)
     app.config.update(config or {})
     app.config["DEBUG"] = False  # never: the debugger would be a remote shell on the LAN
@@ -159,6 +173,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
             per_client=int(app.config["LOGIN_LIMIT_PER_CLIENT"]),
             overall=int(app.config["LOGIN_LIMIT_OVERALL"]),
             window_s=float(app.config["LOGIN_WINDOW_S"]),
+            max_lock_s=float(app.config["LOGIN_MAX_LOCK_S"]),
         ),
         streams=StreamSlots(int(app.config["MAX_STREAMS"])),
     )
