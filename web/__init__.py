@@ -8,6 +8,7 @@ and ``make_server`` / ``close_server`` / ``recommended_threads`` (waitress sized
 
 from __future__ import annotations
 
+import collections
 import logging
 import secrets
 import threading
@@ -32,7 +33,15 @@ from web.security import (
     load_secret_key,
     load_session_epoch,
 )
-from web.server import DEFAULT_MAX_STREAMS, close_server, make_server, recommended_threads
+from web.server import (
+    DEFAULT_CONNECTION_LIMIT,
+    DEFAULT_CONNECTIONS_PER_CLIENT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_STREAMS,
+    close_server,
+    make_server,
+    recommended_threads,
+)
 from web.service import TableService
 
 __all__ = [
@@ -54,27 +63,40 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_WINDOW_S": 60.0,  # at most LOGIN_LIMIT_PER_CLIENT tries a minute, then a doubling lock-out
     "LOGIN_MAX_LOCK_S": 3600.0,
     "ADMIN_SESSION_HOURS": 12,
+    "MAX_CONTENT_LENGTH": DEFAULT_MAX_BODY,  # the largest request body (Flask and waitress refuse more)
+    "CONNECTION_LIMIT": DEFAULT_CONNECTION_LIMIT,  # open sockets in all (each a descriptor, no thread)
+    "CONNECTIONS_PER_CLIENT": DEFAULT_CONNECTIONS_PER_CLIENT,  # one address's share (a phone opens ~6)
+    "STREAMS_PER_CLIENT": 4,  # one address's share of the SSE streams
+    "STREAM_MAX_S": 300.0,  # a stream ends after this; the browser reconnects with Last-Event-ID
+    "STREAM_BACKLOG_BYTES": 256 * 1024,  # unsent bytes that mark a phone that stopped reading
 }
 
 
 class StreamSlots:
-    """Counts open SSE streams against the cap (clients over the cap are sent to polling)."""
+    """Counts open SSE streams against the cap, and each client address's against ``per_client``
+    (clients over either are sent to polling)."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, per_client: int | None = None) -> None:
         self.cap = cap
+        self.per_client = cap if per_client is None else per_client
         self.open = 0
+        self._by_client: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
 
-    def acquire(self) -> bool:
+    def acquire(self, client: str = "") -> bool:
         with self._lock:
-            if self.open >= self.cap:
+            if self.open >= self.cap or self._by_client[client] >= self.per_client:
                 return False
             self.open += 1
+            self._by_client[client] += 1
             return True
 
-    def release(self) -> None:
+    def release(self, client: str = "") -> None:
         with self._lock:
             self.open -= 1
+            self._by_client[client] -= 1
+            if self._by_client[client] <= 0:
+                del self._by_client[client]
 
 
 @dataclass
@@ -117,7 +139,6 @@ def _configure_security(app: Flask) -> None:
         SESSION_COOKIE_SAMESITE="Strict",
         SESSION_COOKIE_SECURE=False,  # a LAN without TLS; SameSite + Origin checks carry CSRF defence
         PERMANENT_SESSION_LIFETIME=timedelta(hours=int(app.config["ADMIN_SESSION_HOURS"])),
-        MAX_CONTENT_LENGTH=64 * 1024,
     )
 
 
@@ -175,7 +196,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
             window_s=float(app.config["LOGIN_WINDOW_S"]),
             max_lock_s=float(app.config["LOGIN_MAX_LOCK_S"]),
         ),
-        streams=StreamSlots(int(app.config["MAX_STREAMS"])),
+        streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
     )
 
     @app.before_request
