@@ -390,10 +390,14 @@ def load_config(path: str | Path | None = None) -> TableConfig:
         raise ConfigError(f"{p}: no such config file") from None
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not a text file (byte {exc.start} is not UTF-8)") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise ConfigError(f"{p}: not valid TOML (nested too deeply)") from None
     try:
         return parse_config(raw, source=str(p))
     except ConfigError as exc:

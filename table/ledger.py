@@ -103,8 +103,17 @@ def _dumps(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+def _lenient_text(raw: bytes) -> str:
+    """Text from SQLite, with bytes that are not UTF-8 replaced: a damaged row or SQLite's report
+    about one must reach the host as a message (the hash chain then flags the row), not a
+    UnicodeDecodeError."""
+    return raw.decode("utf-8", errors="replace")
+
+
+def _connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
+    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kwargs)
+    con.text_factory = _lenient_text
+    return con
 
 
 def chain_hash(prev: str, seq: int, key: str, kind: str, data_text: str, at: float) -> str:
@@ -193,11 +202,10 @@ class Ledger:
                 # which the service's own user could then not open.
                 self._ro_uri += "&immutable=1"
             try:
-                self._con = sqlite3.connect(self._ro_uri, uri=True, isolation_level=None,
-                                            check_same_thread=False)
+                self._con = _connect(self._ro_uri, uri=True)
                 rows = self._con.execute("PRAGMA quick_check").fetchall() if check else [("ok",)]
                 self._con.execute("SELECT COUNT(*) FROM events").fetchone()
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # SQLite may quote a bad byte
                 raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
             if rows != [("ok",)]:
                 self._con.close()
@@ -224,7 +232,7 @@ class Ledger:
             # one transaction: a kill while a new ledger is set up leaves all of the schema or none
             self._con.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta(name, value) "
                                     f"VALUES ('schema', '{SCHEMA_VERSION}');\nCOMMIT;")
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
             raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
@@ -300,7 +308,7 @@ class Ledger:
 
     # -- reading -----------------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
-        return sqlite3.connect(self._ro_uri, uri=True)
+        return _connect(self._ro_uri, uri=True)
 
     def events(self, since: int = 0, *, until: int | None = None) -> list[Event]:
         """Committed events with seq > `since` (and <= `until`), oldest first."""
@@ -355,7 +363,6 @@ class Ledger:
                 return [f"the ledger's head record is unreadable ({exc})"]
             problems: list[str] = []
             prev, expected = GENESIS, 1
-            con.text_factory = lambda b: b.decode("utf-8", errors="replace")
             for seq, key, kind, data, at, digest in con.execute(
                     f"SELECT {self._cols} FROM events ORDER BY seq"):
                 if seq != expected:
@@ -378,10 +385,17 @@ class Ledger:
                 problems.append(f"the chain ends at event {last} but the ledger's head is event {head_seq}"
                                 + (" (events were removed from the end)" if head_seq > last else ""))
             return problems
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             return [f"the events cannot be read: {exc}"]
         finally:
             con.close()
+
+    def require_intact(self) -> None:
+        """Raise ``LedgerCorrupt`` (naming the latest backup) when the hash chain is broken: a
+        damaged row would otherwise fail the replay at every start, a crash loop under systemd."""
+        problems = self.verify_chain()
+        if problems:
+            raise LedgerCorrupt(_corrupt_message(self.path, problems[0], self.backup_dir))
 
     def integrity(self) -> str:
         """``"ok"`` or SQLite's complaints (PRAGMA integrity_check)."""
