@@ -11,9 +11,9 @@ second one, so a retried button press or dashboard POST is harmless. Corrections
 chip adjustment, an undo) are new events; the table state is a fold of the log (`table.state`).
 
 Tamper evidence: the triggers stop mistakes, not someone who drops them. So every event also carries
-``hash = sha256(previous hash + the event)``, and ``meta`` keeps the head (last seq and hash), written
-in the same transaction. `verify_chain` walks the chain: an edited, deleted or inserted row, or a
-cut tail, breaks it or leaves the head pointing at a row that is gone. The dashboard's History and
+``hash = sha256(previous hash + the event)``. `verify_chain` walks the chain: an edited, deleted or
+inserted row breaks it, and a cut tail leaves it short of the highest seq SQLite's AUTOINCREMENT
+recorded (``sqlite_sequence``, written with each row at no extra page). The dashboard's History and
 `ledger verify` print the head hash, so a host who notes it can later tell a rewritten log too.
 """
 
@@ -122,12 +122,17 @@ def chain_hash(prev: str, seq: int, key: str, kind: str, data_text: str, at: flo
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def _head(con: sqlite3.Connection) -> tuple[int, str]:
-    row = con.execute("SELECT value FROM meta WHERE name='head'").fetchone()
-    if row is None:
-        return 0, GENESIS
-    seq, _, digest = str(row[0]).partition(":")
-    return int(seq), digest
+def _last(con: sqlite3.Connection) -> tuple[int, str]:
+    """``(seq, hash)`` of the last event (``(0, GENESIS)`` when there is none)."""
+    row = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+
+
+def _high_water(con: sqlite3.Connection) -> int:
+    """The highest seq ever written: SQLite's AUTOINCREMENT keeps it in ``sqlite_sequence``, in
+    the same transaction as the row, and never lowers it when rows go."""
+    row = con.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def _migrate_v1(con: sqlite3.Connection) -> None:
@@ -137,12 +142,11 @@ def _migrate_v1(con: sqlite3.Connection) -> None:
     try:
         con.execute("ALTER TABLE events ADD COLUMN hash TEXT")
         con.execute("DROP TRIGGER events_append_only_update")
-        prev, last = GENESIS, 0
+        prev = GENESIS
         for seq, key, kind, data, at in con.execute(
                 "SELECT seq, key, kind, data, at FROM events ORDER BY seq").fetchall():
-            prev, last = chain_hash(prev, seq, key, kind, data, at), seq
+            prev = chain_hash(prev, seq, key, kind, data, at)
             con.execute("UPDATE events SET hash=? WHERE seq=?", (prev, seq))
-        con.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('head', ?)", (f"{last}:{prev}",))
         con.execute("UPDATE meta SET value=? WHERE name='schema'", (str(SCHEMA_VERSION),))
         con.execute(_UPDATE_TRIGGER)
         con.execute("COMMIT")
@@ -272,7 +276,9 @@ class Ledger:
             try:
                 con.execute("BEGIN IMMEDIATE")
                 try:
-                    head_seq, prev = _head(con)
+                    head_seq, prev = _last(con)
+                    # past every seq ever written: rows cut from the end stay a visible gap
+                    head_seq = max(head_seq, _high_water(con))
                     for kind, text, key in prepared:
                         row = con.execute("SELECT seq, kind, data, at, hash FROM events WHERE key=?",
                                           (key,)).fetchone()
@@ -289,8 +295,6 @@ class Ledger:
                         con.execute("INSERT INTO events(seq, key, kind, data, at, hash) VALUES (?, ?, ?, ?, ?, ?)",
                                     (head_seq, key, kind, text, at, prev))
                         out.append(Event(head_seq, key, kind, json.loads(text), at, prev))
-                    con.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('head', ?)",
-                                (f"{head_seq}:{prev}",))
                     con.execute("COMMIT")
                 except BaseException:
                     if con.in_transaction:
@@ -343,10 +347,10 @@ class Ledger:
             con.close()
 
     def head(self) -> tuple[int, str]:
-        """``(seq, hash)`` of the last event as the ledger records it (``(0, GENESIS)`` when empty)."""
+        """``(seq, hash)`` of the last event (``(0, GENESIS)`` when empty): the value to note."""
         con = self._reader()
         try:
-            return _head(con)
+            return _last(con)
         finally:
             con.close()
 
@@ -358,9 +362,9 @@ class Ledger:
         con = self._reader()
         try:
             try:
-                head_seq, head_hash = _head(con)
-            except (ValueError, sqlite3.Error) as exc:
-                return [f"the ledger's head record is unreadable ({exc})"]
+                high = _high_water(con)
+            except sqlite3.Error as exc:
+                return [f"the ledger's sequence record is unreadable ({exc})"]
             problems: list[str] = []
             prev, expected = GENESIS, 1
             for seq, key, kind, data, at, digest in con.execute(
@@ -381,9 +385,9 @@ class Ledger:
                     break
                 prev, expected = digest, expected + 1
             last = expected - 1
-            if not problems and (last, prev) != (head_seq, head_hash):
-                problems.append(f"the chain ends at event {last} but the ledger's head is event {head_seq}"
-                                + (" (events were removed from the end)" if head_seq > last else ""))
+            if not problems and last != high:
+                problems.append(f"the chain ends at event {last} but event {high} was written"
+                                + (" (events were removed from the end)" if high > last else ""))
             return problems
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             return [f"the events cannot be read: {exc}"]

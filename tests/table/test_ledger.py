@@ -305,11 +305,28 @@ def test_every_kind_of_tampering_at_every_row_is_detected(tmp_path):
             with Ledger(copy, readonly=True) as led:
                 assert led.verify_chain(), f"{name} at event {seq} went unnoticed"
             detected += 1
+    assert detected == len(MUTATIONS) * rows
+    # A forger who knows the scheme can append a row with a correct hash: only the head noted
+    # from the History page (or an earlier `ledger verify`) tells, because the head changed.
+    with Ledger(good, readonly=True) as led:
+        noted = led.head()
     shutil.copy(good, copy)
     _tamper(copy, _forged_tail(copy))
     with Ledger(copy, readonly=True) as led:
-        assert "head is event" in led.verify_chain()[0]
-    assert detected == len(MUTATIONS) * rows
+        assert led.verify_chain() == [] and led.head() != noted
+        assert noted in [(e.seq, e.hash) for e in led.events()]  # the noted head is still in it
+
+
+def test_rows_cut_from_the_end_stay_visible_after_new_events(tmp_path):
+    db = _played_ledger(tmp_path)
+    with Ledger(db, readonly=True) as led:
+        last = led.last_seq()
+    _tamper(db, MUTATIONS["truncate tail"](last - 2))
+    with Ledger(db) as led:
+        assert "removed from the end" in led.verify_chain()[0]
+        led.append("pause", {})  # the table kept running on the cut ledger
+        assert led.events()[-1].seq == last + 1
+        assert f"event {last - 2}: missing" in led.verify_chain()[0]
 
 
 @pytest.mark.parametrize("name", sorted(MUTATIONS))
