@@ -67,11 +67,12 @@ def check_database(path: Path | str) -> str:
         return "file not found"
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con.text_factory = lambda raw: raw.decode("utf-8", errors="replace")  # SQLite may quote bad bytes
         try:
             rows = con.execute("PRAGMA integrity_check").fetchall()
         finally:
             con.close()
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         return str(exc)
     return "ok" if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows[:3])
 
@@ -152,7 +153,7 @@ def backup_database(
                 dst.close()
         finally:
             src.close()
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         partial.unlink(missing_ok=True)
         raise BackupError(f"cannot back up {db_path}: {exc}") from exc
     except OSError as exc:
@@ -207,6 +208,8 @@ def restore_backup(
     """
     backup, db_path = Path(backup), Path(db_path)
     verdict = check_database(backup)
+    if verdict == "ok":
+        verdict = _check_chain(backup)
     if verdict != "ok":
         raise BackupError(f"backup {backup} is not usable: {verdict}")
     moved: Path | None = None
@@ -231,6 +234,36 @@ def restore_backup(
         src.close()
     with open(partial, "rb+") as fh:
         os.fsync(fh.fileno())
+    for suffix in ("-wal", "-shm"):  # a WAL left beside the new file would be replayed into it
+        Path(f"{db_path}{suffix}").unlink(missing_ok=True)
     os.replace(partial, db_path)
     _fsync_dir(db_path.parent)
     return moved
+
+
+def _check_chain(path: Path) -> str:
+    """``"ok"`` or the first break in the backup's hash chain: ``integrity_check`` sees a damaged
+    page, not a row whose bytes changed."""
+    from table.ledger import Ledger, LedgerError
+
+    try:
+        with Ledger(path, readonly=True, check=False) as led:
+            problems = led.verify_chain()
+    except LedgerError as exc:
+        return str(exc)
+    return problems[0] if problems else "ok"
+
+
+def find_backup(backup_dir: Path | str, name: str) -> BackupInfo:
+    """The backup called ``name`` (or ``latest``) among ``list_backups``: a restore takes only a
+    finished backup from the folder, never an arbitrary path or a ``.partial`` file."""
+    backups = list_backups(backup_dir)
+    if not backups:
+        raise BackupError(f"no backups in {backup_dir}")
+    if name == "latest":
+        return backups[0]
+    for info in backups:
+        if name in (info.path.name, str(info.path)):
+            return info
+    raise BackupError(f"{name} is not a backup in {backup_dir}; choose a name from --list "
+                      f"(newest: {backups[0].path.name}) or 'latest'")

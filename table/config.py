@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -277,9 +278,14 @@ def _players(value: Any, key: str) -> tuple[str, ...]:
             raise ConfigError(f"{key}: {name!r} is not a usable name (1 to 24 characters)")
         if name.upper() == "MISS":
             raise ConfigError(f"{key}: 'MISS' is reserved for the miss")
-    dup = sorted({n for n in names if names.count(n) > 1})
+        if any(unicodedata.category(ch) == "Cc" for ch in name):
+            raise ConfigError(f"{key}: {name!r} contains a control character")
+    # "Ann" and "ANN" are one player to the host and to the dashboard, which refuses the pair
+    folded = [n.casefold() for n in names]
+    dup = [n for n, f in zip(names, folded, strict=True) if folded.count(f) > 1]
     if dup:
-        raise ConfigError(f"{key}: {dup[0]!r} appears twice")
+        raise ConfigError(f"{key}: {dup[0]!r} appears twice" + (
+            f" (as {dup[1]!r}: names are compared ignoring case)" if dup[1] != dup[0] else ""))
     return names
 
 
@@ -384,10 +390,14 @@ def load_config(path: str | Path | None = None) -> TableConfig:
         raise ConfigError(f"{p}: no such config file") from None
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not a text file (byte {exc.start} is not UTF-8)") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise ConfigError(f"{p}: not valid TOML (nested too deeply)") from None
     try:
         return parse_config(raw, source=str(p))
     except ConfigError as exc:

@@ -9,10 +9,17 @@ Append-only is enforced by the schema itself (triggers refuse UPDATE and DELETE)
 carries an idempotency key: appending the same key twice returns the first event instead of writing a
 second one, so a retried button press or dashboard POST is harmless. Corrections (a misread card, a
 chip adjustment, an undo) are new events; the table state is a fold of the log (`table.state`).
+
+Tamper evidence: the triggers stop mistakes, not someone who drops them. So every event also carries
+``hash = sha256(previous hash + the event)``. `verify_chain` walks the chain: an edited, deleted or
+inserted row breaks it, and a cut tail leaves it short of the highest seq SQLite's AUTOINCREMENT
+recorded (``sqlite_sequence``, written with each row at no extra page). The dashboard's History and
+`ledger verify` print the head hash, so a host who notes it can later tell a rewritten log too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -31,10 +38,15 @@ __all__ = [
     "LedgerWriteError",
     "IdempotencyConflict",
     "SCHEMA_VERSION",
+    "chain_hash",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: The ``prev`` of the first event.
+GENESIS = "0" * 64
 
+_UPDATE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;"""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     name  TEXT PRIMARY KEY,
@@ -45,13 +57,13 @@ CREATE TABLE IF NOT EXISTS events (
     key  TEXT NOT NULL UNIQUE,
     kind TEXT NOT NULL,
     data TEXT NOT NULL CHECK (json_valid(data)),
-    at   REAL NOT NULL
+    at   REAL NOT NULL,
+    hash TEXT
 );
-CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
-BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;
+{update_trigger}
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;
-"""
+""".replace("{update_trigger}", _UPDATE_TRIGGER)
 
 
 class LedgerError(Exception):
@@ -79,6 +91,7 @@ class Event:
     kind: str
     data: dict[str, Any]
     at: float
+    hash: str = ""
 
     def row(self) -> dict[str, Any]:
         """A flat row for CSV/JSON export (`data` as a JSON string)."""
@@ -88,6 +101,59 @@ class Event:
 
 def _dumps(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _lenient_text(raw: bytes) -> str:
+    """Text from SQLite, with bytes that are not UTF-8 replaced: a damaged row or SQLite's report
+    about one must reach the host as a message (the hash chain then flags the row), not a
+    UnicodeDecodeError."""
+    return raw.decode("utf-8", errors="replace")
+
+
+def _connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
+    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kwargs)
+    con.text_factory = _lenient_text
+    return con
+
+
+def chain_hash(prev: str, seq: int, key: str, kind: str, data_text: str, at: float) -> str:
+    """The hash an event carries: its fields as stored, chained to the event before it."""
+    body = json.dumps([prev, seq, key, kind, data_text, at], separators=(",", ":"))
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _last(con: sqlite3.Connection) -> tuple[int, str]:
+    """``(seq, hash)`` of the last event (``(0, GENESIS)`` when there is none)."""
+    row = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+
+
+def _high_water(con: sqlite3.Connection) -> int:
+    """The highest seq ever written: SQLite's AUTOINCREMENT keeps it in ``sqlite_sequence``, in
+    the same transaction as the row, and never lowers it when rows go."""
+    row = con.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _migrate_v1(con: sqlite3.Connection) -> None:
+    """Schema 1 had no hashes: add the column and chain the existing events, in one transaction
+    (the update trigger is lifted for exactly that and put back)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        con.execute("ALTER TABLE events ADD COLUMN hash TEXT")
+        con.execute("DROP TRIGGER events_append_only_update")
+        prev = GENESIS
+        for seq, key, kind, data, at in con.execute(
+                "SELECT seq, key, kind, data, at FROM events ORDER BY seq").fetchall():
+            prev = chain_hash(prev, seq, key, kind, data, at)
+            con.execute("UPDATE events SET hash=? WHERE seq=?", (prev, seq))
+        con.execute("UPDATE meta SET value=? WHERE name='schema'", (str(SCHEMA_VERSION),))
+        con.execute(_UPDATE_TRIGGER)
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
 
 
 def _corrupt_message(path: Path, verdict: str, backup_dir: Path | str | None) -> str:
@@ -120,13 +186,17 @@ class Ledger:
         clock: Callable[[], float] = time.time,
         check: bool = True,
         readonly: bool = False,
+        connect: Callable[[Path], Any] | None = None,
     ) -> None:
+        """``connect(path)`` opens the writer's connection (default: ``sqlite3``; the power-cut test
+        passes one over a VFS that drops unsynced writes, as gpiozero takes a pin factory)."""
         self.path = Path(path)
         self.backup_dir = backup_dir
         self._clock = clock
         self._lock = threading.Lock()
         self._failed: str | None = "opened read-only" if readonly else None
         self._ro_uri = self.path.resolve().as_uri() + "?mode=ro"
+        self._cols = "seq, key, kind, data, at, hash"
         if readonly:  # `ledger verify` / `export` beside a running table: never write, never create
             if not self.path.is_file():
                 raise LedgerError(f"ledger {self.path}: no such file")
@@ -136,22 +206,24 @@ class Ledger:
                 # which the service's own user could then not open.
                 self._ro_uri += "&immutable=1"
             try:
-                self._con = sqlite3.connect(self._ro_uri, uri=True, isolation_level=None,
-                                            check_same_thread=False)
+                self._con = _connect(self._ro_uri, uri=True)
                 rows = self._con.execute("PRAGMA quick_check").fetchall() if check else [("ok",)]
                 self._con.execute("SELECT COUNT(*) FROM events").fetchone()
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # SQLite may quote a bad byte
                 raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
             if rows != [("ok",)]:
                 self._con.close()
                 raise LedgerCorrupt(_corrupt_message(self.path, "; ".join(str(r[0]) for r in rows[:2]),
                                                      backup_dir))
+            columns = {r[1] for r in self._con.execute("PRAGMA table_info(events)")}
+            if "hash" not in columns:  # a schema-1 ledger, read as it is
+                self._cols = self._cols.replace("hash", "NULL")
             return
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not existed:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._con = (connect or _connect)(self.path)
             if existed and check:
                 rows = self._con.execute("PRAGMA quick_check").fetchall()
                 if rows != [("ok",)]:
@@ -164,11 +236,14 @@ class Ledger:
             # one transaction: a kill while a new ledger is set up leaves all of the schema or none
             self._con.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta(name, value) "
                                     f"VALUES ('schema', '{SCHEMA_VERSION}');\nCOMMIT;")
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
             raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
         version = self._con.execute("SELECT value FROM meta WHERE name='schema'").fetchone()[0]
+        if int(version) == 1:
+            _migrate_v1(self._con)
+            version = SCHEMA_VERSION
         if int(version) != SCHEMA_VERSION:
             raise LedgerError(f"ledger {self.path}: schema {version}, this loo-table reads {SCHEMA_VERSION}")
 
@@ -201,19 +276,25 @@ class Ledger:
             try:
                 con.execute("BEGIN IMMEDIATE")
                 try:
+                    head_seq, prev = _last(con)
+                    # past every seq ever written: rows cut from the end stay a visible gap
+                    head_seq = max(head_seq, _high_water(con))
                     for kind, text, key in prepared:
-                        row = con.execute("SELECT seq, kind, data, at FROM events WHERE key=?", (key,)).fetchone()
+                        row = con.execute("SELECT seq, kind, data, at, hash FROM events WHERE key=?",
+                                          (key,)).fetchone()
                         if row is not None:
                             if row[1] != kind or row[2] != text:
                                 raise IdempotencyConflict(
                                     f"key {key!r} was already used for another event (seq {row[0]})"
                                 )
-                            out.append(Event(row[0], key, row[1], json.loads(row[2]), row[3]))
+                            out.append(Event(row[0], key, row[1], json.loads(row[2]), row[3], row[4] or ""))
                             continue
                         at = float(self._clock())
-                        cur = con.execute("INSERT INTO events(key, kind, data, at) VALUES (?, ?, ?, ?)",
-                                          (key, kind, text, at))
-                        out.append(Event(int(cur.lastrowid or 0), key, kind, json.loads(text), at))
+                        head_seq += 1
+                        prev = chain_hash(prev, head_seq, key, kind, text, at)
+                        con.execute("INSERT INTO events(seq, key, kind, data, at, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                                    (head_seq, key, kind, text, at, prev))
+                        out.append(Event(head_seq, key, kind, json.loads(text), at, prev))
                     con.execute("COMMIT")
                 except BaseException:
                     if con.in_transaction:
@@ -231,7 +312,7 @@ class Ledger:
 
     # -- reading -----------------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
-        return sqlite3.connect(self._ro_uri, uri=True)
+        return _connect(self._ro_uri, uri=True)
 
     def events(self, since: int = 0, *, until: int | None = None) -> list[Event]:
         """Committed events with seq > `since` (and <= `until`), oldest first."""
@@ -240,23 +321,23 @@ class Ledger:
     def iter_events(self, since: int = 0, *, until: int | None = None) -> Iterator[Event]:
         con = self._reader()
         try:
-            sql = "SELECT seq, key, kind, data, at FROM events WHERE seq > ?"
+            sql = f"SELECT {self._cols} FROM events WHERE seq > ?"
             args: list[Any] = [since]
             if until is not None:
                 sql += " AND seq <= ?"
                 args.append(until)
-            for seq, key, kind, data, at in con.execute(sql + " ORDER BY seq", args):
-                yield Event(seq, key, kind, json.loads(data), at)
+            for seq, key, kind, data, at, digest in con.execute(sql + " ORDER BY seq", args):
+                yield Event(seq, key, kind, json.loads(data), at, digest or "")
         finally:
             con.close()
 
     def get(self, key: str) -> Event | None:
         con = self._reader()
         try:
-            row = con.execute("SELECT seq, key, kind, data, at FROM events WHERE key=?", (key,)).fetchone()
+            row = con.execute(f"SELECT {self._cols} FROM events WHERE key=?", (key,)).fetchone()
         finally:
             con.close()
-        return None if row is None else Event(row[0], row[1], row[2], json.loads(row[3]), row[4])
+        return None if row is None else Event(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5] or "")
 
     def last_seq(self) -> int:
         con = self._reader()
@@ -264,6 +345,61 @@ class Ledger:
             return int(con.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
         finally:
             con.close()
+
+    def head(self) -> tuple[int, str]:
+        """``(seq, hash)`` of the last event (``(0, GENESIS)`` when empty): the value to note."""
+        con = self._reader()
+        try:
+            return _last(con)
+        finally:
+            con.close()
+
+    def verify_chain(self) -> list[str]:
+        """Walk the hash chain from the first event to the recorded head; one line per problem.
+
+        Reads the raw rows (never ``json.loads``), so a damaged row is reported, not raised.
+        """
+        con = self._reader()
+        try:
+            try:
+                high = _high_water(con)
+            except sqlite3.Error as exc:
+                return [f"the ledger's sequence record is unreadable ({exc})"]
+            problems: list[str] = []
+            prev, expected = GENESIS, 1
+            for seq, key, kind, data, at, digest in con.execute(
+                    f"SELECT {self._cols} FROM events ORDER BY seq"):
+                if seq != expected:
+                    problems.append(f"event {expected}: missing (the next row is {seq})")
+                    break
+                if not isinstance(at, float) or not all(isinstance(v, str) for v in (key, kind, data)):
+                    problems.append(f"event {seq}: a field has the wrong type")
+                    break
+                if digest is None:
+                    problems.append(f"event {seq} has no hash: a ledger from before hash chaining "
+                                    "(start the table once to chain it)")
+                    break
+                if digest != chain_hash(prev, seq, key, kind, data, at):
+                    problems.append(f"event {seq}: its hash does not match its content and the chain "
+                                    "before it (edited, inserted or reordered)")
+                    break
+                prev, expected = digest, expected + 1
+            last = expected - 1
+            if not problems and last != high:
+                problems.append(f"the chain ends at event {last} but event {high} was written"
+                                + (" (events were removed from the end)" if high > last else ""))
+            return problems
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            return [f"the events cannot be read: {exc}"]
+        finally:
+            con.close()
+
+    def require_intact(self) -> None:
+        """Raise ``LedgerCorrupt`` (naming the latest backup) when the hash chain is broken: a
+        damaged row would otherwise fail the replay at every start, a crash loop under systemd."""
+        problems = self.verify_chain()
+        if problems:
+            raise LedgerCorrupt(_corrupt_message(self.path, problems[0], self.backup_dir))
 
     def integrity(self) -> str:
         """``"ok"`` or SQLite's complaints (PRAGMA integrity_check)."""

@@ -53,6 +53,10 @@ class TableService:
     def ledger_rows(self) -> list[dict[str, Any]]:
         return [e.row() for e in self.referee.ledger.iter_events()]
 
+    def ledger_head(self) -> dict[str, Any]:
+        seq, digest = self.referee.ledger.head()
+        return {"seq": seq, "hash": digest}
+
     def chip_history(self) -> dict[str, list[int]]:
         with self.referee.lock:
             return {p: list(v) for p, v in self.referee.state.chip_history.items()}

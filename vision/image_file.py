@@ -21,6 +21,10 @@ import numpy as np
 
 #: File endings a folder of photos is scanned for.
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+#: The most pixels a photo may have (a 108-megapixel phone camera fits). A few-megabyte PNG can
+#: declare 30000 x 30000 and would take gigabytes to decode, so the size is read from the header
+#: first (PNG, JPEG), and OpenCV's own limit is set to the same for the other formats.
+MAX_PIXELS = 120_000_000
 
 
 class UnreadableImage(ValueError):
@@ -56,12 +60,36 @@ def jpeg_is_truncated(data: bytes) -> bool:
     return True  # the headers run past the end of the file
 
 
+def declared_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` from a PNG's IHDR or a JPEG's frame header, without decoding; None for
+    other formats or a header that is not there."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] != b"\xff\xd8":
+        return None
+    i = 2
+    while i + 9 <= len(data) and data[i] == 0xFF:
+        marker = data[i + 1]
+        if marker == 0xFF:
+            i += 1
+            continue
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # a start-of-frame header
+            return int.from_bytes(data[i + 7:i + 9], "big"), int.from_bytes(data[i + 5:i + 7], "big")
+        if marker == 0xDA:
+            return None
+        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+    return None
+
+
 def read_image(path: Path) -> np.ndarray:
     """The photo at ``path`` as a BGR ``uint8`` image (grey and 16-bit files converted, alpha dropped).
 
     Raises :class:`UnreadableImage` naming the file and why: no such file, a folder, a JPEG cut
-    short, or a file OpenCV cannot decode (not an image, or a format such as HEIC).
+    short, more than ``MAX_PIXELS``, or a file OpenCV cannot decode (not an image, or HEIC).
     """
+    import os
+
+    os.environ.setdefault("OPENCV_IO_MAX_IMAGE_PIXELS", str(MAX_PIXELS))  # read at OpenCV's first decode
     import cv2
 
     if not path.exists():
@@ -76,6 +104,10 @@ def read_image(path: Path) -> np.ndarray:
         raise UnreadableImage(f"{path}: empty file")
     if jpeg_is_truncated(data):
         raise UnreadableImage(f"{path}: truncated JPEG (the file ends before the image does)")
+    size = declared_size(data)
+    if size is not None and size[0] * size[1] > MAX_PIXELS:
+        raise UnreadableImage(f"{path}: {size[0]} x {size[1]} pixels is more than the "
+                              f"{MAX_PIXELS // 1_000_000} megapixels a photo may have")
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         raise UnreadableImage(f"{path}: not an image OpenCV can decode (JPEG, PNG, BMP, TIFF or WebP)")

@@ -8,6 +8,7 @@ and ``make_server`` / ``close_server`` / ``recommended_threads`` (waitress sized
 
 from __future__ import annotations
 
+import collections
 import logging
 import secrets
 import threading
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request
+from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
 from web.qr import dashboard_url, print_qr
@@ -29,8 +31,17 @@ from web.security import (
     ensure_admin_pin,
     is_admin,
     load_secret_key,
+    load_session_epoch,
 )
-from web.server import DEFAULT_MAX_STREAMS, close_server, make_server, recommended_threads
+from web.server import (
+    DEFAULT_CONNECTION_LIMIT,
+    DEFAULT_CONNECTIONS_PER_CLIENT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_STREAMS,
+    close_server,
+    make_server,
+    recommended_threads,
+)
 from web.service import TableService
 
 __all__ = [
@@ -49,29 +60,43 @@ DEFAULTS: dict[str, Any] = {
     "POLL_INTERVAL_MS": 2000,  # the polling fallback's period
     "LOGIN_LIMIT_PER_CLIENT": 5,
     "LOGIN_LIMIT_OVERALL": 20,
-    "LOGIN_WINDOW_S": 300.0,
+    "LOGIN_WINDOW_S": 60.0,  # at most LOGIN_LIMIT_PER_CLIENT tries a minute, then a doubling lock-out
+    "LOGIN_MAX_LOCK_S": 3600.0,
     "ADMIN_SESSION_HOURS": 12,
+    "MAX_CONTENT_LENGTH": DEFAULT_MAX_BODY,  # the largest request body (Flask and waitress refuse more)
+    "CONNECTION_LIMIT": DEFAULT_CONNECTION_LIMIT,  # open sockets in all (each a descriptor, no thread)
+    "CONNECTIONS_PER_CLIENT": DEFAULT_CONNECTIONS_PER_CLIENT,  # one address's share (a phone opens ~6)
+    "STREAMS_PER_CLIENT": 4,  # one address's share of the SSE streams
+    "STREAM_MAX_S": 300.0,  # a stream ends after this; the browser reconnects with Last-Event-ID
+    "STREAM_BACKLOG_BYTES": 256 * 1024,  # unsent bytes that mark a phone that stopped reading
 }
 
 
 class StreamSlots:
-    """Counts open SSE streams against the cap (clients over the cap are sent to polling)."""
+    """Counts open SSE streams against the cap, and each client address's against ``per_client``
+    (clients over either are sent to polling)."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, per_client: int | None = None) -> None:
         self.cap = cap
+        self.per_client = cap if per_client is None else per_client
         self.open = 0
+        self._by_client: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
 
-    def acquire(self) -> bool:
+    def acquire(self, client: str = "") -> bool:
         with self._lock:
-            if self.open >= self.cap:
+            if self.open >= self.cap or self._by_client[client] >= self.per_client:
                 return False
             self.open += 1
+            self._by_client[client] += 1
             return True
 
-    def release(self) -> None:
+    def release(self, client: str = "") -> None:
         with self._lock:
             self.open -= 1
+            self._by_client[client] -= 1
+            if self._by_client[client] <= 0:
+                del self._by_client[client]
 
 
 @dataclass
@@ -107,13 +132,13 @@ def _configure_security(app: Flask) -> None:
     if pin.new_pin is not None:
         log.warning("dashboard admin PIN (first start): %s", pin.new_pin)
     app.config["LOO_PIN_HASH"] = pin.path.read_text(encoding="ascii").strip()
+    app.config["LOO_SESSION_EPOCH"] = load_session_epoch(state_dir, app.config["LOO_PIN_HASH"])
     app.config.update(
         SESSION_COOKIE_NAME="loo_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Strict",
         SESSION_COOKIE_SECURE=False,  # a LAN without TLS; SameSite + Origin checks carry CSRF defence
         PERMANENT_SESSION_LIFETIME=timedelta(hours=int(app.config["ADMIN_SESSION_HOURS"])),
-        MAX_CONTENT_LENGTH=64 * 1024,
     )
 
 
@@ -145,9 +170,19 @@ def _register_errors(app: Flask) -> None:
         return _error_json(500, f"internal error: {type(err).__name__}")
 
 
+class _LimitedJSON(DefaultJSONProvider):
+    """Request bodies are parsed with a nesting limit (``web.validate.loads_limited``)."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        from web.validate import loads_limited
+
+        return loads_limited(s, **kwargs)
+
+
 def create_app(service: TableService, *, config: dict[str, Any] | None = None) -> Flask:
     """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest."""
     app = Flask(__name__)
+    app.json = _LimitedJSON(app)
     app.config.from_mapping(DEFAULTS)
     app.config.update(config or {})
     app.config["DEBUG"] = False  # never: the debugger would be a remote shell on the LAN
@@ -159,8 +194,9 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
             per_client=int(app.config["LOGIN_LIMIT_PER_CLIENT"]),
             overall=int(app.config["LOGIN_LIMIT_OVERALL"]),
             window_s=float(app.config["LOGIN_WINDOW_S"]),
+            max_lock_s=float(app.config["LOGIN_MAX_LOCK_S"]),
         ),
-        streams=StreamSlots(int(app.config["MAX_STREAMS"])),
+        streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
     )
 
     @app.before_request

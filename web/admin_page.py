@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
-import secrets
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, redirect, render_template, request, session, url_for
+from flask import Blueprint, Response, jsonify, redirect, render_template, request, url_for
 
 from web import web_state
 from web.options import VARIANTS, option_fields
-from web.security import ApiError, check_pin, client_address, is_admin, pin_hash
+from web.security import (
+    ApiError,
+    check_pin,
+    client_address,
+    end_all_sessions,
+    is_admin,
+    open_admin_session,
+    pin_hash,
+)
 from web.table_page import fragment_response
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
@@ -41,7 +48,7 @@ def admin() -> tuple[str, int] | str:
 def login() -> Any:
     state = web_state()
     client = client_address()
-    wait = state.limiter.retry_after(client)
+    wait = state.limiter.attempt(client)  # checks and counts in one step: a burst gets no extra tries
     if wait:
         reason = f"too many wrong PINs: try again in {wait} s"
         if _wants_json():
@@ -53,23 +60,19 @@ def login() -> Any:
     else:
         pin = request.form.get("pin")
     if not isinstance(pin, str) or not pin or len(pin) > 64 or not check_pin(pin_hash(), pin):
-        state.limiter.failed(client)
         if _wants_json():
             raise ApiError(401, "wrong PIN")
         return render_template("login.html", error="Wrong PIN."), 401
     state.limiter.succeeded(client)
-    session.clear()  # a fresh session (and CSRF token) for the admin: no fixation
-    session.permanent = True
-    session["admin"] = True
-    session["csrf"] = secrets.token_urlsafe(32)
+    token = open_admin_session()
     if _wants_json():
-        return jsonify(ok=True, csrf_token=session["csrf"])
+        return jsonify(ok=True, csrf_token=token)
     return redirect(url_for("admin.admin"), code=303)
 
 
 @bp.post("/logout")
 def logout() -> Any:
-    session.clear()
+    end_all_sessions()  # every admin session, not only this phone's: the host hands the table back
     if _wants_json():
         return jsonify(ok=True)
     return redirect(url_for("table.index"), code=303)

@@ -18,7 +18,7 @@ bp = Blueprint("history", __name__)
 def history() -> str:
     service = web_state().service
     return render_template("history.html", deals=service.deals(), chart=chip_chart(service.chip_history()),
-                           records=len(service.hand_records()))
+                           records=len(service.hand_records()), head=service.ledger_head())
 
 
 def settlement(chip_value_text: object) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 
 from web import WebState, web_state
-from web.security import ApiError, is_admin
+from web.security import ApiError, client_address, is_admin
 
 bp = Blueprint("live", __name__, url_prefix="/api")
 
@@ -42,8 +42,12 @@ class EventStream:
 
     def __init__(self, state: WebState, last_id: int | None, *, keepalive_s: float, wait_s: float,
                  retry_ms: int, gone: Callable[[], bool] | None = None,
-                 render: Callable[[dict[str, Any]], str] | None = None) -> None:
+                 render: Callable[[dict[str, Any]], str] | None = None, client: str = "",
+                 max_s: float = float("inf"), backlog_bytes: int | None = None) -> None:
         self.state = state
+        self.client = client
+        self.ends_at = time.monotonic() + max_s
+        self.backlog_bytes = backlog_bytes
         self.render = render
         self.gone = gone or (lambda: False)
         self.last_id = last_id
@@ -68,7 +72,8 @@ class EventStream:
         else:
             last = self.last_id
         quiet_since = time.monotonic()
-        while not self.state.stop.is_set() and not self._closed and not self.gone():
+        while (not self.state.stop.is_set() and not self._closed and not self.gone()
+               and time.monotonic() < self.ends_at and not self._stalled()):
             left = self.keepalive_s - (time.monotonic() - quiet_since)
             changes = service.changes_since(last, max(0.0, min(self.wait_s, left)))
             if changes:
@@ -81,6 +86,15 @@ class EventStream:
                 yield ": keep-alive\n\n"
                 quiet_since = time.monotonic()
 
+    def _stalled(self) -> bool:
+        """The phone stopped reading: what we wrote piles up unsent in waitress's buffer (found
+        through the channel behind ``waitress.client_disconnected``). Ending the stream frees its
+        thread and slot; the idle connection is then closed after waitress's channel timeout,
+        which never applies while a request still runs."""
+        channel = getattr(self.gone, "__self__", None)
+        pending = getattr(channel, "total_outbufs_len", 0)
+        return self.backlog_bytes is not None and isinstance(pending, int) and pending > self.backlog_bytes
+
     def _frame(self, item: dict[str, Any]) -> str:
         if self.render is None:
             return frame(item)
@@ -89,7 +103,7 @@ class EventStream:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self.state.streams.release()
+            self.state.streams.release(self.client)
 
 
 def _last_event_id() -> int | None:
@@ -132,11 +146,14 @@ def stream() -> Response:
     cfg = current_app.config
     poll_ms = int(cfg["POLL_INTERVAL_MS"])
     render = _renderer(request.args.get("view"))
-    if state.stop.is_set() or not state.streams.acquire():
+    client = client_address()
+    if state.stop.is_set() or not state.streams.acquire(client):
         told = (f"retry: {poll_ms}\nevent: overloaded\n"
                 f"data: {json.dumps({'poll_interval_ms': poll_ms, 'open_streams': state.streams.open})}\n\n")
         return Response(told, mimetype="text/event-stream", headers=HEADERS)
     body = EventStream(state, _last_event_id(), keepalive_s=float(cfg["KEEPALIVE_S"]),
                        wait_s=float(cfg["STREAM_WAIT_S"]), retry_ms=min(poll_ms, 3000),
-                       gone=request.environ.get("waitress.client_disconnected"), render=render)
+                       gone=request.environ.get("waitress.client_disconnected"), render=render,
+                       client=client, max_s=float(cfg["STREAM_MAX_S"]),
+                       backlog_bytes=int(cfg["STREAM_BACKLOG_BYTES"]))
     return Response(body, mimetype="text/event-stream", headers=HEADERS, direct_passthrough=True)

@@ -7,14 +7,16 @@ sliding window (two dependencies on a Pi for about sixty lines).
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import math
 import os
 import secrets
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -114,46 +116,96 @@ def check_pin(pin_hash: str, attempt: str) -> bool:
     return check_password_hash(pin_hash, attempt)
 
 
-class LoginLimiter:
-    """Failed PIN attempts in a sliding window, per client address and for the whole server."""
+@dataclass
+class _Client:
+    tries: deque[float] = field(default_factory=deque)  # admitted tries not yet cleared by a success
+    locked_until: float = 0.0
+    strikes: int = 0  # lock-outs so far: each one doubles the next
+    last: float = 0.0
 
-    def __init__(self, *, per_client: int = 5, overall: int = 20, window_s: float = 300.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+
+class LoginLimiter:
+    """PIN tries per client address: at most ``per_client`` in ``window_s``, then a lock-out that
+    doubles each time (capped at ``max_lock_s``).
+
+    ``attempt`` checks and counts in one step under the lock, so a burst of parallel requests gets
+    no more tries than a slow one; a success clears the client's record. The server-wide cap
+    (``overall`` tries in the window) only holds back clients that have already failed, so a burst
+    from many addresses never locks out the host typing the right PIN on a phone that has not
+    failed.
+    """
+
+    def __init__(self, *, per_client: int = 5, overall: int = 20, window_s: float = 60.0,
+                 max_lock_s: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_client = per_client
         self.overall = overall
         self.window_s = window_s
+        self.max_lock_s = max_lock_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._failures: dict[str, deque[float]] = {}
+        self._clients: dict[str, _Client] = {}
         self._all: deque[float] = deque()
 
     def _trim(self, q: deque[float], now: float) -> None:
         while q and q[0] <= now - self.window_s:
             q.popleft()
 
-    def retry_after(self, client: str) -> int:
-        """Seconds until ``client`` may try again (0 = now)."""
+    def attempt(self, client: str) -> int:
+        """0 and the try counted, or the seconds ``client`` must wait (nothing counted)."""
         now = self._clock()
         with self._lock:
-            q = self._failures.get(client, deque())
-            self._trim(q, now)
             self._trim(self._all, now)
-            waits = []
-            if len(q) >= self.per_client:
-                waits.append(q[0] + self.window_s - now)
-            if len(self._all) >= self.overall:
-                waits.append(self._all[0] + self.window_s - now)
-            return max(1, int(max(waits)) + 1) if waits else 0
-
-    def failed(self, client: str) -> None:
-        now = self._clock()
-        with self._lock:
-            self._failures.setdefault(client, deque()).append(now)
+            c = self._clients.get(client)
+            if c is not None:
+                self._trim(c.tries, now)
+                if c.locked_until > now:
+                    return max(1, math.ceil(c.locked_until - now))
+                if c.strikes and now - c.last > self.max_lock_s:
+                    c.strikes = 0  # a long quiet spell forgives the earlier lock-outs
+                if (c.tries or c.strikes) and len(self._all) >= self.overall:
+                    return max(1, math.ceil(self._all[0] + self.window_s - now))
+            elif len(self._clients) >= 4096:
+                self._forget(now)
+            c = self._clients.setdefault(client, _Client())
+            c.tries.append(now)
+            c.last = now
             self._all.append(now)
+            if len(c.tries) >= self.per_client:
+                c.locked_until = now + min(self.max_lock_s, self.window_s * 2 ** c.strikes)
+                c.strikes += 1
+                c.tries.clear()
+            return 0
+
+    def _forget(self, now: float) -> None:
+        """Drop clients with nothing left to remember (a flood of addresses cannot grow the table)."""
+        for name in [n for n, c in self._clients.items()
+                     if c.locked_until <= now and not c.tries and now - c.last > self.max_lock_s]:
+            del self._clients[name]
 
     def succeeded(self, client: str) -> None:
+        """The try was the right PIN: forget the client's record."""
         with self._lock:
-            self._failures.pop(client, None)
+            self._clients.pop(client, None)
+
+
+SESSION_FILE = "admin-sessions.key"
+
+
+def load_session_epoch(state_dir: str | os.PathLike[str], pin_hash: str) -> str:
+    """What every valid admin session carries: a key kept in the state directory (renewed by
+    logout) mixed with the PIN hash, so a logout or a changed PIN ends every session, restarts
+    included, although the cookie itself is signed and lives 12 h."""
+    path = Path(state_dir) / SESSION_FILE
+    key = path.read_text(encoding="ascii", errors="replace").strip() if path.exists() else ""
+    if len(key) < 32:
+        key = renew_session_key(state_dir)
+    return hashlib.sha256(f"{key}\n{pin_hash}".encode()).hexdigest()
+
+
+def renew_session_key(state_dir: str | os.PathLike[str]) -> str:
+    key = secrets.token_hex(32)
+    _write_private(Path(state_dir) / SESSION_FILE, key + "\n")
+    return key
 
 
 def csrf_token() -> str:
@@ -184,7 +236,26 @@ def check_post() -> None:
 
 
 def is_admin() -> bool:
-    return session.get("admin") is True
+    epoch = session.get("epoch")
+    return (session.get("admin") is True and isinstance(epoch, str)
+            and hmac.compare_digest(epoch, str(current_app.config["LOO_SESSION_EPOCH"])))
+
+
+def open_admin_session() -> str:
+    """A fresh session (no fixation) with its own CSRF token, valid until the next logout."""
+    session.clear()
+    session.permanent = True
+    session["admin"] = True
+    session["epoch"] = current_app.config["LOO_SESSION_EPOCH"]
+    session["csrf"] = secrets.token_urlsafe(32)
+    return str(session["csrf"])
+
+
+def end_all_sessions() -> None:
+    """Logout: a new session key, so this and every other admin cookie stops working at once."""
+    renew_session_key(current_app.config["STATE_DIR"])
+    current_app.config["LOO_SESSION_EPOCH"] = load_session_epoch(current_app.config["STATE_DIR"], pin_hash())
+    session.clear()
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -8,6 +8,7 @@ told to poll instead of holding a thread.
 
 from __future__ import annotations
 
+import collections
 import threading
 from typing import Any
 
@@ -18,6 +19,11 @@ from flask import Flask
 DEFAULT_MAX_STREAMS = 64
 #: Threads kept free of streams for page loads, the polling fallback and admin POSTs.
 SPARE_THREADS = 8
+#: Open sockets in all (a file descriptor each, no thread), and one client address's share.
+DEFAULT_CONNECTION_LIMIT = 512
+DEFAULT_CONNECTIONS_PER_CLIENT = 32
+#: The largest request body: every admin command fits in a few kilobytes.
+DEFAULT_MAX_BODY = 64 * 1024
 
 
 def recommended_threads(max_streams: int = DEFAULT_MAX_STREAMS) -> int:
@@ -32,10 +38,17 @@ def waitress_options(app: Flask) -> dict[str, Any]:
     streams = int(app.config["MAX_STREAMS"])
     return {
         "threads": recommended_threads(streams),
-        # every stream is a connection; leave room for the pollers and keep-alive page loads
-        "connection_limit": max(100, 2 * streams + 4 * SPARE_THREADS),
-        # streams send a comment every KEEPALIVE_S, so idle-looking channels are really dead
-        "channel_timeout": max(60, 4 * int(app.config["KEEPALIVE_S"])),
+        # Open sockets cost a descriptor each, not a thread: room for every stream, the phones told
+        # to poll, and a flood of half-sent requests (each client's share is capped in _channel_class)
+        "connection_limit": max(int(app.config.get("CONNECTION_LIMIT", DEFAULT_CONNECTION_LIMIT)), 2 * streams + 4 * SPARE_THREADS),
+        # streams send a comment every KEEPALIVE_S, so idle-looking channels are really dead; a
+        # connection that never finishes its request is closed as soon as that, too
+        "channel_timeout": max(30, 2 * int(app.config["KEEPALIVE_S"])),
+        "cleanup_interval": 10,
+        # refused from the Content-Length header with 413, before a byte of the body is read: the
+        # waitress default (1 GiB, spooled to temp files) let three uploads fill the ledger's disk
+        "max_request_body_size": int(app.config.get("MAX_CONTENT_LENGTH") or DEFAULT_MAX_BODY),
+        "max_request_header_size": 16 * 1024,
         # keep reading a channel while its app runs, so a phone that went away is noticed at once
         # (environ["waitress.client_disconnected"]) and its stream slot and thread come back
         "channel_request_lookahead": 1,
@@ -52,9 +65,47 @@ def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrid
 
     options = waitress_options(app) | overrides
     server = waitress.create_server(app, host=host, port=port, **options)
+    server.channel_class = _channel_class(
+        int(app.config.get("CONNECTIONS_PER_CLIENT", DEFAULT_CONNECTIONS_PER_CLIENT)))
+    server.loo_clients = collections.Counter()
     server.loo_loop = _LoopGuard(server)
     server.run = server.loo_loop.run
     return server
+
+
+def _channel_class(per_client: int) -> type:
+    """waitress's channel, refusing a client address's connections beyond ``per_client``.
+
+    waitress has a server-wide connection limit only: one phone holding that many half-sent
+    requests would leave nobody answered. A refused connection is closed at once, unanswered.
+    Channels are made and closed on the server's loop thread, so the counter needs no lock.
+    """
+    from waitress.channel import HTTPChannel  # type: ignore[import-untyped]
+
+    class LimitedChannel(HTTPChannel):  # type: ignore[misc]
+        def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
+            self.loo_client = addr[0] if isinstance(addr, tuple) and addr else str(addr)
+            self.loo_counted = False
+            super().__init__(server, sock, addr, adj, map)
+            if server.loo_clients[self.loo_client] > per_client:
+                self.handle_close()
+
+        def add_channel(self, map: Any = None) -> None:
+            super().add_channel(map)
+            if not self.loo_counted:
+                self.loo_counted = True
+                self.server.loo_clients[self.loo_client] += 1
+
+        def del_channel(self, map: Any = None) -> None:
+            super().del_channel(map)
+            if self.loo_counted:
+                self.loo_counted = False
+                clients = self.server.loo_clients
+                clients[self.loo_client] -= 1
+                if clients[self.loo_client] <= 0:
+                    del clients[self.loo_client]
+
+    return LimitedChannel
 
 
 class _LoopGuard:

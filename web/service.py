@@ -108,6 +108,11 @@ class TableService(Protocol):
         """The append-only ledger, one flat dict per event (scalar values), oldest first; CSV export."""
         ...
 
+    def ledger_head(self) -> dict[str, Any]:
+        """``{"seq": int, "hash": str}``: the ledger's last event and its chained hash (64 hex digits).
+        The History page shows it, so a host who notes it can later tell a rewritten log."""
+        ...
+
     def chip_history(self) -> dict[str, list[int]]:
         """Each player's chips at the start of the night and after every deal (equal-length lists)."""
         ...

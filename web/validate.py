@@ -7,6 +7,7 @@ request never reaches the game and never half-applies.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -18,10 +19,29 @@ from web.settle import parse_chip_value
 MAX_NAME = 24
 MAX_REASON = 200
 MAX_CHIPS = 1_000_000
+#: Deepest JSON any route accepts; every real payload is 3 levels deep at most.
+MAX_JSON_DEPTH = 16
 ZONE_NAME = re.compile(r"^(seat:(\d|1[0-6])|turn_up|stock)$")  # 17 seats at most
 CARD_ZONE = re.compile(r"^(seat:(\d|1[0-6])|turn_up)$")  # where a card the host enters can lie
 FLUSH_CARDS = 5
 Payload = dict[str, Any]
+
+
+def loads_limited(text: str | bytes, **kwargs: Any) -> Any:
+    """``json.loads`` that turns too-deep nesting into ``ValueError`` (Flask's request parsing then
+    answers 400): the parser itself recurses, so 100,000 ``[`` would otherwise be a 500."""
+    try:
+        value = json.loads(text, **kwargs)
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return value
 
 
 def _only(payload: Payload, allowed: set[str]) -> None:

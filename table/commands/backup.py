@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument(
         "--restore",
         metavar="BACKUP",
-        help="replace the ledger with BACKUP (a file name from --list, or 'latest'); stop the service first",
+        help="replace the ledger with BACKUP (a name from --list, or 'latest'); it must pass integrity_check "
+        "and its hash chain; stop the service first",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
@@ -72,7 +73,7 @@ def service_running(unit: str = "loo-table.service") -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from table.backup import BackupError, backup_database, list_backups, restore_backup
+    from table.backup import BackupError, backup_database, find_backup, list_backups, restore_backup
     from table.cli import CommandError
 
     db_path, dest = _paths(args)
@@ -94,15 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if args.restore:
             if service_running():
                 raise CommandError("loo-table.service is running; stop it first: sudo systemctl stop loo-table")
-            if args.restore == "latest":
-                backups = list_backups(dest)
-                if not backups:
-                    raise CommandError(f"no backups in {dest}")
-                source = backups[0].path
-            else:
-                source = Path(args.restore)
-                if not source.is_absolute() and not source.exists():
-                    source = dest / source
+            source = find_backup(dest, args.restore).path
             moved = restore_backup(source, db_path)
             note = f"; the old ledger is kept as {moved}" if moved else ""
             print(f"restored {db_path} from {source}{note}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,19 +62,24 @@ def verify(ledger: Any) -> dict[str, Any]:
     integrity = ledger.integrity()
     if integrity != "ok":
         problems.append(f"integrity_check: {integrity}")
+    problems.extend(ledger.verify_chain())
+    head_seq, head_hash = ledger.head()
     state = TableState()
     events = 0
     keys: set[str] = set()
-    for event in ledger.iter_events():
-        events += 1
-        if event.key in keys:
-            problems.append(f"event {event.seq}: duplicate key {event.key}")
-        keys.add(event.key)
-        try:
-            state.apply(event)
-        except StateError as exc:
-            problems.append(f"event {event.seq} ({event.kind}) does not replay: {exc}")
-            break
+    try:
+        for event in ledger.iter_events():
+            events += 1
+            if event.key in keys:
+                problems.append(f"event {event.seq}: duplicate key {event.key}")
+            keys.add(event.key)
+            try:
+                state.apply(event)
+            except StateError as exc:
+                problems.append(f"event {event.seq} ({event.kind}) does not replay: {exc}")
+                break
+    except (ValueError, sqlite3.Error) as exc:  # a damaged row: bad UTF-8 or JSON, a wrong type
+        problems.append(f"event after {events} read: cannot be read ({exc})")
     rescored = 0
     for deal in state.finished:
         try:
@@ -95,6 +101,7 @@ def verify(ledger: Any) -> dict[str, Any]:
         "deals_closed": len(state.finished), "records_rescored": rescored,
         "chips": state.chips() if state.started else {}, "pool": state.pool_now() if state.started else 0,
         "total_chips": total, "chips_brought": state.total_in, "digest": state.digest(),
+        "head": {"seq": head_seq, "hash": head_hash},
     }
 
 
@@ -108,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(f"{ledger.path}: {report['events']} events, {report['deals_closed']} deals closed, "
                       f"{report['records_rescored']} records re-scored, integrity {report['integrity']}, "
-                      f"chips {report['total_chips']} of {report['chips_brought']} brought")
+                      f"chips {report['total_chips']} of {report['chips_brought']} brought, "
+                      f"head {report['head']['seq']}:{report['head']['hash'][:16]}")
             if not report["ok"]:
                 raise CommandError(report["problems"][0] + (f" (and {len(report['problems']) - 1} more)"
                                                              if len(report["problems"]) > 1 else ""))

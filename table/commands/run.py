@@ -20,6 +20,9 @@ from typing import Any
 
 from table.cli import CommandError
 
+#: The PIN of demos and examples; `run` refuses it for a real table.
+DEFAULT_PIN = "000000"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", help="the TOML config (default: the shipped default)")
@@ -69,11 +72,15 @@ class Controller:
             raise CommandError(str(exc)) from None
         self.cfg = cfg
         self.notifier = Notifier()
+        if cfg.web.admin_pin == DEFAULT_PIN:
+            raise CommandError(f"{cfg.source}: web.admin_pin is {DEFAULT_PIN}, a PIN anyone would try; set your "
+                               "own 4 to 12 digits, or leave it empty to have one made up and shown at start")
         try:
             self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir)
+            self.parts.append(self.ledger)
+            self.ledger.require_intact()
         except LedgerError as exc:
             raise CommandError(str(exc)) from None
-        self.parts.append(self.ledger)
         self.notifier.status("loading the card model")
         try:
             classifier = load_classifier(cfg.model.path or None, threads=cfg.model.threads,

@@ -53,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
         records = load_records(text)
     except LooError as exc:
         raise CommandError(f"{name}: {exc}") from None
+    except RecursionError:  # the JSON parser recurses: 100,000 "[" would be a traceback
+        raise CommandError(f"{name}: not valid JSON (nested too deeply)") from None
+    except ValueError as exc:  # a number of more than 4,300 digits, and the like
+        raise CommandError(f"{name}: not valid JSON ({exc})") from None
 
     failed = 0
     for index, record in enumerate(records):

@@ -23,6 +23,7 @@ from table.backup import (
     rotate,
 )
 from table.cli import main as cli_main
+from table.ledger import Ledger
 
 T0 = dt.datetime(2026, 11, 22, 4, 30, tzinfo=dt.UTC)
 
@@ -34,17 +35,13 @@ def clock_from(start: dt.datetime, step: dt.timedelta = dt.timedelta(days=1)) ->
         t += step
 
 
-def make_ledger(path: Path, rows: int = 50) -> sqlite3.Connection:
-    """A WAL database like the controller's, left OPEN with its rows still in the -wal file."""
-    con = sqlite3.connect(path)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA synchronous=FULL")
-    con.execute("PRAGMA wal_autocheckpoint=0")
-    con.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY, key TEXT UNIQUE, body TEXT)")
+def make_ledger(path: Path, rows: int = 50) -> Ledger:
+    """A ledger like the controller's, left OPEN with its rows still in the -wal file."""
+    led = Ledger(path)
+    led._con.execute("PRAGMA wal_autocheckpoint=0")
     for i in range(rows):
-        with con:
-            con.execute("INSERT INTO events (key, body) VALUES (?, ?)", (f"k{i}", f"event {i}"))
-    return con
+        led.append("note", {"body": f"event {i}"}, key=f"k{i}")
+    return led
 
 
 def count(path: Path) -> int:
@@ -118,10 +115,8 @@ def test_restore_replaces_ledger_and_keeps_the_old_one(tmp_path: Path) -> None:
     db = tmp_path / "ledger.db"
     make_ledger(db, rows=10).close()
     info = backup_database(db, tmp_path / "b", clock=lambda: T0)
-    later = sqlite3.connect(db)
-    with later:
-        later.execute("INSERT INTO events (key, body) VALUES ('late', 'after the backup')")
-    later.close()
+    with Ledger(db) as later:
+        later.append("note", {"body": "after the backup"}, key="late")
     moved = restore_backup(info.path, db, clock=lambda: T0)
     assert count(db) == 10
     assert moved is not None and count(moved) == 11
@@ -273,3 +268,63 @@ def test_restore_refuses_while_the_service_runs(tmp_path: Path) -> None:
     assert out.stderr.strip() == (
         "loo-table backup: loo-table.service is running; stop it first: sudo systemctl stop loo-table")
     assert not list(tmp_path.glob("ledger.db.replaced-*"))
+
+
+# --- restore refuses what it should not take --------------------------------------------------------
+
+
+def _damage_a_row(path: Path) -> None:
+    """Change one byte of one event's data in place: the page stays well-formed (integrity_check
+    passes), only the hash chain shows it."""
+    raw = bytearray(path.read_bytes())
+    at = raw.find(b"event 3")
+    assert at > 0
+    raw[at + 6] = ord("8")
+    path.write_bytes(bytes(raw))
+
+
+def test_restore_refuses_a_backup_whose_rows_were_changed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "ledger.db"
+    make_ledger(db, rows=6).close()
+    info = backup_database(db, tmp_path / "b", clock=lambda: T0)
+    _damage_a_row(info.path)
+    assert check_database(info.path) == "ok"  # SQLite's own check sees nothing wrong
+    before = db.read_bytes()
+    assert cli_main(["backup", "--db", str(db), "--dest", str(tmp_path / "b"), "--restore", "latest"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "not usable" in err and "hash does not match" in err and "\n" not in err
+    assert db.read_bytes() == before
+
+
+def test_restore_takes_only_names_from_the_backup_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "ledger.db"
+    make_ledger(db, rows=3).close()
+    info = backup_database(db, tmp_path / "b", clock=lambda: T0)
+    stray = tmp_path / "elsewhere.db"
+    stray.write_bytes(info.path.read_bytes())
+    (tmp_path / "b" / "notes.db").write_bytes(info.path.read_bytes())
+    for name in (str(stray), "notes.db", "../ledger.db", info.path.name + ".partial"):
+        assert cli_main(["backup", "--db", str(db), "--dest", str(tmp_path / "b"), "--restore", name]) == 1
+        err = capsys.readouterr().err.strip()
+        assert "is not a backup in" in err and info.path.name in err
+    assert cli_main(["backup", "--db", str(db), "--dest", str(tmp_path / "b"), "--restore", info.path.name]) == 0
+
+
+def test_restore_leaves_no_wal_or_shm_beside_the_new_ledger(tmp_path: Path) -> None:
+    db = tmp_path / "ledger.db"
+    live = make_ledger(db, rows=4)
+    info = backup_database(db, tmp_path / "b", clock=lambda: T0)
+    live.append("note", {"body": "only in the old WAL"}, key="late")
+    import shutil
+
+    for suffix in ("-wal", "-shm"):  # a stopped table that left its -wal and -shm (a kill)
+        shutil.copy(f"{db}{suffix}", tmp_path / f"keep{suffix}")
+    live.close()
+    for suffix in ("-wal", "-shm"):
+        shutil.copy(tmp_path / f"keep{suffix}", f"{db}{suffix}")
+    restore_backup(info.path, db, clock=lambda: T0)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ledger.db")) == [
+        "ledger.db", "ledger.db.replaced-20261122T043000Z", "ledger.db.replaced-20261122T043000Z-shm",
+        "ledger.db.replaced-20261122T043000Z-wal"]
+    with Ledger(db) as led:
+        assert [e.key for e in led.events()] == ["k0", "k1", "k2", "k3"] and led.verify_chain() == []

@@ -132,6 +132,8 @@ def test_verify_passes_on_a_played_night(tmp_path, capsys):
 
 
 def test_verify_catches_an_event_that_does_not_replay(tmp_path, capsys):
+    import json
+
     from table.cli import main
 
     db = _played_ledger(tmp_path)
@@ -139,9 +141,10 @@ def test_verify_catches_an_event_that_does_not_replay(tmp_path, capsys):
     con.execute("INSERT INTO events(key, kind, data, at) VALUES ('x', 'action', '{\"action\": \"Ann:ZZ\"}', 0)")
     con.commit()
     con.close()
-    assert main(["ledger", "verify", "--db", str(db)]) == 1
-    err = capsys.readouterr().err.strip()
-    assert "does not replay" in err and "\n" not in err
+    assert main(["ledger", "verify", "--db", str(db), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert any("does not replay" in p for p in report["problems"])
+    assert any("has no hash" in p for p in report["problems"])  # and it is not part of the chain
 
 
 def test_verify_catches_a_doctored_outcome(tmp_path, capsys):
@@ -240,3 +243,139 @@ def test_verify_beside_a_live_table_reads_its_latest_events(tmp_path, capsys):
         assert report["chips_brought"] == 409 and report["ok"]
         live.append("adjust_chips", {"player": "Bea", "delta": 1, "reason": "after verify"})  # still writable
     assert sorted(p.name for p in db.parent.iterdir()) == ["ledger.db"]
+
+
+# -- tamper evidence: the hash chain ---------------------------------------------------------------
+
+
+def _tamper(db, sql_steps):
+    """Change the ledger behind the referee's back, the way someone with the sqlite3 shell would."""
+    con = sqlite3.connect(db)
+    con.execute("DROP TRIGGER events_append_only_update")
+    con.execute("DROP TRIGGER events_append_only_delete")
+    for sql, args in sql_steps:
+        con.execute(sql, args)
+    con.commit()
+    con.close()
+
+
+def _forged_tail(db):
+    """A row appended with a correctly chained hash (the forger knows the scheme) but no new head."""
+    from table.ledger import chain_hash
+
+    con = sqlite3.connect(db)
+    seq, digest = con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    con.close()
+    data = '{"delta":50,"player":"Ann","reason":"x"}'
+    return [("INSERT INTO events(seq, key, kind, data, at, hash) VALUES (?, ?, ?, ?, ?, ?)",
+             (seq + 1, "forged", "adjust_chips", data, 1.0,
+              chain_hash(digest, seq + 1, "forged", "adjust_chips", data, 1.0)))]
+
+
+MUTATIONS = {
+    "delete": lambda seq: [("DELETE FROM events WHERE seq=?", (seq,))],
+    "edit data": lambda seq: [("UPDATE events SET data=json_set(data, '$.forged', 1) WHERE seq=?", (seq,))],
+    "edit time": lambda seq: [("UPDATE events SET at=at+1 WHERE seq=?", (seq,))],
+    "insert before": lambda seq: [
+        ("UPDATE events SET seq=-seq WHERE seq>=?", (seq,)),
+        ("UPDATE events SET seq=1-seq WHERE seq<0", ()),
+        ("INSERT INTO events(seq, key, kind, data, at, hash) VALUES (?, 'ins', 'pause', '{}', 1.0, "
+         "(SELECT hash FROM events WHERE seq=?))", (seq, seq + 1)),
+    ],
+    "truncate tail": lambda seq: [("DELETE FROM events WHERE seq>=?", (seq,))],
+}
+
+
+def test_every_kind_of_tampering_at_every_row_is_detected(tmp_path):
+    import shutil
+
+    from table.ledger import Ledger
+
+    good = _played_ledger(tmp_path)
+    with Ledger(good, readonly=True) as led:
+        assert led.verify_chain() == []
+        rows = led.last_seq()
+    assert rows > 20
+    copy = tmp_path / "copy.db"
+    detected = 0
+    for name, mutation in MUTATIONS.items():
+        for seq in range(1, rows + 1):
+            shutil.copy(good, copy)
+            _tamper(copy, mutation(seq))
+            with Ledger(copy, readonly=True) as led:
+                assert led.verify_chain(), f"{name} at event {seq} went unnoticed"
+            detected += 1
+    assert detected == len(MUTATIONS) * rows
+    # A forger who knows the scheme can append a row with a correct hash: only the head noted
+    # from the History page (or an earlier `ledger verify`) tells, because the head changed.
+    with Ledger(good, readonly=True) as led:
+        noted = led.head()
+    shutil.copy(good, copy)
+    _tamper(copy, _forged_tail(copy))
+    with Ledger(copy, readonly=True) as led:
+        assert led.verify_chain() == [] and led.head() != noted
+        assert noted in [(e.seq, e.hash) for e in led.events()]  # the noted head is still in it
+
+
+def test_rows_cut_from_the_end_stay_visible_after_new_events(tmp_path):
+    db = _played_ledger(tmp_path)
+    with Ledger(db, readonly=True) as led:
+        last = led.last_seq()
+    _tamper(db, MUTATIONS["truncate tail"](last - 2))
+    with Ledger(db) as led:
+        assert "removed from the end" in led.verify_chain()[0]
+        led.append("pause", {})  # the table kept running on the cut ledger
+        assert led.events()[-1].seq == last + 1
+        assert f"event {last - 2}: missing" in led.verify_chain()[0]
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_ledger_verify_fails_on_tampering_with_one_line(tmp_path, capsys, name):
+    from table.cli import main
+    from table.ledger import Ledger
+
+    db = _played_ledger(tmp_path)
+    with Ledger(db, readonly=True) as led:
+        last = led.last_seq()
+    _tamper(db, MUTATIONS[name](last - 1))
+    assert main(["ledger", "verify", "--db", str(db)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("loo-table ledger: ") and "\n" not in err
+
+
+def test_head_hash_is_reported_and_survives_reopening(tmp_path, capsys):
+    import json
+
+    from table.cli import main
+
+    db = _played_ledger(tmp_path)
+    with Ledger(db) as led:
+        seq, digest = led.head()
+        assert seq == led.last_seq() and led.events()[-1].hash == digest and len(digest) == 64
+        nxt = led.append("pause", {})
+    assert nxt.seq == seq + 1
+    assert main(["ledger", "verify", "--db", str(db), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["head"] == {"seq": nxt.seq, "hash": nxt.hash}
+
+
+def test_a_schema_1_ledger_is_chained_when_opened(tmp_path):
+    db = tmp_path / "old.db"
+    con = sqlite3.connect(db)
+    con.executescript("""
+        CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL, data TEXT NOT NULL CHECK (json_valid(data)), at REAL NOT NULL);
+        CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: corrections are new events'); END;
+        INSERT INTO meta VALUES ('schema', '1');
+        INSERT INTO events(key, kind, data, at) VALUES ('a', 'pause', '{}', 1.0), ('b', 'resume', '{}', 2.0);
+    """)
+    con.close()
+    with Ledger(db, readonly=True) as ro:
+        assert "before hash chaining" in ro.verify_chain()[0]
+    with Ledger(db) as led:
+        assert led.verify_chain() == [] and led.head()[0] == 2
+        led.append("pause", {})
+        assert led.verify_chain() == []
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            led._con.execute("UPDATE events SET at=0")

@@ -68,6 +68,8 @@ def test_history_views(table, service):
     assert service.chip_history() == {"Ann": [100, 101], "Bea": [100, 97], "Cal": [100, 101], "Dot": [100, 98]}
     rows = service.ledger_rows()
     assert rows[0]["kind"] == "game_started" and all(isinstance(v, str | int | float) for v in rows[0].values())
+    head = service.ledger_head()  # the History page's anchor: the last event's chained hash
+    assert head == {"seq": rows[-1]["seq"], "hash": table.ref.ledger.events()[-1].hash} and len(head["hash"]) == 64
     s = service.settings()
     assert s["players"] == ["Ann", "Bea", "Cal", "Dot"] and s["options"]["ante_amount"] == 3
     assert s["game_started"] is True

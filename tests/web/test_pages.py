@@ -62,6 +62,7 @@ def test_history_lists_deals_revokes_and_draws_chart(client, service):
     assert "Deal 1" in html and "Ann revoked in trick 1: held KS when spades were led" in html
     assert '<svg class="chart"' in html and html.count("<polyline") == 3
     assert "/api/records/1" in html and "/api/ledger.csv" in html
+    assert f"Ledger head: event {service.ledger_head()['seq']}, hash" in html and "ab12ab12ab12ab12" in html
 
 
 def test_end_of_night_while_pool_holds_chips_shows_results_without_transfers(client):

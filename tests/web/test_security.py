@@ -79,6 +79,35 @@ def test_logout_closes_the_session(admin, service):
     assert resp.status_code == 401
 
 
+def _cookie(client):
+    return client.get_cookie("loo_session").value
+
+
+def test_logout_ends_every_session_even_a_copied_cookie(app, admin):
+    client, token = admin
+    other = app.test_client()  # a second admin phone
+    assert _login(other, PIN, csrf_of(other)).status_code == 200
+    stolen = _cookie(client)
+    assert other.get("/admin/partial").status_code == 200
+    client.post("/admin/logout", json={}, headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+    assert other.get("/admin/partial").status_code == 401
+    replay = app.test_client()
+    replay.set_cookie("loo_session", stolen)  # the cookie from before the logout, sent again
+    assert replay.get("/admin/partial").status_code == 401
+
+
+def test_a_pin_change_and_restart_ends_every_session(service, tmp_path, admin):
+    client, _ = admin
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN})  # a restart
+    again = app.test_client()
+    again.set_cookie("loo_session", _cookie(client))
+    assert again.get("/admin/partial").status_code == 200  # a restart alone keeps the host logged in
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": "13579"})  # new PIN + restart
+    again = app.test_client()
+    again.set_cookie("loo_session", _cookie(client))
+    assert again.get("/admin/partial").status_code == 401
+
+
 def test_wrong_pins_are_rate_limited_per_client(client):
     token = csrf_of(client)
     for _ in range(5):
@@ -90,16 +119,67 @@ def test_wrong_pins_are_rate_limited_per_client(client):
     assert other.status_code == 200  # another phone is not locked out
 
 
-def test_limiter_window_and_overall_cap():
+def test_limiter_five_tries_a_minute_then_a_doubling_lock_out():
     now = [0.0]
-    lim = LoginLimiter(per_client=2, overall=3, window_s=10, clock=lambda: now[0])
-    lim.failed("a")
-    lim.failed("a")
-    assert lim.retry_after("a") == 11 and lim.retry_after("b") == 0
-    lim.failed("b")
-    assert lim.retry_after("c") > 0  # the whole server: 3 failures in the window
-    now[0] = 10.5
-    assert lim.retry_after("a") == 0 and lim.retry_after("c") == 0
+    lim = LoginLimiter(per_client=5, overall=20, window_s=60, max_lock_s=3600, clock=lambda: now[0])
+    assert [lim.attempt("a") for _ in range(5)] == [0] * 5
+    assert lim.attempt("a") == 60  # the sixth try in the minute waits, counted or not
+    waits = []
+    for _ in range(4):  # each lock-out doubles: 60, 120, 240, 480 s
+        now[0] += lim.attempt("a")
+        assert [lim.attempt("a") for _ in range(5)] == [0] * 5
+        waits.append(lim.attempt("a"))
+    assert waits == [120, 240, 480, 960]
+    lim.succeeded("a")  # the right PIN at last: a clean record
+    assert lim.attempt("a") == 0
+
+
+def test_limiter_overall_cap_spares_clients_that_have_not_failed():
+    now = [0.0]
+    lim = LoginLimiter(per_client=5, overall=20, window_s=60, clock=lambda: now[0])
+    for i in range(8):  # 8 addresses guess at once, 4 tries each: 32 > the overall cap
+        for _ in range(4):
+            lim.attempt(f"10.0.0.{i}")
+    assert lim.attempt("10.0.0.0") > 0  # a guesser waits for the whole server's window
+    assert lim.attempt("192.168.1.5") == 0  # the host's phone, which never failed, is let in
+
+
+def test_a_parallel_burst_of_wrong_pins_gets_five_tries(app):
+    """The check and the count are one step: 40 threads at once from one address get 5 tries."""
+    import threading
+
+    from web_fakes import csrf_of
+
+    tried = []
+    barrier = threading.Barrier(40)
+
+    def guess() -> None:
+        client = app.test_client()
+        token = csrf_of(client)
+        barrier.wait()
+        tried.append(_login(client, "111111", token).status_code)
+
+    threads = [threading.Thread(target=guess) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(tried).count(401) == 5 and tried.count(429) == 35
+
+
+def test_many_guessers_never_lock_out_the_host(app):
+    token_of = {}
+    for i in range(8):
+        c = app.test_client()
+        token_of[i] = (c, csrf_of(c))
+    for _ in range(5):
+        for i, (c, token) in token_of.items():
+            c.post("/admin/login", json={"pin": "111111"}, environ_base={"REMOTE_ADDR": f"10.0.0.{i}"},
+                   headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+    host = app.test_client()
+    resp = host.post("/admin/login", json={"pin": PIN}, environ_base={"REMOTE_ADDR": "10.0.0.99"},
+                     headers={"Origin": ORIGIN, "X-CSRF-Token": csrf_of(host)})
+    assert resp.status_code == 200
 
 
 def test_malformed_login_bodies_are_4xx(client):
@@ -185,3 +265,31 @@ def test_damaged_key_and_pin_files_are_replaced_not_fatal(tmp_path):
     made = ensure_admin_pin(tmp_path)
     assert made.new_pin is not None  # a new PIN to show, instead of a file nobody can log in with
     assert ensure_admin_pin(tmp_path).new_pin is None
+
+
+def test_deeply_nested_json_is_a_400_on_every_post_route(app, admin):
+    client, token = admin
+    routes = [r.rule for r in app.url_map.iter_rules() if "POST" in r.methods]
+    assert "/admin/login" in routes and len(routes) >= 3
+    bodies = ("[" * 60_000, '{"a":' * 10_000 + "1" + "}" * 10_000, "[" * 20 + "]" * 20,
+              '{"pin": ' + "9" * 5000 + "}")
+    for body in bodies:
+        resp = client.post("/api/admin/pause", data=body, content_type="application/json",
+                           headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+        assert resp.status_code == 400 and "JSON" in resp.get_json()["error"]
+    for body in bodies:
+        for rule in routes:  # the login (a wrong PIN, then rate-limited) and logout included
+            resp = client.post(rule.replace("<name>", "pause"), data=body, content_type="application/json",
+                               headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+            assert 400 <= resp.status_code < 500 or resp.status_code in (200, 303), (rule, resp.status_code)
+
+
+def test_loads_limited_bounds_depth():
+    import pytest
+
+    from web.validate import MAX_JSON_DEPTH, loads_limited
+
+    assert loads_limited("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH)
+    for text in ("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1), "[" * 200_000):
+        with pytest.raises(ValueError, match="nested deeper"):
+            loads_limited(text)

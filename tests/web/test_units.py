@@ -113,7 +113,8 @@ def test_server_sizing_leaves_threads_free_of_streams():
     app = Flask("x")
     app.config.update(MAX_STREAMS=10, KEEPALIVE_S=15)
     opts = waitress_options(app)
-    assert opts["threads"] == 18 and opts["connection_limit"] >= 100 and opts["channel_timeout"] >= 60
+    assert opts["threads"] == 18 and opts["connection_limit"] >= 500 and opts["channel_timeout"] >= 30
+    assert opts["max_request_body_size"] == 64 * 1024
     with pytest.raises(ValueError):
         recommended_threads(-1)
 

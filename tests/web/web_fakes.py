@@ -89,6 +89,9 @@ class FakeService:
     def ledger_rows(self) -> list[dict[str, Any]]:
         return copy.deepcopy(self.ledger)
 
+    def ledger_head(self) -> dict[str, Any]:
+        return {"seq": len(self.ledger), "hash": "ab12" * 16}
+
     def chip_history(self) -> dict[str, list[int]]:
         return copy.deepcopy(self.history)
 
