@@ -4,7 +4,7 @@
 
 Each RUN is a folder holding ``card_classifier.int8.onnx`` (or ``--variant fp32``), for example
 ``python -m models.train --members '' --full-bleed 0.25 --out models/work/fb1``, or a merged
-model's file, whose members are scored as runs of their own (``models/card_classifier.int8.onnx``:
+model's file, whose members are scored as runs of their own (``models/card_classifier.onnx``:
 the shipped members, ``card_classifier.int8.m0`` and ``.m1``, without retraining them). Every
 combination's probabilities are averaged as the merged graph averages them (``models/ensemble.py``);
 its open-set rule is chosen on the *calibration* crops and its figures are the *test* crops'.

@@ -38,7 +38,7 @@ DETECTOR_DECKS = ("gnome-anglo", "gnome-anglo_poker", "gnome-paris", "gnome-dond
                   "kde-gm-paris", "kde-oxygen-white", "kde-nicu-white", "kde-dondorf")
 
 
-def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_visible: float = 0.35) -> np.ndarray:
+def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_visible: float = 0.25) -> np.ndarray:
     """The training target of one scene: (9, H/4, W/4) float32 — heat map, offset x/y, log long,
     log short, cos 2θ, sin 2θ, mask, and the weight of the regression at each cell (0/1); the
     heat map is -1 where a card is too covered or cut off to be asked for (ignored by the loss)."""

@@ -204,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20261124)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-wrong", type=float, default=0.002, help="confidently wrong allowed when choosing the rule")
+    ap.add_argument("--reuse", action="store_true", help="keep members already fine-tuned by an earlier run of the same settings")
     ap.add_argument("--out", type=Path, default=OUT, help="where the new model files go (default: models/)")
     args = ap.parse_args(argv)
 
@@ -231,15 +232,19 @@ def main(argv: list[str] | None = None) -> int:
     paths, weights, turned = _members(args.model)
     new_fp32, new_int8 = [], []
     for i, p in enumerate(paths):
-        log(f"member {i + 1}/{len(paths)} ({p.parent.name}, weight {weights[i]:g})")
-        net = finetune_member(p, real, xs, ys, LABELS, steps=args.steps, lr=args.lr, seed=args.seed + i, log=log)
         f = WORK / f"m{i}" / f"{SHIPPED}.fp32.onnx"
-        export_member(net, f)
+        if args.reuse and f.is_file():
+            log(f"member {i + 1}/{len(paths)}: reusing {f}")
+        else:
+            log(f"member {i + 1}/{len(paths)} ({p.parent.name}, weight {weights[i]:g})")
+            net = finetune_member(p, real, xs, ys, LABELS, steps=args.steps, lr=args.lr, seed=args.seed + i, log=log)
+            export_member(net, f)
         q = WORK / f"m{i}" / f"{SHIPPED}.int8.onnx"
         quantise(f, q, xs[:512])
         new_fp32.append(f)
         new_int8.append(q)
-    out_fp32, out_int8 = args.out / f"{SHIPPED}.fp32.onnx", args.out / f"{SHIPPED}.int8.onnx"
+    # the shipped file is the int8 merge; the fp32 merge is kept as the next fine-tune's start
+    out_fp32, out_int8 = args.out / f"{SHIPPED}.fp32.onnx", WORK / f"{SHIPPED}.int8.onnx"
     ensemble.merge(new_fp32, out_fp32, weights=weights, turn=turned)
     ensemble.merge(new_int8, out_int8, weights=weights, turn=turned)
     # the open-set rule: held-back photos and the held-out decks' calibration crops
@@ -250,9 +255,7 @@ def main(argv: list[str] | None = None) -> int:
 
     threshold = choose_rule(batched_probabilities(clf, real["x"][held]), real["rank"][held],
                             batched_probabilities(clf, xc), yc, clf.labels, args.max_wrong)
-    for path, variant in ((out_fp32, "fp32"), (out_int8, "int8")):
-        write_sidecar(path, threshold, 0.0, {"variant": variant}, True, turn_in_graph=any(turned))
-    (args.out / f"{SHIPPED}.onnx").unlink(missing_ok=True)
+    write_sidecar(out_fp32, threshold, 0.0, {"variant": "fp32"}, True, turn_in_graph=any(turned))
     import shutil
 
     shutil.copyfile(out_int8, args.out / f"{SHIPPED}.onnx")
@@ -261,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                "photos": [p.name for p in args.photos], "steps": args.steps, "lr": args.lr, "views": args.views,
                "rendered": args.rendered, "minutes": round((time.time() - t0) / 60, 1)}
     (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    log(f"open-set threshold {threshold}; wrote {out_fp32.name}, {out_int8.name}, {SHIPPED}.onnx in {summary['minutes']} min")
+    log(f"open-set threshold {threshold}; wrote {out_fp32.name} and {SHIPPED}.onnx (int8) in {summary['minutes']} min")
     return 0
 
 

@@ -126,7 +126,8 @@ def _clutter(rng: np.random.Generator, canvas: np.ndarray) -> None:
 
 def _layout(rng: np.random.Generator, n: int, W: int, H: int, aspect: float) -> list[np.ndarray]:
     """Card outlines (4×2, render corner order) for ``n`` cards: a scatter, a fan, a pile or a row."""
-    height = math.exp(rng.uniform(math.log(28), math.log(0.8 * min(W, H))))
+    # card heights from a far camera's 28 px to a close-up filling the frame
+    height = math.exp(rng.uniform(math.log(28), math.log(0.95 * min(W, H))))
     width = height / aspect
     mode = rng.choice(["scatter", "fan", "pile", "row"], p=[0.4, 0.2, 0.2, 0.2])
     base = np.array([[-width / 2, -height / 2], [width / 2, -height / 2], [width / 2, height / 2], [-width / 2, height / 2]], np.float32)

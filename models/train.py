@@ -434,7 +434,10 @@ def quantise(fp32: Path, out: Path, calib: np.ndarray) -> None:
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     pre = out.with_suffix(".pre.onnx")
-    quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=False)
+    try:
+        quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=False)
+    except Exception:  # a graph whose shapes symbolic inference cannot follow (a re-exported member)
+        quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=True)
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:

@@ -79,7 +79,7 @@ class Reading:
 
 
 def sidecar_path(model_path: Path) -> Path:
-    """``models/card_classifier.int8.onnx`` -> ``models/card_classifier.int8.json``."""
+    """``models/card_classifier.fp32.onnx`` -> ``models/card_classifier.fp32.json``."""
     return model_path.with_suffix(".json")
 
 

@@ -31,7 +31,7 @@ def test_model_matches_its_labels(clf: CardClassifier) -> None:
     w, h = CANONICAL_SIZE
     assert clf.session.get_inputs()[0].shape[1:] == [3, h, w]
     assert 0.0 < clf.threshold <= 1.0 and 0.0 <= clf.margin <= 1.0
-    for variant in ("", ".fp32", ".int8"):  # the budget: at most 2 MB of ONNX, float32 included
+    for variant in ("", ".fp32"):  # the budget: at most 2 MB of ONNX, float32 included (the shipped file is the int8 one)
         assert MODEL.with_name(f"card_classifier{variant}.onnx").stat().st_size <= 2_000_000, variant
 
 

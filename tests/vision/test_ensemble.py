@@ -179,7 +179,7 @@ def test_split_gives_back_the_shipped_members(tmp_path: Path) -> None:
     from models.ensemble import member_count, split
     from vision.classifier import CardClassifier
 
-    shipped = Path(__file__).parents[2] / "models" / "card_classifier.int8.onnx"
+    shipped = Path(__file__).parents[2] / "models" / "card_classifier.onnx"
     k = member_count(shipped)
     assert k >= 2
     parts = [CardClassifier(p) for p in split(shipped, tmp_path)]
@@ -199,7 +199,7 @@ def test_compare_refuses_a_model_file_that_is_not_merged(tmp_path: Path, capsys:
     from models.compare import main
     from models.ensemble import split
 
-    member = split(Path(__file__).parents[2] / "models" / "card_classifier.int8.onnx", tmp_path)[0]
+    member = split(Path(__file__).parents[2] / "models" / "card_classifier.onnx", tmp_path)[0]
     assert main([str(member)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "not a merged model" in err
