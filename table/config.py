@@ -121,7 +121,7 @@ class PinConfig:
     dealer_button: int = 20
     hold_time: float = 1.0
     double_press_time: float = 0.4
-    bounce_time: float | None = None
+    bounce_time: float | None = 0.02  # seconds a contact must settle; 0 (or none): raw edges
 
     def assignments(self, seats: int | None = None) -> list[tuple[int, str]]:
         """``(gpio, device)`` for every pin in use (the first `seats` seats only)."""

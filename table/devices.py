@@ -7,6 +7,10 @@ callbacks run on gpiozero's threads, so they do nothing but hand a `ButtonEvent`
 
 A short press, a hold and (optionally) a double press are told apart here, with a one-shot
 `threading.Timer` for the double-press window: gpiozero has `when_held` but no double press.
+
+Contacts chatter, and seat wires are long: every button settles its raw edges itself (see
+`GestureButton`) rather than through gpiozero's `bounce_time`, which lgpio treats as "no debounce"
+when it is None and which MockPin ignores altogether.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from gpiozero import LED, RGBLED, Button, Buzzer, CompositeDevice
 
@@ -36,6 +41,26 @@ LIGHT_STATES = ("off", "on", "blink", "flash")
 STATUS_STATES = ("off", "ready", "attention", "fault")
 
 Sink = Callable[[ButtonEvent], None]
+# How long a contact must keep its new level before it counts (seconds). Arcade buttons chatter
+# for 1 to 5 ms; 20 ms also swallows a spike picked up on a long seat cable and is far shorter
+# than any press a person makes.
+SETTLE_TIME = 0.02
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+# start(delay, callback) -> a started one-shot timer; injectable so tests run on a fake clock.
+TimerStart = Callable[[float, Callable[[], None]], Cancellable]
+
+
+def start_timer(delay: float, callback: Callable[[], None]) -> Cancellable:
+    """A started daemon `threading.Timer` (the default `timer` of every button here)."""
+    timer = threading.Timer(delay, callback)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 class GestureButton(Button):
@@ -44,6 +69,12 @@ class GestureButton(Button):
     A press shorter than `hold_time` is a PRESS, or, with `double_press_time` > 0, a DOUBLE when a
     second press follows within that window (the first PRESS is then never reported). A hold is
     reported once, when `hold_time` is reached, and its release is ignored.
+
+    Debounce: each raw edge (re)starts a `bounce_time` timer, and only the level the pin shows when
+    it runs out reaches gpiozero's events. So chatter on press or release is one edge, whatever
+    the pin factory does with `bounce_time` (nothing, on MockPin; no filter at all when None, on
+    lgpio). `bounce_time=0` passes raw edges through. `timer` starts the settle and double-press
+    timers (a fake one in tests).
     """
 
     def __init__(
@@ -55,11 +86,18 @@ class GestureButton(Button):
         on_event: Sink | None = None,
         hold_time: float = 1.0,
         double_press_time: float = 0.0,
-        bounce_time: float | None = None,
+        bounce_time: float | None = SETTLE_TIME,
         clock: Callable[[], float] = time.monotonic,
+        timer: TimerStart = start_timer,
         pin_factory: object = None,
     ) -> None:
-        super().__init__(pin, hold_time=hold_time, bounce_time=bounce_time, pin_factory=pin_factory)
+        # Set before gpiozero's __init__: it attaches _pin_changed to the pin.
+        self.settle_time = float(bounce_time or 0.0)
+        self._timer = timer
+        self._edge_lock = threading.Lock()
+        self._settle: Cancellable | None = None
+        self._edge_ticks: object = None
+        super().__init__(pin, hold_time=hold_time, bounce_time=None, pin_factory=pin_factory)
         self.source = source
         self.seat = seat
         self.on_event = on_event
@@ -67,10 +105,32 @@ class GestureButton(Button):
         self._clock = clock
         self._lock = threading.Lock()
         self._was_held = False
-        self._pending: threading.Timer | None = None
+        self._pending: Cancellable | None = None
         self.when_pressed = self._pressed
         self.when_held = self._held
         self.when_released = self._released
+
+    def _pin_changed(self, ticks: object, state: object) -> None:
+        """gpiozero's per-edge hook: restart the settle timer instead of firing at once."""
+        if self.settle_time <= 0:
+            super()._pin_changed(ticks, state)
+            return
+        with self._edge_lock:
+            self._edge_ticks = ticks
+            if self._settle is not None:
+                self._settle.cancel()
+            self._settle = self._timer(self.settle_time, self._settled)
+
+    def _settled(self) -> None:
+        """The pin kept one level for `settle_time`: that level is the edge (gpiozero drops a
+        "change" back to the level it already reported, so chatter that ends where it began is
+        nothing)."""
+        with self._edge_lock:
+            self._settle = None
+            ticks = self._edge_ticks
+        if self.closed:
+            return
+        super()._pin_changed(ticks, self.pin.state)
 
     def _emit(self, gesture: str) -> None:
         sink = self.on_event
@@ -101,10 +161,7 @@ class GestureButton(Button):
                 gesture = DOUBLE
             else:
                 gesture = None
-                timer = threading.Timer(self.double_press_time, self._single)
-                timer.daemon = True
-                self._pending = timer
-                timer.start()
+                self._pending = self._timer(self.double_press_time, self._single)
         if gesture is not None:
             self._emit(gesture)
 
@@ -120,6 +177,10 @@ class GestureButton(Button):
             if self._pending is not None:
                 self._pending.cancel()
                 self._pending = None
+        with self._edge_lock:
+            if self._settle is not None:
+                self._settle.cancel()
+                self._settle = None
         super().close()
 
 
@@ -152,8 +213,9 @@ class SeatControls(CompositeDevice):
         on_event: Sink | None = None,
         hold_time: float = 1.0,
         double_press_time: float = 0.0,
-        bounce_time: float | None = None,
+        bounce_time: float | None = SETTLE_TIME,
         clock: Callable[[], float] = time.monotonic,
+        timer: TimerStart = start_timer,
         pin_factory: object = None,
     ) -> None:
         self.seat = seat
@@ -163,7 +225,7 @@ class SeatControls(CompositeDevice):
             button=GestureButton(
                 button, source="seat", seat=seat, on_event=on_event, hold_time=hold_time,
                 double_press_time=double_press_time, bounce_time=bounce_time, clock=clock,
-                pin_factory=pin_factory,
+                timer=timer, pin_factory=pin_factory,
             ),
             _order=("led", "button"),
             pin_factory=pin_factory,
@@ -219,12 +281,12 @@ class DealerButton(GestureButton):
 
     def __init__(
         self, pin: int | str, *, on_event: Sink | None = None, hold_time: float = 1.0,
-        bounce_time: float | None = None, clock: Callable[[], float] = time.monotonic,
-        pin_factory: object = None,
+        bounce_time: float | None = SETTLE_TIME, clock: Callable[[], float] = time.monotonic,
+        timer: TimerStart = start_timer, pin_factory: object = None,
     ) -> None:
         super().__init__(pin, source="dealer", on_event=on_event, hold_time=hold_time,
                          double_press_time=0.0, bounce_time=bounce_time, clock=clock,
-                         pin_factory=pin_factory)
+                         timer=timer, pin_factory=pin_factory)
 
 
 class TableControls(CompositeDevice):
@@ -244,15 +306,16 @@ class TableControls(CompositeDevice):
         on_event: Sink | None = None,
         hold_time: float = 1.0,
         double_press_time: float = 0.0,
-        bounce_time: float | None = None,
+        bounce_time: float | None = SETTLE_TIME,
         pwm: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        timer: TimerStart = start_timer,
         pin_factory: object = None,
     ) -> None:
         seats = [
             SeatControls(led, button, seat=i, on_event=on_event, hold_time=hold_time,
                          double_press_time=double_press_time, bounce_time=bounce_time, clock=clock,
-                         pin_factory=pin_factory)
+                         timer=timer, pin_factory=pin_factory)
             for i, (led, button) in enumerate(seat_pins)
         ]
         self._seat_list = tuple(seats)
@@ -262,7 +325,8 @@ class TableControls(CompositeDevice):
             status=StatusLight(*status, pwm=pwm, pin_factory=pin_factory),
             buzzer=Buzzer(buzzer, pin_factory=pin_factory),
             dealer=DealerButton(dealer, on_event=on_event, hold_time=hold_time,
-                                bounce_time=bounce_time, clock=clock, pin_factory=pin_factory),
+                                bounce_time=bounce_time, clock=clock, timer=timer,
+                                pin_factory=pin_factory),
             _order=(*named, "status", "buzzer", "dealer"),
             pin_factory=pin_factory,
             **named,
@@ -271,7 +335,8 @@ class TableControls(CompositeDevice):
     @classmethod
     def from_config(
         cls, pins: object, seats: int, *, on_event: Sink | None = None, double_press: bool = True,
-        pwm: bool = True, clock: Callable[[], float] = time.monotonic, pin_factory: object = None,
+        pwm: bool = True, clock: Callable[[], float] = time.monotonic, timer: TimerStart = start_timer,
+        pin_factory: object = None,
     ) -> TableControls:
         """Devices for the first `seats` seats of a `table.config.PinConfig`."""
         p = pins  # PinConfig (kept untyped here so devices.py does not import config)
@@ -283,9 +348,10 @@ class TableControls(CompositeDevice):
             on_event=on_event,
             hold_time=p.hold_time,  # type: ignore[attr-defined]
             double_press_time=p.double_press_time if double_press else 0.0,  # type: ignore[attr-defined]
-            bounce_time=p.bounce_time,  # type: ignore[attr-defined]
+            bounce_time=p.bounce_time or 0.0,  # type: ignore[attr-defined]
             pwm=pwm,
             clock=clock,
+            timer=timer,
             pin_factory=pin_factory,
         )
 
