@@ -94,9 +94,10 @@ class GestureButton(Button):
         # Set before gpiozero's __init__: it attaches _pin_changed to the pin.
         self.settle_time = float(bounce_time or 0.0)
         self._timer = timer
-        self._edge_lock = threading.Lock()
+        self._edge_lock = threading.RLock()  # one edge at a time reaches gpiozero
         self._settle: Cancellable | None = None
-        self._edge_ticks: object = None
+        self._edge: tuple[float, int] | None = None  # the last raw edge: (pin ticks, level)
+        self._generation = 0
         super().__init__(pin, hold_time=hold_time, bounce_time=None, pin_factory=pin_factory)
         self.source = source
         self.seat = seat
@@ -110,27 +111,33 @@ class GestureButton(Button):
         self.when_held = self._held
         self.when_released = self._released
 
-    def _pin_changed(self, ticks: object, state: object) -> None:
-        """gpiozero's per-edge hook: restart the settle timer instead of firing at once."""
+    def _pin_changed(self, ticks: float, state: int) -> None:
+        """gpiozero's per-edge hook. A level counts once it has lasted `settle_time`: measured
+        between edges with the pin's own timestamps when the next edge comes (so a settle timer
+        that runs late on a busy Pi loses nothing), or by the settle timer when no edge comes."""
         if self.settle_time <= 0:
             super()._pin_changed(ticks, state)
             return
         with self._edge_lock:
-            self._edge_ticks = ticks
             if self._settle is not None:
                 self._settle.cancel()
-            self._settle = self._timer(self.settle_time, self._settled)
+            before = self._edge
+            self._edge = (ticks, state)
+            self._generation += 1
+            generation = self._generation
+            if before is not None and self.pin_factory.ticks_diff(ticks, before[0]) >= self.settle_time:
+                super()._pin_changed(*before)  # the level this edge ends had settled
+            self._settle = self._timer(self.settle_time, lambda: self._settled(generation))
 
-    def _settled(self) -> None:
-        """The pin kept one level for `settle_time`: that level is the edge (gpiozero drops a
-        "change" back to the level it already reported, so chatter that ends where it began is
-        nothing)."""
+    def _settled(self, generation: int) -> None:
+        """No edge for `settle_time` since edge number `generation`: its level counts (gpiozero
+        ignores a "change" to the level it already reported, so chatter that ends where it began
+        is nothing)."""
         with self._edge_lock:
+            if generation != self._generation or self._edge is None or self.closed:
+                return  # a later edge came first, or the button is gone
             self._settle = None
-            ticks = self._edge_ticks
-        if self.closed:
-            return
-        super()._pin_changed(ticks, self.pin.state)
+            super()._pin_changed(*self._edge)
 
     def _emit(self, gesture: str) -> None:
         sink = self.on_event

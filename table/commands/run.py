@@ -121,15 +121,13 @@ class Controller:
         port = cfg.web.port if args.port is None else args.port
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
-                                 admin_pin=cfg.web.admin_pin or None)
+                                 admin_pin=cfg.web.admin_pin or None, threads=cfg.web.threads)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
         self.camera.start()
         self.web.start()
-        camera = self.camera
-        self.watchdog = Watchdog(self.referee, self.notifier,
-                                 alive=lambda: camera.is_alive() or camera.ended)
+        self.watchdog = Watchdog(self.referee, self.notifier, alive=self.camera.healthy)
         camera_text = self.source.describe() + (" (camera not found yet)" if self.camera_down else "")
         self.notifier.ready(f"table ready: {camera_text}, dashboard on port {self.web.port}")
         if not args.quiet:
