@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Protocol
 
@@ -34,6 +35,8 @@ __all__ = [
     "StatusLight",
     "DealerButton",
     "TableControls",
+    "GPIOUnavailable",
+    "open_table_controls",
 ]
 
 # LED states the referee asks for.
@@ -385,3 +388,40 @@ class TableControls(CompositeDevice):
     def alarm(self, beeps: int = 3) -> None:
         """Sound the buzzer (a revoke); returns at once (gpiozero beeps on a background thread)."""
         self.buzzer.beep(on_time=0.15, off_time=0.1, n=beeps)
+
+
+class GPIOUnavailable(RuntimeError):
+    """The header cannot be driven; ``str()`` is one line naming each pin factory tried and why
+    it failed (a missing `gpio` group reads differently from a PC with no GPIO at all)."""
+
+
+def _fallback_reasons(caught: list[warnings.WarningMessage]) -> list[str]:
+    """gpiozero's "Falling back from lgpio: why" warnings, as "lgpio: why"."""
+    from gpiozero.exc import PinFactoryFallback
+
+    out = []
+    for w in caught:
+        if isinstance(w.message, PinFactoryFallback):
+            out.append(str(w.message).removeprefix("Falling back from "))
+    return out
+
+
+def open_table_controls(pins: object, seats: int, **options: object) -> tuple[TableControls, list[str]]:
+    """`TableControls.from_config` that says why GPIO failed: gpiozero tries lgpio, RPi.GPIO,
+    pigpio and its native factory in turn, and only warns about each failure before raising a bare
+    "Unable to load any default pin factory!". Returns the controls and the factories that failed
+    before one worked (worth a line in the log: a Pi 5 on the native factory has no working GPIO);
+    raises :class:`GPIOUnavailable` with every reason otherwise."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            controls = TableControls.from_config(pins, seats, **options)  # type: ignore[arg-type]
+        except Exception as exc:  # gpiozero: BadPinFactory off a Pi, PinInUse, permissions
+            reasons = _fallback_reasons(caught)
+            text = f"{type(exc).__name__}: {exc}"
+            if reasons:
+                text += " (" + "; ".join(reasons) + ")"
+            if any(k in text for k in ("gpiochip", "Permission denied", "gpiomem")):
+                text += "; is the user in the gpio group? (id -nG; ls -l /dev/gpiochip*)"
+            raise GPIOUnavailable(text) from None
+    return controls, _fallback_reasons(caught)

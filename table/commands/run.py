@@ -136,30 +136,27 @@ class Controller:
             print_qr(dashboard_url(host, self.web.port))
 
     def _pins(self, cfg: Any) -> Any:
-        from table.devices import TableControls
+        from table.devices import GPIOUnavailable, open_table_controls
 
         factory = None
         if self.args.mock_pins:
             from gpiozero.pins.mock import MockFactory, MockPWMPin
 
             factory = MockFactory(pin_class=MockPWMPin)
-        import warnings
-
-        from gpiozero.exc import PinFactoryFallback
-
         seats = len(self.referee.state.players) or cfg.seats  # the ledger's game decides
         have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
         if seats > have:
             raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
-
         try:
-            with warnings.catch_warnings():  # gpiozero warns per factory it tries: one line is enough
-                warnings.simplefilter("ignore", PinFactoryFallback)
-                return TableControls.from_config(cfg.pins, seats, on_event=self.referee.submit,
-                                                 double_press=cfg.game.variant == "three_card",
-                                                 pin_factory=factory)
-        except Exception as exc:  # gpiozero: BadPinFactory off a Pi, PinInUse, permissions
-            raise CommandError(f"GPIO: {type(exc).__name__}: {exc} (on a PC use --mock-pins)") from None
+            controls, fell_back = open_table_controls(cfg.pins, seats, on_event=self.referee.submit,
+                                                      double_press=cfg.game.variant == "three_card",
+                                                      pin_factory=factory)
+        except GPIOUnavailable as exc:
+            raise CommandError(f"GPIO: {exc} (on a PC use --mock-pins)") from None
+        if fell_back:
+            print(f"loo-table run: GPIO: using {type(controls.pin_factory).__name__} after: {'; '.join(fell_back)}",
+                  file=sys.stderr, flush=True)
+        return controls
 
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),

@@ -75,3 +75,17 @@ def test_the_demo_needs_nothing_from_the_extras(tmp_path: Path) -> None:
                          timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert '"chips_conserved": true' in out.stdout
+
+
+def test_onnxruntime_is_held_to_versions_known_to_run() -> None:
+    import tomllib
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    spec = next(Requirement(d) for d in deps if Requirement(d).name == "onnxruntime").specifier
+    assert "1.21.0" not in spec and "1.21.1" not in spec  # Illegal instruction on a Pi 4
+    assert "1.20.1" in spec and "1.22.0" in spec
+    assert "2.0" not in spec and "1.40" not in spec  # an upper bound, not just the next major
+    assert version("onnxruntime") in spec  # the one these tests run on is allowed

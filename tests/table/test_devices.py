@@ -314,3 +314,42 @@ def test_debounce_is_on_by_default_from_the_config(factory):
     table = TableControls.from_config(off.pins, 4, pin_factory=factory)
     assert table.dealer.settle_time == 0.0
     table.close()
+
+
+def test_gpio_failure_names_each_factory_and_why(monkeypatch):
+    """A Pi whose service user is not in the gpio group: lgpio cannot open the chip, and the
+    other factories are missing. The one line says so, not just "no pin factory"."""
+    import sys
+    import types
+
+    from gpiozero import Device
+
+    from table.devices import GPIOUnavailable, open_table_controls
+
+    class LGPIOFactory:
+        def __init__(self):
+            raise RuntimeError("can not open gpiochip")  # lgpio.error when /dev/gpiochip0 is not ours
+
+    fake = types.ModuleType("gpiozero.pins.lgpio")
+    fake.LGPIOFactory = LGPIOFactory  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "gpiozero.pins.lgpio", fake)
+    monkeypatch.delenv("GPIOZERO_PIN_FACTORY", raising=False)
+    monkeypatch.setattr(Device, "pin_factory", None)
+    try:
+        controls, _ = open_table_controls(parse_config({}).pins, 4)
+    except GPIOUnavailable as exc:
+        text = str(exc)
+    else:  # pragma: no cover - only where a real factory works (a Pi)
+        controls.close()
+        pytest.skip("a real pin factory works here")
+    assert "\n" not in text and text.startswith("BadPinFactory")
+    assert "lgpio: can not open gpiochip" in text and "rpigpio:" in text and "native:" in text
+    assert "gpio group" in text
+
+
+def test_gpio_on_mock_pins_reports_no_fallback(factory):
+    from table.devices import open_table_controls
+
+    controls, fell_back = open_table_controls(parse_config({}).pins, 4, pin_factory=factory)
+    assert fell_back == [] and len(controls.seats) == 4
+    controls.close()

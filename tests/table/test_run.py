@@ -313,6 +313,7 @@ def test_gpio_without_a_pi_says_use_mock_pins(tmp_path, capsys, monkeypatch):
     if code == 0:  # pragma: no cover - only on a real Raspberry Pi
         pytest.skip("real GPIO available")
     assert code == 1 and err.count("\n") == 0 and "GPIO:" in err and "--mock-pins" in err
+    assert "lgpio:" in err and "native:" in err  # which factories were tried, and why each failed
 
 
 def test_dashboard_zones_become_the_watchers_layout():
