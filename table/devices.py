@@ -255,9 +255,14 @@ class SeatControls(CompositeDevice):
 
 
 class StatusLight(RGBLED):
-    """The table's RGB status LED: green = ready, amber blinking = attention, red blinking = fault."""
+    """The table's RGB status LED: green = ready, amber slowly blinking = attention, red flashing
+    fast = fault. The two blink at very different rates, because amber and red are easy to confuse
+    on an LED whose green leg is dimmer than its red one (docs/hardware.md gives each leg its own
+    resistor for that reason)."""
 
     COLOURS = {"ready": (0, 1, 0), "attention": (1, 0.5, 0), "fault": (1, 0, 0), "off": (0, 0, 0)}
+    # (on_time, off_time) in seconds: a calm one-second blink, and about three flashes a second.
+    BLINKS = {"attention": (1.0, 1.0), "fault": (0.15, 0.15)}
 
     def __init__(
         self, red: int | str, green: int | str, blue: int | str, *, pwm: bool = True,
@@ -279,8 +284,9 @@ class StatusLight(RGBLED):
         colour = self.COLOURS[state]
         if not self._use_pwm:
             colour = tuple(1 if c else 0 for c in colour)
-        if state in ("attention", "fault"):
-            self.blink(on_time=0.4, off_time=0.4, on_color=colour, off_color=(0, 0, 0))
+        if state in self.BLINKS:
+            on_time, off_time = self.BLINKS[state]
+            self.blink(on_time=on_time, off_time=off_time, on_color=colour, off_color=(0, 0, 0))
         else:
             self.color = colour
         self._state = state

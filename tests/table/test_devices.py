@@ -353,3 +353,22 @@ def test_gpio_on_mock_pins_reports_no_fallback(factory):
     controls, fell_back = open_table_controls(parse_config({}).pins, 4, pin_factory=factory)
     assert fell_back == [] and len(controls.seats) == 4
     controls.close()
+
+
+def test_attention_and_fault_blink_differently(factory):
+    """Not by colour alone: amber and red look alike on many RGB LEDs."""
+    calls = []
+
+    class Recording(StatusLight):
+        def blink(self, **kwargs):
+            calls.append(kwargs)
+
+    light = Recording(12, 13, 19, pin_factory=factory)
+    light.show("attention")
+    light.show("fault")
+    light.close()
+    attention, fault = calls
+    assert attention["on_color"] == (1, 0.5, 0) and fault["on_color"] == (1, 0, 0)
+    slow = attention["on_time"] + attention["off_time"]
+    fast = fault["on_time"] + fault["off_time"]
+    assert slow >= 4 * fast  # a calm blink against a fast flash
