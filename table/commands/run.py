@@ -161,10 +161,13 @@ class Controller:
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),
         and the layout and calibration the watcher needs (a bad calibration file IS refused)."""
+        from vision.calibration import load_camera_controls
         from vision.sources import Backoff, SourceError, open_source
 
         cam = {"source": cfg.camera.source, "device": cfg.camera.device, "width": cfg.camera.width,
-               "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True}
+               "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True,
+               # exposure, white balance and focus as `loo-table calibrate` locked them
+               "controls": load_camera_controls(cfg.camera.calibration) if cfg.camera.calibration else {}}
         try:
             # No reopen schedule inside the source: the camera thread retries with backoff and
             # reports the first failed read at once (the source's own schedule sleeps ~15 s first).

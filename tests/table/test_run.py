@@ -7,8 +7,8 @@ import os
 import signal
 import socket
 import subprocess
-import threading
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path

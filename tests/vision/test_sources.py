@@ -219,7 +219,7 @@ class FakeRequest:
     def make_array(self, stream: str) -> np.ndarray:
         w, h = self.cam.config[stream]["size"]
         if stream == "main":
-            return np.full((h, w, 3), 7, np.uint8)
+            return np.full((h, w, 3), 7, np.uint8) if FakePicamera2.image is None else FakePicamera2.image
         yuv = np.zeros((h * 3 // 2, w), np.uint8)
         yuv[:h] = 99  # luma
         return yuv
@@ -238,6 +238,7 @@ class FakePicamera2:
     modes: list[dict] = IMX708_MODES
     controls_known: dict = IMX708_CONTROLS
     metadata: dict = {}
+    image: np.ndarray | None = None  # what the camera sees (else a flat grey)
 
     @staticmethod
     def global_camera_info() -> list:
@@ -310,6 +311,7 @@ def fake_picamera2(monkeypatch):  # noqa: ANN201
     FakePicamera2.modes = IMX708_MODES
     FakePicamera2.controls_known = IMX708_CONTROLS
     FakePicamera2.metadata = {}
+    FakePicamera2.image = None
     monkeypatch.setitem(sys.modules, "picamera2", mod)
     yield mod
     for cam in FakePicamera2.instances:
