@@ -20,6 +20,7 @@ from vision.sources import (
 from vision.sources.opencv import OpenCVSource
 from vision.sources.picamera2 import Picamera2Source
 from vision.sources.replay import ReplaySource, write_recording
+from vision.sources.sensor_modes import IMX708_MODES
 
 
 class Sleeps:
@@ -202,11 +203,6 @@ def test_replay_video_and_truncated_video(tmp_path) -> None:
 # The fake keeps picamera2 0.3's signatures (create_video_configuration, capture_request, the
 # global_camera_info static method, the sensor_modes and camera_controls properties) so a call the
 # real library would refuse fails here too, and it records what the source asked for.
-IMX708_MODES = [  # Picamera2.sensor_modes on a Camera Module 3 (imx708), trimmed to what is used
-    {"bit_depth": 10, "size": (1536, 864), "fps": 120.13, "crop_limits": (768, 432, 3072, 1728)},
-    {"bit_depth": 10, "size": (2304, 1296), "fps": 56.03, "crop_limits": (0, 0, 4608, 2592)},
-    {"bit_depth": 10, "size": (4608, 2592), "fps": 14.35, "crop_limits": (0, 0, 4608, 2592)},
-]
 IMX708_CONTROLS = {name: (None, None, None) for name in (
     "AeEnable", "ExposureTime", "AnalogueGain", "AwbEnable", "ColourGains", "AfMode", "LensPosition",
     "FrameDurationLimits")}

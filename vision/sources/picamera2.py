@@ -9,7 +9,8 @@ Four things picamera2 does not do by itself, each learnt from its source:
 
 - It picks the sensor mode from the output size, and on a Camera Module 3 a 1280×720 output gets
   the 1536×864 mode, which is cropped to two thirds of the view. We ask for the smallest mode
-  that sees the whole sensor (:func:`full_view_mode`; 2304×1296 there) and let the ISP scale it.
+  that sees the whole sensor (:mod:`vision.sources.sensor_modes`; 2304×1296 there) and let the
+  ISP scale it.
 - ``capture_request()`` waits for ever by default: a stalled camera would hang the camera thread.
   We pass ``wait=`` so a stall raises and the source reopens.
 - ``Picamera2(n)`` opens a pipe before it finds there is no camera and never closes it: retrying
@@ -28,33 +29,19 @@ from typing import Any
 import numpy as np
 
 from vision.sources.base import FrameSource, SourceError, SourceUnavailable
+from vision.sources.sensor_modes import full_view_mode
 
 # libcamera's AfMode values: the calibration lets continuous autofocus find the table, then fixes it.
 AF_MANUAL, AF_CONTINUOUS = 0, 2
 CAPTURE_TIMEOUT_S = 2.0
 
 
-def full_view_mode(modes: list[Mapping[str, Any]], size: tuple[int, int], fps: float) -> dict[str, Any] | None:
-    """The ``sensor=`` request for the smallest sensor mode that sees the whole sensor (the largest
-    crop any mode has), is at least ``size`` and runs at ``fps`` (if none is that big, the largest
-    such mode). ``modes`` is ``Picamera2.sensor_modes``; None when it says nothing usable (a USB
-    camera through libcamera), which leaves picamera2 to choose."""
-    usable = [m for m in modes if "size" in m and "crop_limits" in m]
-    if not usable:
-        return None
-
-    def view(m: Mapping[str, Any]) -> int:
-        crop = m["crop_limits"]
-        return int(crop[2]) * int(crop[3])
-
-    def area(m: Mapping[str, Any]) -> int:
-        return int(m["size"][0]) * int(m["size"][1])
-
-    widest = max(view(m) for m in usable)
-    full = [m for m in usable if view(m) == widest]
-    fast = [m for m in full if float(m.get("fps", fps)) >= fps] or full
-    big = [m for m in fast if m["size"][0] >= size[0] and m["size"][1] >= size[1]]
-    pick = min(big, key=area) if big else max(fast, key=area)
+def sensor_request(modes: list[Mapping[str, Any]], size: tuple[int, int], fps: float) -> dict[str, Any]:
+    """The ``sensor=`` argument for the full-view mode (:func:`full_view_mode`) among ``modes``
+    (``Picamera2.sensor_modes``); {} leaves the choice to picamera2."""
+    pick = full_view_mode(modes, size, fps)
+    if pick is None:
+        return {}
     sensor: dict[str, Any] = {"output_size": (int(pick["size"][0]), int(pick["size"][1]))}
     if "bit_depth" in pick:
         sensor["bit_depth"] = int(pick["bit_depth"])
@@ -130,7 +117,7 @@ class Picamera2Source(FrameSource):
             raise SourceUnavailable(f"{self.describe()}: no camera ({type(exc).__name__}: {exc})") from None
         try:
             if self.sensor is None:
-                self.sensor = full_view_mode(list(cam.sensor_modes), self.size, self.fps) or {}
+                self.sensor = sensor_request(list(cam.sensor_modes), self.size, self.fps)
             config = cam.create_video_configuration(
                 main={"size": self.size, "format": "RGB888"},
                 lores={"size": self.lores, "format": "YUV420"},
