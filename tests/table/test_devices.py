@@ -220,6 +220,14 @@ def chatter(pin, timers: FakeTimers, level: str) -> None:
     timers.advance(0.1)
 
 
+def chattering_seat(factory, timers, **options):
+    """Seat 1 on the fake timers, with its event queue and its button's mock pin."""
+    q: queue.Queue = queue.Queue()
+    seat = SeatControls(4, 23, seat=1, on_event=q.put, timer=timers.start, pin_factory=factory,
+                        **{"hold_time": 5.0, **options})
+    return seat, q, factory.pin(23)
+
+
 def wait_for_events(q, n: int, timeout: float = 5.0):
     """Poll (no fixed sleep) until `n` events arrived; the hold comes from gpiozero's own thread."""
     deadline = time.monotonic() + timeout
@@ -234,11 +242,7 @@ def wait_for_events(q, n: int, timeout: float = 5.0):
 
 @pytest.mark.parametrize("double_press", [False, True])
 def test_chatter_on_press_and_release_is_one_press(factory, timers, double_press):
-    q: queue.Queue = queue.Queue()
-    seat = SeatControls(4, 23, seat=1, on_event=q.put, hold_time=5.0,
-                        double_press_time=0.4 if double_press else 0.0, timer=timers.start,
-                        pin_factory=factory)
-    pin = factory.pin(23)
+    seat, q, pin = chattering_seat(factory, timers, double_press_time=0.4 if double_press else 0.0)
     raw_edges = len(pin.states)
     for _ in range(3):  # three separate plays, well apart
         chatter(pin, timers, "low")
@@ -250,10 +254,7 @@ def test_chatter_on_press_and_release_is_one_press(factory, timers, double_press
 
 
 def test_chatter_on_a_double_press_is_one_miss(factory, timers):
-    q: queue.Queue = queue.Queue()
-    seat = SeatControls(4, 23, seat=0, on_event=q.put, hold_time=5.0, double_press_time=0.4,
-                        timer=timers.start, pin_factory=factory)
-    pin = factory.pin(23)
+    seat, q, pin = chattering_seat(factory, timers, double_press_time=0.4)
     for _ in range(2):
         chatter(pin, timers, "low")
         chatter(pin, timers, "high")
@@ -263,10 +264,7 @@ def test_chatter_on_a_double_press_is_one_miss(factory, timers):
 
 
 def test_chatter_around_a_hold_is_one_pass(factory, timers):
-    q: queue.Queue = queue.Queue()
-    seat = SeatControls(4, 23, seat=3, on_event=q.put, hold_time=0.05, double_press_time=0.4,
-                        timer=timers.start, pin_factory=factory)
-    pin = factory.pin(23)
+    seat, q, pin = chattering_seat(factory, timers, hold_time=0.05, double_press_time=0.4)
     chatter(pin, timers, "low")
     assert [e.gesture for e in wait_for_events(q, 1)] == [HOLD]  # gpiozero's hold thread, real time
     chatter(pin, timers, "high")
@@ -276,9 +274,7 @@ def test_chatter_around_a_hold_is_one_pass(factory, timers):
 
 
 def test_a_spike_shorter_than_the_settle_time_is_nothing(factory, timers):
-    q: queue.Queue = queue.Queue()
-    seat = SeatControls(4, 23, on_event=q.put, timer=timers.start, pin_factory=factory)
-    pin = factory.pin(23)
+    seat, q, pin = chattering_seat(factory, timers)
     pin.drive_low()
     timers.advance(0.005)
     pin.drive_high()  # noise on a long cable: back where it was before the 20 ms ran out
