@@ -395,6 +395,14 @@ def test_picamera2_applies_locked_controls_the_camera_has(fake_picamera2) -> Non
     with open_source({"source": "picamera2", "width": 64, "height": 48, "fps": 15, "controls": locked}) as src:
         src.read()
     assert "LensPosition" not in FakePicamera2.instances[1].configuration_calls[0]["controls"]
+    # libcamera 0.5 and later: no AeEnable, a manual mode for exposure time and for gain instead
+    FakePicamera2.controls_known = {k: v for k, v in IMX708_CONTROLS.items() if k != "AeEnable"} | {
+        "ExposureTimeMode": (0, 1, 0), "AnalogueGainMode": (0, 1, 0)}
+    with open_source({"source": "picamera2", "width": 64, "height": 48, "fps": 15, "controls": locked}) as src:
+        src.read()
+    controls = FakePicamera2.instances[2].configuration_calls[0]["controls"]
+    assert "AeEnable" not in controls and controls["ExposureTimeMode"] == controls["AnalogueGainMode"] == 1
+    assert controls["ExposureTime"] == 12000
 
 
 def test_locked_controls_come_from_a_settled_frames_metadata() -> None:

@@ -137,7 +137,12 @@ class Picamera2Source(FrameSource):
     def _supported(self, cam: Any) -> dict[str, Any]:
         """The requested controls this camera advertises (picamera2 refuses the others)."""
         have = getattr(cam, "camera_controls", None)
-        return {k: v for k, v in self.controls.items() if have is None or k in have}
+        wanted = dict(self.controls)
+        if have is not None and "AeEnable" in wanted and "AeEnable" not in have:
+            # libcamera 0.5 replaced AeEnable with a mode per control (0 = automatic, 1 = manual)
+            mode = 0 if wanted["AeEnable"] else 1
+            wanted.update(ExposureTimeMode=mode, AnalogueGainMode=mode)
+        return {k: v for k, v in wanted.items() if have is None or k in have}
 
     def _close(self) -> None:
         cam, self._cam = self._cam, None
