@@ -73,11 +73,11 @@ class GestureButton(Button):
     second press follows within that window (the first PRESS is then never reported). A hold is
     reported once, when `hold_time` is reached, and its release is ignored.
 
-    Debounce: each raw edge (re)starts a `bounce_time` timer, and only the level the pin shows when
-    it runs out reaches gpiozero's events. So chatter on press or release is one edge, whatever
-    the pin factory does with `bounce_time` (nothing, on MockPin; no filter at all when None, on
-    lgpio). `bounce_time=0` passes raw edges through. `timer` starts the settle and double-press
-    timers (a fake one in tests).
+    Debounce: a level reaches gpiozero's events (press, hold, release) only once the pin has kept
+    it for `bounce_time`, so chatter on press or release is one edge, whatever the pin factory does
+    with `bounce_time` (nothing, on MockPin; no filter at all when None, on lgpio).
+    `bounce_time=0` passes raw edges through. `timer` starts the settle and double-press timers (a
+    fake one in tests).
     """
 
     def __init__(
