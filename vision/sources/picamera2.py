@@ -117,7 +117,7 @@ class Picamera2Source(FrameSource):
             raise SourceUnavailable(f"{self.describe()}: no camera ({type(exc).__name__}: {exc})") from None
         try:
             if self.sensor is None:
-                self.sensor = sensor_request(list(cam.sensor_modes), self.size, self.fps)
+                self.sensor = sensor_request(self._modes(cam), self.size, self.fps)
             config = cam.create_video_configuration(
                 main={"size": self.size, "format": "RGB888"},
                 lores={"size": self.lores, "format": "YUV420"},
@@ -133,6 +133,14 @@ class Picamera2Source(FrameSource):
                 pass
             raise SourceUnavailable(f"{self.describe()}: could not start ({type(exc).__name__}: {exc})") from None
         self._cam = cam
+
+    def _modes(self, cam: Any) -> list[Mapping[str, Any]]:
+        """``cam.sensor_modes`` (it reconfigures the camera once per mode, so it is asked once per
+        source); [] when the camera cannot list them, which leaves the choice to picamera2."""
+        try:
+            return list(cam.sensor_modes)
+        except Exception:  # noqa: BLE001 - a camera without raw modes; picamera2 still works
+            return []
 
     def _supported(self, cam: Any) -> dict[str, Any]:
         """The requested controls this camera advertises (picamera2 refuses the others)."""
