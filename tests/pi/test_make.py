@@ -3,6 +3,7 @@ still plays with the real ONNX model; `make test` adds the test and training ext
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -19,8 +20,10 @@ EXTRAS_ONLY = ("torch", "onnx", "onnxscript", "sympy", "tqdm", "hypothesis", "pl
 
 def plan(target: str, venv: Path) -> list[str]:
     """What `make TARGET` would run for a fresh clone (make -n prints it and runs nothing)."""
-    out = subprocess.run([MAKE, "-n", target, f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
+    # a clean environment: under `make test` the outer make's MAKEFLAGS and MAKELEVEL would leak in
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    out = subprocess.run([MAKE, "--no-print-directory", "-n", target, f"VENV={venv}"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout.splitlines()
 
