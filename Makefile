@@ -1,10 +1,14 @@
 # Two commands do all set-up on a fresh machine with Python 3.11+:
-#   make demo   - creates .venv if missing, installs loo-table, plays a game night
-#   make test   - creates .venv if missing, installs test tooling, lints, type-checks, runs the tests
+#   make demo   - creates .venv if missing, installs loo-table (the runtime only), plays a game night
+#   make test   - creates .venv if missing, adds the test and training extras, lints, type-checks,
+#                 runs the tests
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# One stamp per install level, named after pyproject.toml's checksum: editing it reinstalls.
+SUM    := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+RUNTIME_STAMP := $(VENV)/.installed-runtime-$(SUM)
+DEV_STAMP     := $(VENV)/.installed-dev-$(SUM)
 # The CPU build of torch for the training extra (the tests train a tiny model end to end).
 TORCH_SPEC ?= torch==2.13.0
 
@@ -20,26 +24,33 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -q -e '.[dev,train]' '$(TORCH_SPEC)'
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+# What `loo-table run` needs (onnxruntime, OpenCV, gpiozero, Flask, waitress): no torch.
+$(RUNTIME_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -q -e .
+	rm -f $(VENV)/.installed-runtime-*
+	touch $(RUNTIME_STAMP)
 
-demo: $(STAMP)
+# The test tooling and the training stack (torch) on top.
+$(DEV_STAMP): $(RUNTIME_STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,train]' '$(TORCH_SPEC)'
+	rm -f $(VENV)/.installed-dev-*
+	touch $(DEV_STAMP)
+
+demo: $(RUNTIME_STAMP)
 	$(BIN)/loo-table demo $(ARGS)
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check engine vision table web models tests bench
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --strict engine
 
-pytest: $(STAMP)
+pytest: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:

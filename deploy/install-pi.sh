@@ -31,13 +31,17 @@ Pi 4 or Pi 5:
   2. system user '$SERVICE_USER' in the gpio and video groups
   3. a virtual environment in PREFIX/venv with --system-site-packages (so apt's camera stack is
      visible) and pip constraints that keep apt's numpy (bookworm: numpy<2, opencv<4.12)
-  4. /etc/loo-table/config.toml from the shipped default (an existing file is never overwritten)
-  5. systemd units: loo-table.service (enabled, restarted) and loo-table-backup.timer (nightly)
+  4. CONFIG_DIR/config.toml from the shipped default (an existing file is never overwritten)
+  5. systemd units: loo-table.service (enabled, restarted) and loo-table-backup.timer (nightly),
+     written with this install's PREFIX and CONFIG_DIR
+
+The app is built from a scratch copy of the checkout, so no root-owned build/ is left in it.
 
 Options:
   --dry-run          print every step and change nothing (needs no root)
   --no-start         install and enable, but do not (re)start the service now
-  --prefix DIR       where the venv and docs go (default: $PREFIX)
+  --prefix DIR       where the venv and docs go (default: $PREFIX; not under /home or /root,
+                     which the service cannot see)
   --config-dir DIR   where config.toml goes (default: $CONFIG_DIR)
   --unit-dir DIR     where the unit files go (default: $UNIT_DIR)
   --os-release FILE  read the OS release from FILE (default: /etc/os-release; env LOO_OS_RELEASE)
@@ -66,6 +70,15 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+# The units get these paths written into them (sed), and systemd splits ExecStart= at spaces.
+for dir in "$PREFIX" "$CONFIG_DIR"; do
+  case "$dir" in
+    /home|/home/*|/root|/root/*) die "$dir: the service runs with ProtectHome=yes and cannot see it; choose another directory" ;;
+    /*) ;;
+    *) die "$dir: give an absolute path" ;;
+  esac
+  [[ "$dir" =~ ^/[A-Za-z0-9._/+-]*$ ]] || die "$dir: use letters, digits and . _ / + - only (the path goes into the systemd units)"
+done
 VENV="$PREFIX/venv"
 CONSTRAINTS="$PREFIX/constraints.txt"
 CONFIG="$CONFIG_DIR/config.toml"
@@ -77,6 +90,24 @@ run() {
   else
     "$@"
   fi
+}
+
+# stage_source DIR: copy the checkout into DIR, without git, virtual environments and old builds.
+# pip builds a source tree in place (setuptools writes build/ and *.egg-info beside pyproject.toml):
+# run as root on the checkout itself, that leaves root-owned files a later `make` cannot replace.
+stage_source() {
+  if [ "$DRY_RUN" = 1 ]; then
+    printf '+ copy %s to %s (without .git, .venv, build/, *.egg-info)\n' "$SRC_DIR" "$1"
+  else
+    mkdir -p "$1"
+    tar -C "$SRC_DIR" --exclude=./.git --exclude=./.venv --exclude=./build --exclude='*.egg-info' -cf - . \
+      | tar -C "$1" -xf -
+  fi
+}
+
+# render_unit NAME: systemd/NAME with this install's prefix and config directory written in.
+render_unit() {
+  sed -e "s#/opt/loo-table#$PREFIX#g" -e "s#/etc/loo-table#$CONFIG_DIR#g" "$SRC_DIR/systemd/$1"
 }
 
 # write_file PATH MODE: write stdin to PATH atomically (or print it in a dry run).
@@ -195,10 +226,17 @@ elif ! grep -q '^include-system-site-packages = true' "$VENV/pyvenv.cfg" 2>/dev/
   die "$VENV exists without --system-site-packages; remove it and run again"
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+if [ "$DRY_RUN" = 1 ]; then
+  STAGE="${TMPDIR:-/tmp}/loo-table-build.XXXXXX"
+else
+  STAGE="$(mktemp -d "${TMPDIR:-/tmp}/loo-table-build.XXXXXX")"
+  trap 'rm -rf "$STAGE"' EXIT
+fi
+stage_source "$STAGE/src"
 # Install the dependencies within the constraints, then the app itself afresh (same version number
 # after a `git pull` would otherwise count as "already satisfied").
-run "$VENV/bin/pip" install --constraint "$CONSTRAINTS" "$SRC_DIR"
-run "$VENV/bin/pip" install --constraint "$CONSTRAINTS" --no-deps --force-reinstall "$SRC_DIR"
+run "$VENV/bin/pip" install --constraint "$CONSTRAINTS" "$STAGE/src"
+run "$VENV/bin/pip" install --constraint "$CONSTRAINTS" --no-deps --force-reinstall "$STAGE/src"
 # Fail now, not at the first game night, if the camera stack and GPIO are not visible in the venv.
 run "$VENV/bin/python" -c "import numpy, cv2, onnxruntime, gpiozero, lgpio, picamera2; print('imports ok: numpy', numpy.__version__)"
 run install -m 0644 "$SRC_DIR/docs/operations.md" "$SRC_DIR/docs/hardware.md" "$PREFIX/docs/"
@@ -226,8 +264,8 @@ say "5. systemd units in $UNIT_DIR"
 UNITS=(loo-table.service loo-table-backup.service loo-table-backup.timer)
 [ -d "$UNIT_DIR" ] || run install -d -m 0755 "$UNIT_DIR"
 for unit in "${UNITS[@]}"; do
-  if ! cmp -s "$SRC_DIR/systemd/$unit" "$UNIT_DIR/$unit"; then
-    run install -m 0644 "$SRC_DIR/systemd/$unit" "$UNIT_DIR/$unit"
+  if ! render_unit "$unit" | cmp -s - "$UNIT_DIR/$unit"; then
+    render_unit "$unit" | write_file "$UNIT_DIR/$unit" 0644
   fi
 done
 run systemctl daemon-reload

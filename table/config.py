@@ -122,7 +122,7 @@ class PinConfig:
     dealer_button: int = 20
     hold_time: float = 1.0
     double_press_time: float = 0.4
-    bounce_time: float | None = None
+    bounce_time: float | None = 0.02  # seconds a contact must settle; 0 (or none): raw edges
 
     def assignments(self, seats: int | None = None) -> list[tuple[int, str]]:
         """``(gpio, device)`` for every pin in use (the first `seats` seats only)."""
@@ -168,7 +168,7 @@ class ModelConfig:
 class WebConfig:
     host: str = "0.0.0.0"
     port: int = 8000
-    threads: int = 16
+    threads: int = 72  # waitress threads: 64 live views + 8 kept for page loads (web.server)
     admin_pin: str = ""
 
 
@@ -363,7 +363,7 @@ def parse_config(raw: dict[str, Any], *, source: str = "<config>") -> TableConfi
                                                               "prototypes": _prototypes_file})
     web = _section(WebConfig, raw.get("web"), "web", {
         "port": _int_range(0, 65535),
-        "threads": _int_range(2, 64),
+        "threads": _int_range(10, 512),
         "admin_pin": _admin_pin,
     })
     state = _section(StateConfig, raw.get("state"), "state", {})

@@ -170,11 +170,11 @@ class TableDemo:
             got = self._gestures.acquire(timeout=5.0)  # held until gpiozero's hold fires
             pin.drive_high()
         else:
-            for _ in range(2 if gesture == DOUBLE else 1):
+            for _ in range(2 if gesture == DOUBLE else 1):  # each level outlasts the 20 ms debounce
                 pin.drive_low()
-                time.sleep(0.01)
+                time.sleep(0.03)
                 pin.drive_high()
-                time.sleep(0.02)
+                time.sleep(0.03)
             # a single press is reported only once the double-press window has passed: wait for it
             got = self._gestures.acquire(timeout=5.0)
         if not got:

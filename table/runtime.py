@@ -7,7 +7,8 @@
 - `WebServer`: waitress serving `web.create_app(service)` on its own thread.
 - `Watchdog`: the main loop's heartbeat. It sends a `Tick` through the referee's queue and pings
   systemd (WATCHDOG=1) only when the referee has processed the previous one, so a stuck referee
-  stops the pings and systemd restarts the service.
+  stops the pings and systemd restarts the service. Its `alive` check is `CameraLoop.healthy`,
+  which also notices a camera that stopped delivering without failing (a read that never returns).
 
 Heavy libraries (OpenCV through vision, Flask, waitress) are imported inside the functions that
 need them.
@@ -80,11 +81,19 @@ class CameraLoop(threading.Thread):
     `loo-table run` does): then the first failed read is reported at once (status LED, dashboard)
     and this loop retries with backoff — ``retry_initial`` seconds doubling up to ``retry_s`` —
     instead of the source sleeping through its schedule (about 15 s) before anyone hears of it.
+
+    A camera can also stall: a read that neither returns a frame nor fails. This thread cannot
+    see that (it is the one waiting), so the main loop asks :meth:`healthy` each heartbeat: a read
+    older than ``stall_s`` is reported as a fault; one older than ``hang_s`` stops the watchdog
+    pings, and systemd restarts the service unless a frame comes first. A camera that is missing
+    or unplugged fails fast instead, and its retries keep the pings going: a restart would not
+    bring a cable back, and restarting every 30 s would use up systemd's start limit.
     """
 
     def __init__(self, source: Any, watcher: Any, submit: Callable[[Any], None], *,
                  retry_s: float = 2.0, retry_initial: float = 0.25,
-                 sleep: Callable[[float], Any] | None = None) -> None:
+                 sleep: Callable[[float], Any] | None = None, stall_s: float = 2.0, hang_s: float = 4.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(name="camera", daemon=True)
         self.source = source
         self.watcher = watcher
@@ -98,15 +107,44 @@ class CameraLoop(threading.Thread):
         self.ok = True
         self.ended = False
         self._delay = 0.0
+        self.stall_s = stall_s
+        self.hang_s = hang_s
+        self._clock = clock
+        self._reading_since: float | None = None  # set while the thread waits for the source
+        self._status = threading.Lock()  # report_down comes from this thread and the main loop
 
     def stop(self) -> None:
         self.stop_event.set()
 
     def report_down(self, message: str) -> None:
         """Say once that the camera is gone (also used at start-up when it is missing)."""
-        if self.ok:
+        with self._status:
+            if not self.ok:
+                return
             self.ok = False
-            self.submit(CameraStatus(False, message))
+        self.submit(CameraStatus(False, message))
+
+    def _report_up(self) -> None:
+        with self._status:
+            if self.ok:
+                return
+            self.ok = True
+        self.submit(CameraStatus(True, "camera back"))
+
+    def healthy(self) -> bool:
+        """For the main loop's heartbeat: False once the thread has died, or has waited
+        ``hang_s`` for one read; a read waited on for ``stall_s`` is reported as a stall."""
+        if self.ended:
+            return True
+        if not self.is_alive():
+            return False
+        since = self._reading_since
+        if since is None:
+            return True
+        waited = self._clock() - since
+        if waited >= self.stall_s:
+            self.report_down(f"camera stalled: no picture for {waited:.0f} s; waiting for it (the game waits)")
+        return waited < self.hang_s
 
     def _backoff(self) -> None:
         """Wait before the next try: retry_initial, doubling, at most retry_s."""
@@ -118,14 +156,21 @@ class CameraLoop(threading.Thread):
         """Read and process one frame; False when the source has ended (a finished recording)."""
         from vision.sources import SourceEnded, SourceError
 
+        self._reading_since = self._clock()
         try:
             frame = self.source.read()
         except SourceEnded:
             self.ended = True
             return False
         except SourceError as exc:
+            frame, failure = None, exc
+        else:
+            failure = None
+        finally:
+            self._reading_since = None  # the backoff below is a wait, not a stall
+        if failure is not None:
             self.failures += 1
-            self.report_down(f"camera lost: {exc}; retrying (the game waits)")
+            self.report_down(f"camera lost: {failure}; retrying (the game waits)")
             try:
                 self.source.close()
             except Exception:  # noqa: BLE001 - a dead device may fail to close; we reopen anyway
@@ -133,9 +178,7 @@ class CameraLoop(threading.Thread):
             self._backoff()
             return True
         self._delay = 0.0
-        if not self.ok:
-            self.ok = True
-            self.submit(CameraStatus(True, "camera back"))
+        self._report_up()
         self.frames += 1
         if self.watcher is not None:
             for event in self.watcher.process(frame):
@@ -157,16 +200,19 @@ class CameraLoop(threading.Thread):
 
 
 class WebServer:
-    """waitress serving the dashboard for `service` on its own thread."""
+    """waitress serving the dashboard for `service` on its own thread. ``threads`` sizes waitress's
+    pool; all but `web.server.SPARE_THREADS` of them may hold a live view (an SSE stream)."""
 
     def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
                  threads: int | None = None) -> None:
         from web import create_app
-        from web.server import make_server
+        from web.server import SPARE_THREADS, make_server
 
-        self.app = create_app(service, config={"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None})
-        overrides = {"threads": threads} if threads else {}
-        self.server = make_server(self.app, host=host, port=port, **overrides)
+        config: dict[str, Any] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None}
+        if threads:  # `[web] threads`: the stream cap follows, so streams never take the spare threads
+            config["MAX_STREAMS"] = max(1, threads - SPARE_THREADS)
+        self.app = create_app(service, config=config)
+        self.server = make_server(self.app, host=host, port=port)
         self.port = int(self.server.effective_port)
         self.host = host
         self.thread = threading.Thread(target=self.server.run, name="waitress", daemon=True)

@@ -125,10 +125,15 @@ def check(calibration: Calibration, layout: TableLayout, *, markers_found: list[
     return Check(calibration.residual_px, card_px, markers_found or [], warnings)
 
 
-def save(path: str | os.PathLike[str], calibration: Calibration, layout: TableLayout) -> Path:
-    """Write the calibration file atomically (a power cut leaves the old file or the new one)."""
+def save(path: str | os.PathLike[str], calibration: Calibration, layout: TableLayout, *,
+         camera_controls: dict[str, Any] | None = None) -> Path:
+    """Write the calibration file atomically (a power cut leaves the old file or the new one).
+    ``camera_controls`` are the libcamera controls that hold exposure, white balance and focus
+    where they were when the picture was taken (the homography is only true for that focus)."""
     out = Path(path)
-    data = {"format": FORMAT, "calibration": calibration.to_dict(), "layout": layout.to_dict()}
+    data: dict[str, Any] = {"format": FORMAT, "calibration": calibration.to_dict(), "layout": layout.to_dict()}
+    if camera_controls:
+        data["camera_controls"] = camera_controls
     tmp = out.with_name(out.name + ".tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -154,6 +159,17 @@ def load(path: str | os.PathLike[str]) -> tuple[Calibration, TableLayout]:
         return Calibration.from_dict(data["calibration"]), TableLayout.from_dict(data["layout"])
     except (KeyError, GeometryError) as exc:
         raise CalibrationError(f"{p}: {exc}") from None
+
+
+def load_camera_controls(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The camera controls stored with a calibration ({} when it has none, or cannot be read:
+    :func:`load` is the one that reports a bad file)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    controls = data.get("camera_controls") if isinstance(data, dict) else None
+    return dict(controls) if isinstance(controls, dict) else {}
 
 
 def marker_sheet_svg(*, marker_mm: float = 50.0) -> str:

@@ -3,7 +3,14 @@ corners you mark), check the result, and write the calibration file.
 
 The frame comes from ``--image`` or, without it, from the camera the config names. The file
 (``loo-table-calibration/1`` JSON: homography + zone layout) goes to ``--output``, else to the
-config's ``camera.calibration``, else to ``calibration.json`` beside the config. The checks printed:
+config's ``camera.calibration``, else to ``calibration.json`` beside the config.
+
+From a Pi camera it also locks the picture: automatic exposure, white balance and (on a Camera
+Module 3) continuous autofocus run for ``--settle`` seconds, then the values they reached are
+stored in the file as ``camera_controls``, and `loo-table run` starts the camera with them. Left
+automatic, the picture drifts with the room's light and the players' arms, while the card finder
+compares grey levels and the reader tells red from black by colour. The file lives beside the
+ledger where the service user may write it; the config (root's) only names it. The checks printed:
 marker reprojection error (pixels) and how tall a card looks in each zone (pixels). Exit status 1
 when the markers are not found; 0 with warnings printed when the checks are poor (use ``--strict``
 to fail on warnings).
@@ -41,20 +48,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="check only; write nothing")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a check gives a warning")
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.add_argument("--settle", type=float, default=3.0, metavar="S",
+                        help="seconds of automatic exposure, white balance and focus before they are "
+                             "locked (Pi camera; default 3)")
+    parser.add_argument("--no-lock", action="store_true",
+                        help="leave exposure, white balance and focus automatic (store no camera controls)")
 
 
-def _frame_from_camera(config) -> object:  # noqa: ANN001 - table.config.TableConfig
+def _frame_from_camera(config, *, settle_s: float, lock: bool) -> tuple[object, dict]:  # noqa: ANN001
+    """A frame from the configured camera, and the controls that hold its picture ({} when the
+    camera reports none: a USB camera, or ``lock`` off)."""
     from vision.sources import SourceError, open_source
+    from vision.sources.picamera2 import AF_CONTINUOUS, locked_controls
 
     cam = config.camera
     spec = {"source": cam.source, "device": cam.device, "width": cam.width, "height": cam.height, "fps": cam.fps}
+    if cam.source == "picamera2":  # everything automatic while it settles (unsupported ones are skipped)
+        spec["controls"] = {"AeEnable": True, "AwbEnable": True, "AfMode": AF_CONTINUOUS}
+    frames = max(5, round(settle_s * cam.fps))
     try:
         with open_source(spec) as source:
-            for _ in range(5):  # let auto-exposure settle
+            for _ in range(frames):  # let exposure, white balance and focus settle
                 frame = source.read()
-            return frame.image
+            metadata = getattr(source, "metadata", None) or {}
     except SourceError as exc:
         raise CommandError(str(exc)) from None
+    return frame.image, (locked_controls(metadata) if lock else {})
+
+
+def _describe_controls(controls: dict) -> str:
+    parts = []
+    if "ExposureTime" in controls:
+        parts.append(f"exposure {controls['ExposureTime'] / 1000:.1f} ms, gain {controls['AnalogueGain']:.2f}")
+    if "ColourGains" in controls:
+        parts.append("colour gains {:.2f}/{:.2f}".format(*controls["ColourGains"]))
+    if "LensPosition" in controls:
+        parts.append(f"focus {controls['LensPosition']:.2f} dioptres")
+    return ", ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
             config = load_config(args.config)
         except ConfigError as exc:
             raise CommandError(str(exc)) from None
+    controls: dict = {}
     if args.image is not None:
         from vision.image_file import UnreadableImage, read_image
 
@@ -78,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         except UnreadableImage as exc:
             raise CommandError(str(exc)) from None
     else:
-        image = _frame_from_camera(config)
+        image, controls = _frame_from_camera(config, settle_s=args.settle, lock=not args.no_lock)
     seats = args.seats or (len(config.game.players) if config is not None else 4)
     h, w = image.shape[:2]
     try:
@@ -101,9 +132,10 @@ def run(args: argparse.Namespace) -> int:
     report = result.to_dict()
     report["method"] = calibration.method
     report["written"] = None if args.dry_run else str(out)
+    report["camera_controls"] = controls
     if not args.dry_run:
         try:
-            cal.save(out, calibration, layout)
+            cal.save(out, calibration, layout, camera_controls=controls)
         except OSError as exc:
             raise CommandError(f"{out}: cannot write ({exc.strerror})") from None
     if args.json:
@@ -113,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"reprojection error: {result.residual_px:.3f} px (want ≤ {cal.MAX_RESIDUAL_PX} px)")
         sizes = ", ".join(f"{k} {v:.0f}" for k, v in result.card_px.items())
         print(f"card height in px: {sizes} (want ≥ {cal.MIN_CARD_PX:.0f})")
+        print("camera controls: " + (f"locked ({_describe_controls(controls)})" if controls else
+                                     "automatic (calibrated from a photo, --no-lock, or a camera "
+                                     "that reports none)"))
         for warning in result.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         print("written: " + (str(out) if not args.dry_run else "nothing (--dry-run)"))

@@ -128,15 +128,13 @@ class Controller:
         port = cfg.web.port if args.port is None else args.port
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
-                                 admin_pin=cfg.web.admin_pin or None)
+                                 admin_pin=cfg.web.admin_pin or None, threads=cfg.web.threads)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
         self.camera.start()
         self.web.start()
-        camera = self.camera
-        self.watchdog = Watchdog(self.referee, self.notifier,
-                                 alive=lambda: camera.is_alive() or camera.ended)
+        self.watchdog = Watchdog(self.referee, self.notifier, alive=self.camera.healthy)
         camera_text = self.source.describe() + (" (camera not found yet)" if self.camera_down else "")
         self.notifier.ready(f"table ready: {camera_text}, dashboard on port {self.web.port}")
         if not args.quiet:
@@ -145,38 +143,38 @@ class Controller:
             print_qr(dashboard_url(host, self.web.port))
 
     def _pins(self, cfg: Any) -> Any:
-        from table.devices import TableControls
+        from table.devices import GPIOUnavailable, open_table_controls
 
         factory = None
         if self.args.mock_pins:
             from gpiozero.pins.mock import MockFactory, MockPWMPin
 
             factory = MockFactory(pin_class=MockPWMPin)
-        import warnings
-
-        from gpiozero.exc import PinFactoryFallback
-
         seats = len(self.referee.state.players) or cfg.seats  # the ledger's game decides
         have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
         if seats > have:
             raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
-
         try:
-            with warnings.catch_warnings():  # gpiozero warns per factory it tries: one line is enough
-                warnings.simplefilter("ignore", PinFactoryFallback)
-                return TableControls.from_config(cfg.pins, seats, on_event=self.referee.submit,
-                                                 double_press=cfg.game.variant == "three_card",
-                                                 pin_factory=factory)
-        except Exception as exc:  # gpiozero: BadPinFactory off a Pi, PinInUse, permissions
-            raise CommandError(f"GPIO: {type(exc).__name__}: {exc} (on a PC use --mock-pins)") from None
+            controls, fell_back = open_table_controls(cfg.pins, seats, on_event=self.referee.submit,
+                                                      double_press=cfg.game.variant == "three_card",
+                                                      pin_factory=factory)
+        except GPIOUnavailable as exc:
+            raise CommandError(f"GPIO: {exc} (on a PC use --mock-pins)") from None
+        if fell_back:
+            print(f"loo-table run: GPIO: using {type(controls.pin_factory).__name__} after: {'; '.join(fell_back)}",
+                  file=sys.stderr, flush=True)
+        return controls
 
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),
         and the layout and calibration the watcher needs (a bad calibration file IS refused)."""
+        from vision.calibration import load_camera_controls
         from vision.sources import Backoff, SourceError, open_source
 
         cam = {"source": cfg.camera.source, "device": cfg.camera.device, "width": cfg.camera.width,
-               "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True}
+               "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True,
+               # exposure, white balance and focus as `loo-table calibrate` locked them
+               "controls": load_camera_controls(cfg.camera.calibration) if cfg.camera.calibration else {}}
         try:
             # No reopen schedule inside the source: the camera thread retries with backoff and
             # reports the first failed read at once (the source's own schedule sleeps ~15 s first).

@@ -68,3 +68,19 @@ def test_camera_geometry_cli_help() -> None:
         capture_output=True, text=True, timeout=30,
     )
     assert out.returncode == 0 and "--table" in out.stdout and "--lens" in out.stdout
+
+
+@pytest.mark.parametrize("resolution", [(1280, 720), (1920, 1080), (2304, 1296), (4608, 2592)])
+def test_the_geometry_uses_the_sensor_mode_the_camera_source_asks_for(resolution: tuple[int, int]) -> None:
+    from vision.sources.picamera2 import sensor_request
+    from vision.sources.sensor_modes import IMX708_MODES
+
+    _, _, label = camera_geometry.view("cm3", resolution, 15.0)
+    asked = sensor_request(IMX708_MODES, resolution, 15.0)["output_size"]
+    assert label.startswith("{}x{} (the whole sensor)".format(*asked))
+
+
+def test_the_cropped_mode_sees_two_thirds_at_the_documented_height() -> None:
+    """What picamera2 alone would do at 1280x720 (the 1536x864 mode): 1158 x 667 mm at 1337 mm."""
+    row = camera_geometry.heights_table([1337], "cm3", (1280, 720), 15.0, (1536, 864)).splitlines()[-1]
+    assert "1158 x  667" in row

@@ -62,6 +62,12 @@ def plan_commands(out: str) -> list[str]:
     return [line[2:] for line in out.splitlines() if line.startswith("+ ")]
 
 
+def rendered_unit(unit: str, tmp_path: Path) -> str:
+    """systemd/UNIT as the installer writes it for --prefix tmp/opt --config-dir tmp/etc."""
+    text = (ROOT / "systemd" / unit).read_text()
+    return text.replace("/opt/loo-table", str(tmp_path / "opt")).replace("/etc/loo-table", str(tmp_path / "etc"))
+
+
 def test_bash_syntax() -> None:
     subprocess.run([BASH, "-n", str(SCRIPT)], check=True, timeout=30)
 
@@ -96,14 +102,24 @@ def test_bookworm_pi5_plan(tmp_path: Path) -> None:
     assert f"python3 -m venv --system-site-packages {venv}" in cmds
     assert "|   numpy<2" in out and "|   opencv-python-headless<4.12" in out
     constraints = tmp_path / "opt" / "constraints.txt"
-    assert f"{venv}/bin/pip install --constraint {constraints} {ROOT}" in cmds
+    # pip builds from a scratch copy, never in the checkout (it would leave a root-owned build/)
+    stage = next(c for c in cmds if c.startswith(f"copy {ROOT} to ")).split(" to ")[1].split(" (")[0]
+    assert not stage.startswith(str(ROOT))
+    assert f"{venv}/bin/pip install --constraint {constraints} {stage}" in cmds
+    assert not any(c.endswith(f" {ROOT}") for c in cmds if "pip install" in c)
     # The config comes from the shipped default; the units are installed, enabled and started.
     # the config: the shipped default, with the calibration file in the state directory
     assert f"+ write {tmp_path}/etc/config.toml (mode 0640):" in out
     assert '|   calibration = "/var/lib/loo-table/calibration.json"' in out
     assert f"chown root:loo-table {tmp_path}/etc/config.toml" in cmds
     for unit in ("loo-table.service", "loo-table-backup.service", "loo-table-backup.timer"):
-        assert f"install -m 0644 {ROOT}/systemd/{unit} {tmp_path}/units/{unit}" in cmds
+        assert f"write {tmp_path}/units/{unit} (mode 0644):" in cmds
+    # the units run what this install put in --prefix, with the config from --config-dir
+    assert (f"|   ExecStart={tmp_path}/opt/venv/bin/loo-table run --config {tmp_path}/etc/config.toml"
+            in out.splitlines())
+    assert f"|   ExecStart={tmp_path}/opt/venv/bin/loo-table backup --config {tmp_path}/etc/config.toml --keep 7" \
+        in out.splitlines()
+    assert "/opt/loo-table" not in out and "/etc/loo-table" not in out
     assert "systemctl enable loo-table.service loo-table-backup.timer" in cmds
     assert "systemctl restart loo-table.service" in cmds
     # The user joins gpio and video (unless it already has them on this machine).
@@ -133,14 +149,14 @@ def test_rerun_keeps_config_and_unchanged_units(tmp_path: Path) -> None:
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "config.toml").write_text("[game]\nchips = 50\n")
     (tmp_path / "units").mkdir()
-    shutil.copy(ROOT / "systemd" / "loo-table.service", tmp_path / "units")
+    (tmp_path / "units" / "loo-table.service").write_text(rendered_unit("loo-table.service", tmp_path))
     result = install(tmp_path, "bookworm", "--no-start")
     assert result.returncode == 0, result.stderr
     cmds = plan_commands(result.stdout)
     assert "keeping the existing" in result.stdout
     assert "/etc/config.toml (mode" not in result.stdout and not any(c.startswith("chown") for c in cmds)
-    assert not any(c.endswith("/units/loo-table.service") for c in cmds)
-    assert any(c.endswith("/units/loo-table-backup.timer") for c in cmds)
+    assert not any("/units/loo-table.service" in c for c in cmds)
+    assert any("/units/loo-table-backup.timer" in c for c in cmds)
     assert "systemctl restart loo-table.service" not in cmds
     assert (tmp_path / "etc" / "config.toml").read_text() == "[game]\nchips = 50\n"
 
@@ -167,6 +183,16 @@ def test_unknown_option(tmp_path: Path) -> None:
     assert result.returncode == 1 and "--frobnicate" in result.stderr
 
 
+@pytest.mark.parametrize(("prefix", "needle"), [
+    ("/home/pi/loo-table", "ProtectHome"),  # the service could not see it
+    ("opt/loo-table", "absolute"),
+    ("/opt/loo table", "letters, digits"),  # ExecStart= splits at spaces
+])
+def test_refuses_prefixes_the_units_cannot_use(tmp_path: Path, prefix: str, needle: str) -> None:
+    result = install(tmp_path, "bookworm", "--prefix", prefix)
+    assert result.returncode == 1 and needle in result.stderr and result.stderr.count("\n") == 1
+
+
 # --- a real run (not --dry-run) against stand-ins for the system's privileged commands -------------
 
 STUBS = {
@@ -186,6 +212,8 @@ STUBS = {
     "python3": 'if [ "$1 $2" = "-m venv" ]; then d="${!#}"; mkdir -p "$d/bin"\n'
                'printf "include-system-site-packages = true\\n" > "$d/pyvenv.cfg"\n'
                'for t in python pip loo-table; do printf \'#!/bin/sh\\necho "%s $*" >> "$STUB_LOG"\\n\' "$d/bin/$t" > "$d/bin/$t"; '
+               # pip builds a source tree in place: setuptools leaves build/ beside pyproject.toml
+               'printf \'for a in "$@"; do [ -f "$a/pyproject.toml" ] && mkdir -p "$a/build" && echo "$a" >> "$STUB_LOG.built"; done; true\\n\' >> "$d/bin/$t"; '
                'chmod +x "$d/bin/$t"; done; fi',
     # install(1) for real, minus the ownership flags (the test may not run as root).
     "install": 'args=(); while [ $# -gt 0 ]; do case "$1" in -o|-g) shift 2;; *) args+=("$1"); shift;; esac; done\n'
@@ -243,8 +271,12 @@ def test_real_run_twice_is_idempotent(tmp_path: Path) -> None:
     assert installed.camera.calibration == "/var/lib/loo-table/calibration.json"
     assert installed.state.database.startswith("/var/lib/loo-table/")
     for unit in ("loo-table.service", "loo-table-backup.service", "loo-table-backup.timer"):
-        assert (tmp_path / "units" / unit).read_bytes() == (ROOT / "systemd" / unit).read_bytes()
+        assert (tmp_path / "units" / unit).read_text() == rendered_unit(unit, tmp_path)
     assert (tmp_path / "opt" / "docs" / "operations.md").is_file()
+    # pip built in a scratch copy, which is gone; the checkout got no build/ (root's, on a Pi)
+    built = (tmp_path / "log.built").read_text().split()
+    assert built and not any(b.startswith(str(ROOT)) for b in built)
+    assert not any(Path(b).exists() for b in built)
 
     # The host edits the config; an old unit file is lying around from a previous version.
     (tmp_path / "etc" / "config.toml").write_text('[web]\nadmin_pin = "4921"\n')
@@ -256,4 +288,4 @@ def test_real_run_twice_is_idempotent(tmp_path: Path) -> None:
     assert sum("/venv/bin/pip install" in line for line in second) == 2  # the app is updated
     assert "systemctl restart loo-table.service" in joined
     assert (tmp_path / "etc" / "config.toml").read_text() == '[web]\nadmin_pin = "4921"\n'
-    assert (tmp_path / "units" / "loo-table.service").read_bytes() == (ROOT / "systemd" / "loo-table.service").read_bytes()
+    assert (tmp_path / "units" / "loo-table.service").read_text() == rendered_unit("loo-table.service", tmp_path)

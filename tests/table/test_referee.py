@@ -256,6 +256,7 @@ def test_the_referee_thread_takes_presses_from_gpiozero_and_commands_from_elsewh
     try:
         pin = factory.pin(cfg.pins.dealer_button)
         pin.drive_low()
+        time.sleep(0.05)  # a press outlasts the 20 ms debounce
         pin.drive_high()
         deadline = time.monotonic() + 3
         while t.ref.state.deal_number != 1 and time.monotonic() < deadline:

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -312,6 +313,7 @@ def test_gpio_without_a_pi_says_use_mock_pins(tmp_path, capsys, monkeypatch):
     if code == 0:  # pragma: no cover - only on a real Raspberry Pi
         pytest.skip("real GPIO available")
     assert code == 1 and err.count("\n") == 0 and "GPIO:" in err and "--mock-pins" in err
+    assert "lgpio:" in err and "native:" in err  # which factories were tried, and why each failed
 
 
 def test_dashboard_zones_become_the_watchers_layout():
@@ -358,3 +360,103 @@ def test_no_watchdog_ping_once_the_camera_thread_died(table, tmp_path):
     table.ref.drain()
     dead["alive"] = False
     assert not dog.beat() and dog.missed == 1
+
+
+class StallingCamera(FrameSource):
+    """Delivers `frames` frames, then its read blocks (no error, no frame) until `resume` is set:
+    what a Camera Module does when its frontend times out and nothing gives up waiting."""
+
+    kind = "stalling"
+
+    def __init__(self, frames):
+        super().__init__(backoff=Backoff(attempts=0), sleep=lambda s: None)
+        self.left = frames
+        self.stalled = threading.Event()
+        self.resume = threading.Event()
+
+    def _open(self):
+        pass
+
+    def _grab(self):
+        if self.left <= 0:
+            self.stalled.set()
+            self.resume.wait(30)
+            self.left = 10 ** 6
+        self.left -= 1
+        return np.zeros((8, 8, 3), np.uint8), None, None
+
+
+def test_a_stalled_camera_is_a_fault_then_no_watchdog_ping_then_recovers(table, tmp_path):
+    now = [100.0]
+    source = StallingCamera(frames=5)
+    loop = CameraLoop(source, None, table.ref.submit, clock=lambda: now[0])
+    dog = Watchdog(table.ref, Notifier(str(tmp_path / "nobody.sock")), alive=loop.healthy)
+
+    def beat_at(t):
+        now[0] = 100.0 + t
+        dog.beat()
+        table.ref.drain()  # the referee takes the tick (and any camera status) at once
+        return table.snap()
+
+    loop.start()
+    try:
+        assert source.stalled.wait(10) and loop.frames == 5  # the read of frame 6 never returns
+        assert beat_at(0)["status"]["state"] == "ready"
+        assert beat_at(1)["status"]["state"] == "ready" and dog.pings == 1
+        snap = beat_at(2.5)  # within 3 s: the fault and one alert
+        assert snap["status"]["state"] == "fault" and "camera stalled" in snap["status"]["message"]
+        assert [a["kind"] for a in snap["alerts"]] == ["camera"] and table.outputs.status == "fault"
+        pings = dog.pings
+        for t in (4.0, 5.0, 6.0, 30.0):  # no ping once 4 s passed without a frame
+            beat_at(t)
+        assert dog.pings == pings and dog.missed == 4
+        assert [a["kind"] for a in table.snap()["alerts"]] == ["camera"]  # reported once
+        source.resume.set()  # frames come back
+        wait_until(lambda: loop.frames > 10, "frames after the stall")
+        snap = beat_at(31.0)
+        assert snap["status"]["state"] == "ready" and not snap["alerts"]
+        assert dog.pings == pings + 1  # pinging again
+    finally:
+        loop.stop()
+        source.resume.set()
+        loop.join(5)
+
+
+def test_a_missing_camera_keeps_the_watchdog_pinging(table, tmp_path):
+    """Failing reads are retried, not a hang: a restart would not plug the cable back in, and
+    restarting every 30 s would use up systemd's start limit (the dashboard would go too)."""
+    now = [0.0]
+
+    class Unplugged(FrameSource):
+        kind = "usb"
+
+        def __init__(self):
+            super().__init__(backoff=Backoff(attempts=0), sleep=lambda s: None)
+
+        def _open(self):
+            raise SourceUnavailable("usb camera: /dev/video0 not found")
+
+    loop = CameraLoop(Unplugged(), None, table.ref.submit, clock=lambda: now[0], sleep=lambda s: None)
+    loop.is_alive = lambda: True  # its thread's work is done here, one read at a time
+    for t in range(1, 20):
+        now[0] = float(t)
+        loop.step()
+        assert loop.healthy()
+
+
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model is missing")
+def test_web_threads_from_the_config_size_waitress(tmp_path):
+    import argparse
+
+    from table.commands.run import Controller
+    from web.server import SPARE_THREADS
+
+    cfg = write_config(tmp_path, web='host = "127.0.0.1"\nport = 0\nadmin_pin = "135790"\nthreads = 12')
+    ctl = Controller(argparse.Namespace(config=str(cfg), mock_pins=True, host=None, port=None,
+                                        max_seconds=None, quiet=True))
+    try:
+        ctl.start()
+        assert ctl.web.server.adj.threads == 12
+        assert ctl.web.app.config["MAX_STREAMS"] == 12 - SPARE_THREADS  # streams never take the spares
+    finally:
+        ctl.stop()

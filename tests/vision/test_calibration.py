@@ -136,3 +136,57 @@ def test_calibrate_command_writes_the_file(tmp_path, scene, capsys) -> None:
     cv2.imwrite(str(blank), np.full((720, 1280, 3), 90, np.uint8))
     assert cli_main(["calibrate", "--image", str(blank), "--seats", "5", "--output", str(out)]) == 1
     assert "not found" in capsys.readouterr().err
+
+
+from test_sources import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in
+
+
+def test_calibrate_locks_the_pi_camera_and_run_applies_it(tmp_path, scene, capsys, fake_picamera2) -> None:  # noqa: F811
+    """Exposure, white balance and focus run automatic while the picture settles, their settled
+    values go into the calibration file, and the source `loo-table run` builds starts with them."""
+    from vision.calibration import load_camera_controls
+
+    _, image = scene
+    FakePicamera2.image = image
+    FakePicamera2.metadata = {"ExposureTime": 16543, "AnalogueGain": 1.83, "ColourGains": (2.01, 1.72),
+                              "LensPosition": 0.75}
+    h, w = image.shape[:2]
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[camera]\nsource = "picamera2"\nwidth = {w}\nheight = {h}\nfps = 15\n')
+    out = tmp_path / "cal.json"
+    assert cli_main(["calibrate", "--config", str(cfg), "--seats", "5", "--output", str(out), "--json",
+                     "--settle", "1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    locked = {"AeEnable": False, "ExposureTime": 16543, "AnalogueGain": 1.83, "AwbEnable": False,
+              "ColourGains": [2.01, 1.72], "AfMode": 0, "LensPosition": 0.75}
+    assert report["ok"] and report["camera_controls"] == locked
+    settling = FakePicamera2.instances[0]
+    assert settling.configuration_calls[0]["controls"] == {"FrameRate": 15.0, "AeEnable": True,
+                                                           "AwbEnable": True, "AfMode": 2}
+    assert settling.captures == 15  # one second of frames at 15 fps before the values are taken
+    assert load_camera_controls(out) == locked
+    # `loo-table run`'s camera start (table/commands/run.py) with the config naming that file
+    import argparse
+
+    from table.commands.run import Controller
+    from table.config import load_config
+    from table.runtime import load_calibration
+
+    cfg.write_text(cfg.read_text() + f'calibration = "{out}"\n')
+    source, _, _ = Controller(argparse.Namespace(mock_pins=True))._camera(load_config(cfg), load_calibration)
+    source.read()
+    source.close()
+    assert FakePicamera2.instances[1].configuration_calls[0]["controls"] == {
+        "FrameRate": 15.0, **locked, "ColourGains": (2.01, 1.72)}
+
+
+def test_calibrate_from_a_photo_or_with_no_lock_stores_no_controls(tmp_path, scene, capsys) -> None:
+    from vision.calibration import load_camera_controls
+
+    _, image = scene
+    img = tmp_path / "table.png"
+    cv2.imwrite(str(img), image)
+    out = tmp_path / "cal.json"
+    assert cli_main(["calibrate", "--image", str(img), "--seats", "5", "--output", str(out)]) == 0
+    assert "camera controls: automatic" in capsys.readouterr().out
+    assert load_camera_controls(out) == {} and "camera_controls" not in json.loads(out.read_text())

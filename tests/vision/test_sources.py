@@ -20,6 +20,7 @@ from vision.sources import (
 from vision.sources.opencv import OpenCVSource
 from vision.sources.picamera2 import Picamera2Source
 from vision.sources.replay import ReplaySource, write_recording
+from vision.sources.sensor_modes import IMX708_MODES
 
 
 class Sleeps:
@@ -44,12 +45,14 @@ class FakeCapture:
         self.raise_on_read = raise_on_read
         self.released = False
         self.props: dict[int, float] = {}
+        self.set_calls: list[int] = []  # property ids in the order they were set
 
     def isOpened(self) -> bool:  # noqa: N802 - OpenCV's name
         return self.opened
 
-    def set(self, prop: int, value: float) -> bool:
+    def set(self, prop: int, value: float) -> bool:  # cv2.VideoCapture.set(propId, value) -> retval
         self.props[prop] = value
+        self.set_calls.append(prop)
         return True
 
     def read(self) -> tuple[bool, np.ndarray | None]:
@@ -120,6 +123,24 @@ def test_opencv_sets_size_and_fps_on_a_camera_index() -> None:
     assert cap.released
 
 
+@pytest.mark.parametrize("device", [0, "/dev/video2"])
+def test_opencv_camera_asks_for_mjpg_before_the_size(device) -> None:
+    """V4L2 would deliver YUYV, about 5 fps at 1080p over USB 2."""
+    cap = FakeCapture()
+    with OpenCVSource(device, size=(1920, 1080), fps=15, capture_factory=factory(cap)) as src:
+        src.read()
+    assert cap.props[cv2.CAP_PROP_FOURCC] == cv2.VideoWriter_fourcc(*"MJPG")
+    assert cap.set_calls[0] == cv2.CAP_PROP_FOURCC  # the sizes a driver offers depend on the format
+    assert cap.set_calls.index(cv2.CAP_PROP_FRAME_WIDTH) > 0
+
+
+def test_opencv_video_file_is_left_as_recorded(tmp_path) -> None:
+    cap = FakeCapture()
+    with OpenCVSource(str(tmp_path / "night.avi"), capture_factory=factory(cap)) as src:
+        src.read()
+    assert cap.set_calls == []
+
+
 # -- replay ------------------------------------------------------------------------------------
 def _frames(n: int) -> list[np.ndarray]:
     return [np.full((24, 32, 3), 10 * i, np.uint8) for i in range(n)]
@@ -179,6 +200,14 @@ def test_replay_video_and_truncated_video(tmp_path) -> None:
 
 
 # -- picamera2 (a fake module stands in for the Pi-only library) ----------------------------------
+# The fake keeps picamera2 0.3's signatures (create_video_configuration, capture_request, the
+# global_camera_info static method, the sensor_modes and camera_controls properties) so a call the
+# real library would refuse fails here too, and it records what the source asked for.
+IMX708_CONTROLS = {name: (None, None, None) for name in (
+    "AeEnable", "ExposureTime", "AnalogueGain", "AwbEnable", "ColourGains", "AfMode", "LensPosition",
+    "FrameDurationLimits")}
+
+
 class FakeRequest:
     def __init__(self, cam: FakePicamera2) -> None:
         self.cam = cam
@@ -186,13 +215,13 @@ class FakeRequest:
     def make_array(self, stream: str) -> np.ndarray:
         w, h = self.cam.config[stream]["size"]
         if stream == "main":
-            return np.full((h, w, 3), 7, np.uint8)
+            return np.full((h, w, 3), 7, np.uint8) if FakePicamera2.image is None else FakePicamera2.image
         yuv = np.zeros((h * 3 // 2, w), np.uint8)
         yuv[:h] = 99  # luma
         return yuv
 
     def get_metadata(self) -> dict:
-        return {"SensorTimestamp": 1_500_000_000 + 66_000_000 * self.cam.captures}
+        return {"SensorTimestamp": 1_500_000_000 + 66_000_000 * self.cam.captures, **FakePicamera2.metadata}
 
     def release(self) -> None:
         self.cam.released += 1
@@ -202,17 +231,46 @@ class FakePicamera2:
     instances: list[FakePicamera2] = []
     fail_captures = 0
     cameras = 1
+    modes: list[dict] = IMX708_MODES
+    controls_known: dict = IMX708_CONTROLS
+    metadata: dict = {}
+    image: np.ndarray | None = None  # what the camera sees (else a flat grey)
 
-    def __init__(self, camera_num: int = 0) -> None:
+    @staticmethod
+    def global_camera_info() -> list:
+        return [{"Model": "imx708", "Num": i, "Id": f"/base/i2c@{i}"} for i in range(FakePicamera2.cameras)]
+
+    def __init__(self, camera_num: int = 0, verbose_console=None, tuning=None, allocator=None) -> None:  # noqa: ANN001
+        import os
+
+        # picamera2 opens its notification pipe first and leaks it when there is no camera
+        self.pipe = os.pipe()
         if camera_num >= FakePicamera2.cameras:
             raise IndexError("list index out of range")
         self.config: dict = {}
+        self.configuration_calls: list[dict] = []
+        self.waits: list = []
         self.started = self.closed = False
         self.captures = self.released = 0
         FakePicamera2.instances.append(self)
 
-    def create_video_configuration(self, main: dict, lores: dict, controls: dict) -> dict:
-        return {"main": main, "lores": lores, "controls": controls}
+    @property
+    def sensor_modes(self) -> list:
+        return [dict(m) for m in FakePicamera2.modes]
+
+    @property
+    def camera_controls(self) -> dict:
+        return dict(FakePicamera2.controls_known)
+
+    def create_video_configuration(self, main={}, lores=None, raw={}, transform=None, colour_space=None,  # noqa: B006
+                                   buffer_count=6, controls={}, display="main", encode="main",  # noqa: B006
+                                   queue=True, sensor={}, use_case="video") -> dict:  # noqa: B006
+        unknown = sorted(k for k in controls if k not in self.camera_controls and k != "FrameRate")
+        if unknown:  # what picamera2's Controls does with a control libcamera does not advertise
+            raise RuntimeError(f"Control {unknown[0]} is not advertised by libcamera")
+        call = {"main": main, "lores": lores, "controls": controls, "sensor": sensor}
+        self.configuration_calls.append(call)
+        return dict(call)
 
     def configure(self, config: dict) -> None:
         self.config = config
@@ -224,12 +282,17 @@ class FakePicamera2:
         self.started = False
 
     def close(self) -> None:
-        self.closed = True
+        import os
 
-    def capture_request(self) -> FakeRequest:
+        self.closed = True
+        for fd in self.pipe:
+            os.close(fd)
+
+    def capture_request(self, wait=None, signal_function=None, flush=None) -> FakeRequest:  # noqa: ANN001
+        self.waits.append(wait)
         if FakePicamera2.fail_captures > 0:
             FakePicamera2.fail_captures -= 1
-            raise RuntimeError("Camera frontend has timed out!")
+            raise TimeoutError  # job.get_result(timeout=wait) when no frame came
         self.captures += 1
         return FakeRequest(self)
 
@@ -241,8 +304,15 @@ def fake_picamera2(monkeypatch):  # noqa: ANN201
     FakePicamera2.instances = []
     FakePicamera2.fail_captures = 0
     FakePicamera2.cameras = 1
+    FakePicamera2.modes = IMX708_MODES
+    FakePicamera2.controls_known = IMX708_CONTROLS
+    FakePicamera2.metadata = {}
+    FakePicamera2.image = None
     monkeypatch.setitem(sys.modules, "picamera2", mod)
-    return mod
+    yield mod
+    for cam in FakePicamera2.instances:
+        if not cam.closed:
+            cam.close()
 
 
 def test_picamera2_main_and_lores_streams(fake_picamera2) -> None:
@@ -250,6 +320,7 @@ def test_picamera2_main_and_lores_streams(fake_picamera2) -> None:
     with src:
         frame = src.read()
     cam = FakePicamera2.instances[0]
+    assert cam.waits == [2.0]  # never capture_request() without a limit: a stall would hang
     assert cam.config["main"] == {"size": (64, 48), "format": "RGB888"}
     assert cam.config["lores"] == {"size": (32, 24), "format": "YUV420"}  # even sizes for the ISP
     assert cam.config["controls"] == {"FrameRate": 15.0}
@@ -278,6 +349,86 @@ def test_picamera2_timeout_reopens(fake_picamera2) -> None:
         frame = src.read()
     assert frame.index == 1 and src.reopens == 1
     assert FakePicamera2.instances[0].closed and len(FakePicamera2.instances) == 2
+
+
+def test_picamera2_stall_is_named(fake_picamera2) -> None:
+    src = Picamera2Source(size=(16, 12), lores=(8, 6), capture_timeout=1.5, backoff=Backoff(attempts=0))
+    with src:
+        FakePicamera2.fail_captures = 2  # the read and the immediate reopen's read
+        with pytest.raises(SourceUnavailable, match=r"camera stalled: no frame within 1\.5 s"):
+            src.read()
+    assert [cam.waits for cam in FakePicamera2.instances] == [[1.5], [1.5]]
+
+
+@pytest.mark.parametrize(("size", "fps", "mode"), [
+    ((1280, 720), 15, (2304, 1296)),   # not the cropped 1536x864 picamera2 would pick
+    ((1920, 1080), 15, (2304, 1296)),
+    ((640, 360), 15, (2304, 1296)),
+    ((4608, 2592), 10, (4608, 2592)),
+    ((4608, 2592), 30, (2304, 1296)),  # the full-resolution mode is too slow: the largest fast one
+])
+def test_picamera2_asks_for_the_full_view_sensor_mode(fake_picamera2, size, fps, mode) -> None:
+    src = open_source({"source": "picamera2", "width": size[0], "height": size[1], "fps": fps})
+    with src:
+        src.read()
+    call = FakePicamera2.instances[0].configuration_calls[0]
+    assert call["sensor"] == {"output_size": mode, "bit_depth": 10}
+    assert call["main"]["size"] == size  # the ISP scales the whole view down to the asked size
+
+
+def test_picamera2_without_sensor_modes_lets_picamera2_choose(fake_picamera2) -> None:
+    FakePicamera2.modes = [{"format": "MJPEG"}]  # a USB camera through libcamera
+    with open_source({"source": "picamera2", "width": 64, "height": 48}) as src:
+        src.read()
+    assert FakePicamera2.instances[0].configuration_calls[0]["sensor"] == {}
+
+
+def test_picamera2_applies_locked_controls_the_camera_has(fake_picamera2) -> None:
+    locked = {"AeEnable": False, "ExposureTime": 12000, "AnalogueGain": 2.0, "AwbEnable": False,
+              "ColourGains": [1.9, 1.6], "AfMode": 0, "LensPosition": 1.25}  # as read back from JSON
+    with open_source({"source": "picamera2", "width": 64, "height": 48, "fps": 15, "controls": locked}) as src:
+        src.read()
+    controls = FakePicamera2.instances[0].configuration_calls[0]["controls"]
+    assert controls == {"FrameRate": 15.0, **locked, "ColourGains": (1.9, 1.6)}
+    # A Camera Module 2 has no focus lens: the focus controls are left out, not refused.
+    FakePicamera2.controls_known = {k: v for k, v in IMX708_CONTROLS.items() if not k.startswith(("Af", "Lens"))}
+    with open_source({"source": "picamera2", "width": 64, "height": 48, "fps": 15, "controls": locked}) as src:
+        src.read()
+    assert "LensPosition" not in FakePicamera2.instances[1].configuration_calls[0]["controls"]
+    # libcamera 0.5 and later: no AeEnable, a manual mode for exposure time and for gain instead
+    FakePicamera2.controls_known = {k: v for k, v in IMX708_CONTROLS.items() if k != "AeEnable"} | {
+        "ExposureTimeMode": (0, 1, 0), "AnalogueGainMode": (0, 1, 0)}
+    with open_source({"source": "picamera2", "width": 64, "height": 48, "fps": 15, "controls": locked}) as src:
+        src.read()
+    controls = FakePicamera2.instances[2].configuration_calls[0]["controls"]
+    assert "AeEnable" not in controls and controls["ExposureTimeMode"] == controls["AnalogueGainMode"] == 1
+    assert controls["ExposureTime"] == 12000
+
+
+def test_locked_controls_come_from_a_settled_frames_metadata() -> None:
+    from vision.sources.picamera2 import locked_controls
+
+    meta = {"ExposureTime": 16543, "AnalogueGain": 1.8312345, "ColourGains": (2.01, 1.72),
+            "LensPosition": 0.7512, "Lux": 310.0}
+    assert locked_controls(meta) == {"AeEnable": False, "ExposureTime": 16543, "AnalogueGain": 1.8312,
+                                     "AwbEnable": False, "ColourGains": (2.01, 1.72),
+                                     "AfMode": 0, "LensPosition": 0.7512}
+    assert "AfMode" not in locked_controls({"ExposureTime": 1, "AnalogueGain": 1.0})
+
+
+def test_missing_camera_retries_leak_no_descriptors(fake_picamera2) -> None:
+    """picamera2 leaks a pipe per failed Picamera2(n); the source asks global_camera_info() first."""
+    import os
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd")
+    FakePicamera2.cameras = 0
+    src = Picamera2Source(backoff=Backoff(attempts=0))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(100):
+        with pytest.raises(SourceUnavailable, match="no camera"):
+            src.open()
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_picamera2_missing_module_says_how_to_install(monkeypatch) -> None:

@@ -4,6 +4,7 @@
 
     {"source": "picamera2" | "opencv" | "replay" | "synthetic",   # or "kind"
      "device": 0, "width": 1280, "height": 720, "fps": 15,        # camera kinds
+     "controls": {"AeEnable": False, ...},                        # picamera2: locked controls
      "path": "recording/", "realtime": false,                     # replay
      "seed": 0, "seats": 4, "deals": 1}                           # synthetic
 
@@ -45,7 +46,7 @@ def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
 
         lores = tuple(config.get("lores", (320, 180)))
         return Picamera2Source(camera=int(config.get("device", 0) or 0), size=size, lores=lores,  # type: ignore[arg-type]
-                               fps=fps, **inject)
+                               fps=fps, controls=config.get("controls") or None, **inject)
     if kind == "opencv":
         from vision.sources.opencv import OpenCVSource
 
