@@ -5,9 +5,9 @@
 Why: a reader trained on rendered decks was right on its top guess for 92 % of the cards the
 finder cut out of real photographs, and sure of only 84 %; on renders it is at 99.5 %. Paper
 texture, glare, a phone's sharpening and JPEG are what the renders lack. This recipe takes the
-shipped members out of ``models/card_classifier.fp32.onnx`` (``models.ensemble.split``), turns
-them back into trainable networks (onnx2torch), and trains them a little further on two streams
-at once:
+members of the rendered-only recipe's network, ``models/card_classifier.fp32.onnx``, out of it
+(``models.ensemble.split``), turns them back into trainable networks (``models/onnx_torch.py``),
+and trains them a little further on two streams at once:
 
 - *real crops*: every labelled card the finder finds in the photos (the product's own finder,
   detector included, so the reader learns the warps it will be given, covered cards too), each
@@ -19,8 +19,8 @@ at once:
 
 Every fifth photo (by name) is kept out of training: the open-set rule is chosen on those photos'
 crops together with the held-out rendered decks' calibration crops (the stricter of the two
-thresholds), so the rule's risk holds on photos as it does on renders. The members are merged
-and quantised as the recipe does, then the shipped files are replaced.
+thresholds), so the rule's risk holds on photos as it does on renders. The members are quantised
+and merged as the recipe does, into the shipped ``models/card_classifier.onnx``.
 """
 
 from __future__ import annotations
@@ -116,12 +116,13 @@ def _members(fp32: Path) -> tuple[list[Path], list[float], list[bool]]:
 def finetune_member(path: Path, real: dict[str, Any], xs: np.ndarray, ys: np.ndarray, labels: tuple[str, ...], *,
                     steps: int, lr: float, seed: int, log: Any) -> Any:
     import onnx
-    import onnx2torch
     import torch
     import torch.nn.functional as F
 
+    from models.onnx_torch import convert
+
     torch.manual_seed(seed)
-    net = onnx2torch.convert(onnx.load(str(path)))
+    net = convert(onnx.load(str(path)))
     _, rank_m = rank_groups(labels)
     ranks, _ = rank_groups(labels)
     rank_t = torch.from_numpy(rank_m)
@@ -180,7 +181,8 @@ def choose_rule(probs_real: np.ndarray, ranks_real: np.ndarray, probs_r: np.ndar
     pred_real = np.array([lab[i][:-1] if lab[i] != "back" else "back" for i in probs_real.argmax(1)])
     wrong_real = pred_real != ranks_real
     wrong_r = probs_r.argmax(1) != y_r
-    for t in np.concatenate([np.arange(0.30, 0.95, 0.01), np.arange(0.95, 0.9995, 0.0005)]):
+    # the grid rounded as it is stored, so the rule judged here is the rule the sidecar carries
+    for t in np.round(np.concatenate([np.arange(0.30, 0.95, 0.01), np.arange(0.95, 0.9995, 0.0005)]), 4):
         a_real = probs_real.max(1) >= t
         a_r = probs_r.max(1) >= t
         neg = y_r < 0
@@ -195,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--photos", type=Path, action="append", required=True, help="a folder of VOC-labelled photos (repeatable)")
     ap.add_argument("--detector", type=Path, default=OUT / "card_detector.onnx", help="the detector the finder uses")
-    ap.add_argument("--model", type=Path, default=OUT / f"{SHIPPED}.fp32.onnx", help="the merged fp32 model to start from")
+    ap.add_argument("--model", type=Path, default=OUT / f"{SHIPPED}.fp32.onnx",
+                    help="the merged fp32 model to start from (default: the rendered-only recipe's, models.train)")
     ap.add_argument("--views", type=int, default=10, help="jittered warps of each training card (default 10)")
     ap.add_argument("--hold-every", type=int, default=5, help="every Nth photo is held back for the open-set rule")
     ap.add_argument("--steps", type=int, default=500, help="training steps per member (default 500)")
@@ -243,8 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         quantise(f, q, xs[:512])
         new_fp32.append(f)
         new_int8.append(q)
-    # the shipped file is the int8 merge; the fp32 merge is kept as the next fine-tune's start
-    out_fp32, out_int8 = args.out / f"{SHIPPED}.fp32.onnx", WORK / f"{SHIPPED}.int8.onnx"
+    # the shipped file is the int8 merge; models/card_classifier.fp32.onnx stays the rendered-only
+    # recipe's network, so a fine-tune always starts from the same place
+    out_fp32, out_int8 = WORK / f"{SHIPPED}.fp32.onnx", WORK / f"{SHIPPED}.int8.onnx"
     ensemble.merge(new_fp32, out_fp32, weights=weights, turn=turned)
     ensemble.merge(new_int8, out_int8, weights=weights, turn=turned)
     # the open-set rule: held-back photos and the held-out decks' calibration crops
@@ -264,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                "photos": [p.name for p in args.photos], "steps": args.steps, "lr": args.lr, "views": args.views,
                "rendered": args.rendered, "minutes": round((time.time() - t0) / 60, 1)}
     (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    log(f"open-set threshold {threshold}; wrote {out_fp32.name} and {SHIPPED}.onnx (int8) in {summary['minutes']} min")
+    log(f"open-set threshold {threshold}; wrote {args.out / SHIPPED}.onnx (int8) in {summary['minutes']} min")
     return 0
 
 
