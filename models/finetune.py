@@ -183,6 +183,7 @@ def choose_rule(probs_real: np.ndarray, ranks_real: np.ndarray, probs_r: np.ndar
     wrong_r = probs_r.argmax(1) != y_r
     # the grid rounded as it is stored, so the rule judged here is the rule the sidecar carries
     for t in np.round(np.concatenate([np.arange(0.30, 0.95, 0.01), np.arange(0.95, 0.9995, 0.0005)]), 4):
+        t = np.float32(t)  # compared in float32, as the runtime compares its float32 probabilities
         a_real = probs_real.max(1) >= t
         a_r = probs_r.max(1) >= t
         neg = y_r < 0
