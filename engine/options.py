@@ -24,6 +24,11 @@ class Variant(StrEnum):
     IRISH = "irish"
     FIVE_CARD = "five_card"
 
+    @property
+    def title(self) -> str:
+        """The game's name in a sentence: ``three-card Loo``, ``Irish Loo``, ``five-card Loo``."""
+        return {"three_card": "three-card Loo", "irish": "Irish Loo"}.get(self.value, "five-card Loo")
+
     @classmethod
     def parse(cls, value: str | Variant) -> Variant:
         """``Variant.parse("irish")``; InvalidInputError names the accepted values."""

@@ -729,6 +729,8 @@ def _drive_before_play(record: HandRecord, deal: Deal) -> None:
         stood = {p for p, a in deal.declarations.items() if a in ("play", "take_miss")}
         exchanges = {p: n for p, n in exchanges.items() if p not in stood}
     exchanges = {p: n for p, n in exchanges.items() if n}  # "exchanged 0" is no exchange at all
+    if exchanges and not record.options.exchange:
+        raise RecordError(f"exchanges: there is no exchange in {record.options.variant.title}")
     if exchanges:
         raise RecordError(
             f"exchanges: {', '.join(exchanges)} did not exchange (only standers exchange, once)"
