@@ -1,4 +1,4 @@
-"""One deal of Loo: the state machine of loo-rules.md §4–§11.
+"""One deal of Loo: the state machine of docs/rules.md §4–§11.
 
 A ``Deal`` is driven by actions (``engine.actions``) pushed one at a time. It runs in two modes:
 

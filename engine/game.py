@@ -1,6 +1,6 @@
 """The night: seats, chips, the first dealer, dealer rotation, misdeals and the end of the game.
 
-A :class:`Game` strings :class:`~engine.deal.Deal` objects together (loo-rules.md §3 ``first_dealer``,
+A :class:`Game` strings :class:`~engine.deal.Deal` objects together (docs/rules.md §3 ``first_dealer``,
 §4 DEAL_START, §9.7, §10.2). It owns the chip ledger between deals -- every balance and the pool --
 and asserts after every settlement that ``Σ balances + pool`` has not changed. Each finished deal is
 kept as a ``loo-hand/1`` record, so a night can be replayed from its records alone

@@ -1,4 +1,4 @@
-"""Settlement of one deal (loo-rules.md §9): trick shares and remainders, loos, revoke
+"""Settlement of one deal (docs/rules.md §9): trick shares and remainders, loos, revoke
 penalties, flushes, no-play outcomes and misdeals — pure arithmetic on what the deal recorded.
 
 Every transfer is between a balance and the pool (or, with PEEL's flush payee, between balances),

@@ -101,7 +101,7 @@ class TableService(Protocol):
         ...
 
     def hand_records(self) -> list[dict[str, Any]]:
-        """Every finished deal as a ``loo-hand/1`` record (hand-record.md), oldest first."""
+        """Every finished deal as a ``loo-hand/1`` record (docs/hand-record.md), oldest first."""
         ...
 
     def ledger_rows(self) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--misdeal-rate", type=float, default=0.03, metavar="P",
                         help="--text only: chance that a deal is a misdeal (default: 0.03)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="a house rule of loo-rules.md §3, e.g. --option loo_mode=unlimited (repeatable)")
+                        help="a house rule of docs/rules.md §3, e.g. --option loo_mode=unlimited (repeatable)")
     parser.add_argument("--ascii", action="store_true", help="print cards as 10H, JC (no suit symbols, no colour)")
     parser.add_argument("--text", action="store_true",
                         help="terminal mode: the engine and bots only, printed as text (any variant)")
