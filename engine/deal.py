@@ -40,6 +40,7 @@ from engine.actions import (
     TurnUp,
 )
 from engine.cards import DECK, SUIT_NAMES, Card
+from engine.commands import TableCommands
 from engine.errors import IllegalActionError, InvalidInputError, OutOfTurnError
 from engine.laws import FREE, Laws
 from engine.options import Options, Variant
@@ -922,7 +923,7 @@ class Deal:
         self._check_player(a.player)
         o = self._opts
         if not o.exchange:
-            raise IllegalActionError(f"there is no exchange in {o.variant.title}")
+            raise IllegalActionError(f"there is no exchange in {o.variant.label}")
         if self._phase == "declare" and self._pending_exchange is not None:
             p = self._pending_exchange
         else:
@@ -1000,7 +1001,7 @@ class Deal:
         self._check_player(a.player)
         o = self._opts
         if not o.flushes:
-            raise IllegalActionError(f"there are no flushes in {o.variant.title}")
+            raise IllegalActionError(f"there are no flushes in {o.variant.label}")
         self._check_phase("exchange", "flush")
         p = a.player
         if p not in self._standers:
@@ -1335,8 +1336,37 @@ class Deal:
             return min(r.trick for r in self._revokes)
         return None
 
+    def _misdeal_open(self) -> bool:
+        return not (self._cur or self._tricks or self._phase == "over" or self._flush_won())
+
+    def _civil_open(self) -> bool:
+        if (self._phase != "play" or self._opts.pam_be_civil != "on_call" or self._pam is None
+                or len(self._cur) != 1):
+            return False
+        lead = self._cur[0][1]
+        return (lead.suit == self._trump and lead.rank == 14
+                and len(self._tricks) + 1 not in self._civil_called)
+
+    def table_commands(self) -> TableCommands:
+        """The host's commands the rules allow now (§7.2, §8.6, §10.1, §10.2), with the players
+        each applies to: what the dashboard offers. Pushing them still checks everything."""
+        claimants: tuple[str, ...] = ()
+        pam_players: tuple[str, ...] = ()
+        if self._opts.flushes and self._phase in ("exchange", "flush"):
+            claimed = {q for q, _, _ in self._claims}
+            claimants = tuple(p for p in self._standers
+                              if p != MISS and p not in claimed and p not in self._exch_queue)
+            pam = self._pam
+            if (self._phase == "flush" and self._flush_won() and pam is not None
+                    and not any(pam in cs for _, cs, _ in self._claims)):
+                pam_players = tuple(p for p in self._standers if p != MISS
+                                    and p not in self._pam_shown and p not in claimed)
+        return TableCommands(misdeal=self._misdeal_open(), call_civil=self._civil_open(),
+                             replay=self.replay_from is not None, claim_flush=claimants,
+                             show_pam=pam_players)
+
     def _do_misdeal(self, a: Misdeal) -> None:
-        if self._cur or self._tricks or self._phase == "over" or self._flush_won():
+        if not self._misdeal_open():
             raise IllegalActionError("a misdeal can only be called before the first card is played")
         self._outcome = "misdeal"
         self._phase = "over"
@@ -1394,9 +1424,7 @@ class Deal:
         assert actor is not None
         for c in self._legal_cards():
             yield Play(actor, c)
-        if (self._opts.pam_be_civil == "on_call" and self._pam is not None and len(self._cur) == 1
-                and self._cur[0][1].suit == self._trump and self._cur[0][1].rank == 14
-                and len(self._tricks) + 1 not in self._civil_called):
+        if self._civil_open():
             yield CallCivil()
 
     def _exchange_moves(self, p: str) -> Iterator[Action]:

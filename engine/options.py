@@ -25,7 +25,7 @@ class Variant(StrEnum):
     FIVE_CARD = "five_card"
 
     @property
-    def title(self) -> str:
+    def label(self) -> str:
         """The game's name in a sentence: ``three-card Loo``, ``Irish Loo``, ``five-card Loo``."""
         return {"three_card": "three-card Loo", "irish": "Irish Loo"}.get(self.value, "five-card Loo")
 

@@ -730,7 +730,7 @@ def _drive_before_play(record: HandRecord, deal: Deal) -> None:
         exchanges = {p: n for p, n in exchanges.items() if p not in stood}
     exchanges = {p: n for p, n in exchanges.items() if n}  # "exchanged 0" is no exchange at all
     if exchanges and not record.options.exchange:
-        raise RecordError(f"exchanges: there is no exchange in {record.options.variant.title}")
+        raise RecordError(f"exchanges: there is no exchange in {record.options.variant.label}")
     if exchanges:
         raise RecordError(
             f"exchanges: {', '.join(exchanges)} did not exchange (only standers exchange, once)"

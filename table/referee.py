@@ -35,6 +35,7 @@ from engine import (
     Misdeal,
     Play,
     ShowPam,
+    TableCommands,
     TurnUp,
 )
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
@@ -826,6 +827,9 @@ class Referee:
             "flush_claims": ([{"player": q, "cards": [str(c) for c in cs], "valid": ok}
                               for q, cs, ok in deal.flush_claims] if deal is not None else []),
             "pam_shown": list(deal.pam_shown) if deal is not None else [],
+            # the host's commands the rules allow now: the dashboard offers only these
+            "commands": (deal.table_commands() if deal is not None and st.started and not st.game_over
+                         else TableCommands()).to_dict(),
         }
 
 

@@ -64,6 +64,18 @@ def test_a_whole_deal_from_presses_and_cards(table):
     assert outcome == ours
 
 
+def test_the_snapshot_says_which_host_commands_the_engine_allows(table):
+    table.dealer()
+    assert table.snap()["commands"]["misdeal"] is True  # dealt, no card played yet
+    start = table.snap()["commands"]
+    assert start["claim_flush"] == [] and start["call_civil"] is False
+    table.card("turn_up", "7H")
+    for p in ["Ann", "Bea", "Cal", "Dot"]:
+        table.press(p)
+    table.card("Ann", "KS")
+    assert table.snap()["commands"]["misdeal"] is False  # a card is on the table
+
+
 def test_revoke_alert_flash_and_buzzer(table):
     start_deal(table)
     for p, c in REVOKE_DEAL[:10]:

@@ -48,6 +48,8 @@ class FakeService:
                         "needs_confirmation": True, "card": "8C", "top3": [["8C", 0.61], ["6C", 0.3], ["9C", 0.05]]}],
             "last_settlement": {"paid": {"Bea": 3}, "looed": {"Cal": 3}, "pool_after": 3},
             "game_over": False,
+            "commands": {"misdeal": False, "call_civil": False, "replay": False,
+                         "claim_flush": [], "show_pam": []},
         }
         self._history: list[dict[str, Any]] = [copy.deepcopy(self._state)]
         self.history = {"Ann": [50, 50, 47], "Bea": [50, 47, 53], "Cal": [50, 53, 41]}  # pool holds 9
@@ -131,12 +133,18 @@ class FakeService:
                 valid = len({c[-1] for c in payload["cards"]}) == 1  # the engine also ranks Pam etc.
                 self._state.setdefault("flush_claims", []).append(
                     {"player": payload["player"], "cards": payload["cards"], "valid": valid})
+                commands = self._state["commands"]
+                commands["claim_flush"] = [n for n in commands["claim_flush"] if n != payload["player"]]
                 if valid:
                     self._state["phase"] = "over"
+                    commands["show_pam"] = list(commands["claim_flush"])
             elif name == "show_pam":
                 self._state.setdefault("pam_shown", []).append(payload["player"])
+                commands = self._state["commands"]
+                commands["show_pam"] = [n for n in commands["show_pam"] if n != payload["player"]]
             elif name == "misdeal":
                 self._state["phase"], self._state["trick"] = "over", None
+                self._state["commands"] = {**self._state["commands"], "misdeal": False}
             elif name in ("update_settings", "set_zones"):
                 self._settings.update(payload)
             self.commands.append((name, payload))
