@@ -1,8 +1,8 @@
 """The referee: ONE thread that owns the game and consumes ONE queue.
 
 Everything that can change the game arrives as an item on `Referee.queue`: button gestures
-(`table.devices.ButtonEvent`), camera events (`vision.events.VisionEvent`, duck-typed here: `kind`,
-`zone`, `card`, `confidence`, `top3`, `timestamp`), dashboard commands (`Command`, answered through a
+(`table.devices.ButtonEvent`), camera events (`vision.event_types.VisionEvent`, a plain value
+without the vision stack; its zone names are `ZoneId`s), dashboard commands (`Command`, answered through a
 `concurrent.futures.Future`), camera status changes (`CameraStatus`) and timer ticks (`Tick`).
 gpiozero and the camera thread only enqueue. Because one thread applies everything in order, there
 are no races between a press, a card and a dashboard correction.
@@ -41,6 +41,7 @@ from engine import (
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, Ledger, LedgerWriteError
 from table.state import StateError, TableState
+from vision.event_types import TURN_UP, VisionEvent, ZoneId
 
 __all__ = ["Referee", "Command", "Tick", "CameraStatus", "Stop", "Barrier"]
 
@@ -245,7 +246,7 @@ class Referee:
             self._camera(item)
         elif isinstance(item, ButtonEvent):
             self._input(item)
-        elif hasattr(item, "kind") and hasattr(item, "zone"):
+        elif isinstance(item, VisionEvent):
             self._input(item)
         else:
             self.message = f"ignored an unknown queue item {type(item).__name__}"
@@ -398,13 +399,8 @@ class Referee:
 
     # -- the camera --------------------------------------------------------------------------------
     def _seat_of_zone(self, zone: str) -> int | None:
-        if zone.startswith("seat:"):
-            try:
-                i = int(zone[5:])
-            except ValueError:
-                return None
-            return i if 0 <= i < len(self.state.players) else None
-        return None
+        i = ZoneId.seat_of(zone)
+        return i if i is not None and i < len(self.state.players) else None
 
     def _vision(self, ev: Any) -> None:
         st = self.state
@@ -416,9 +412,10 @@ class Referee:
         if deal is None or deal.is_over or kind not in ("card_placed", "card_unsure"):
             return
         card = str(ev.card) if ev.card else None
-        if zone == "turn_up" or zone.startswith("seat:"):
+        where = _zone_or_none(zone)
+        if where is not None and (where == TURN_UP or where.is_seat):
             self.stats["cards_seen"] += 1  # read or unsure: a card the camera saw arrive
-        if zone == "turn_up":
+        if where == TURN_UP:
             if deal.phase != "turn_up":
                 return
             if kind == "card_unsure" or card is None:
@@ -465,7 +462,7 @@ class Referee:
             self.stats["holds"] += 1
             self.hold = self._alert(
                 "out_of_turn", f"{st.players[seat]} played {card} out of turn ({actor} is to play)",
-                seat=st.players[seat], needs_confirmation=True, card=str(card), zone=f"seat:{seat}",
+                seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
                 evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
             )
             return
@@ -599,10 +596,11 @@ class Referee:
             player = hold["seat"]
             self._act(Expose(player, (chosen,), out_of_turn=True), source="dashboard")
             self.pending_plays[self.state.players.index(player)] = chosen
-        elif hold["zone"] == "turn_up":
+        elif hold["zone"] == str(TURN_UP):
             self._act(TurnUp(chosen), source="dashboard")
         else:
-            seat = int(hold["zone"][5:])
+            seat = ZoneId.parse(hold["zone"]).seat
+            assert seat is not None  # holds are raised for a seat's zone or the turn-up
             self.hold = None  # _place may raise a new hold (out of turn)
             self._place(seat, chosen, source="dashboard")
             if card is not None and hold.get("card") and str(card) != hold["card"]:
@@ -621,7 +619,7 @@ class Referee:
         deal = st.deal
         if deal is None or deal.is_over:
             raise StateError("no deal in progress")
-        if zone == "turn_up":
+        if zone == str(TURN_UP):
             entry = next((e for e in st.entries if isinstance(e.action, TurnUp)), None)
             if entry is None:
                 self._act(TurnUp(card), source="dashboard")
@@ -831,6 +829,13 @@ class Referee:
             "commands": (deal.table_commands() if deal is not None and st.started and not st.game_over
                          else TableCommands()).to_dict(),
         }
+
+
+def _zone_or_none(name: str) -> ZoneId | None:
+    try:
+        return ZoneId.parse(name)
+    except ValueError:
+        return None
 
 
 def _conf(ev: Any) -> float | None:

@@ -22,15 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from vision.labels import BACK, LABELS, RANKS, SUITS
+
 #: (width, height) in pixels of a canonical card crop, portrait, in OpenCV ``dsize`` order.
 #: 64×88 keeps the 2.5:3.5 card aspect and leaves the corner index about 10 px tall: legible.
 CANONICAL_SIZE: tuple[int, int] = (64, 88)
 
-#: The 52 faces in the project's notation followed by the face-down class.
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-SUITS = ("C", "D", "H", "S")
-BACK = "back"
-LABELS: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS) + (BACK,)
+#: The 52 faces in the project's notation followed by the face-down class (vision.labels).
+__all__ = ["CANONICAL_SIZE", "RANKS", "SUITS", "BACK", "LABELS"]
 
 #: Provider preference: accelerators first when this onnxruntime build has them, the CPU always.
 DEFAULT_PROVIDERS: tuple[str, ...] = (

@@ -30,45 +30,15 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from vision.event_types import EVENT_KINDS, VisionEvent
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
 
-EVENT_KINDS = ("card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure", "conflict")
-
+__all__ = ["EVENT_KINDS", "VisionEvent", "Reader", "Content", "TableWatcher", "crop_card"]
 
 class Reader(Protocol):
     """What the watcher needs of a classifier (``vision.classifier.CardClassifier`` fits)."""
 
     def classify(self, crops: Sequence[np.ndarray]) -> list[Any]: ...
-
-
-@dataclass(frozen=True)
-class VisionEvent:
-    """One thing that happened on the table. ``card`` is a face (``"QH"``) or ``None``;
-    ``top3`` is set for ``card_unsure``; ``zones`` lists both places of a ``conflict``;
-    ``count`` is the number of face-down cards now in the zone for ``card_face_down``."""
-
-    kind: str
-    zone: str
-    timestamp: float
-    card: str | None = None
-    confidence: float | None = None
-    top3: tuple[tuple[str, float], ...] = ()
-    zones: tuple[str, ...] = ()
-    count: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}
-        if self.card is not None:
-            out["card"] = self.card
-        if self.confidence is not None:
-            out["confidence"] = round(float(self.confidence), 4)
-        if self.top3:
-            out["top3"] = [[label, round(float(p), 4)] for label, p in self.top3]
-        if self.zones:
-            out["zones"] = list(self.zones)
-        if self.count is not None:
-            out["count"] = self.count
-        return out
 
 
 @dataclass

@@ -21,13 +21,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.event_types import STOCK, ZoneId
 from vision.geometry import CARD_MM, Calibration, TableLayout
+from vision.labels import BACK, FACES
 
 #: The deck committed with the project (CC0 art; see its NOTICE).
 DEFAULT_DECK = Path(__file__).resolve().parent / "assets" / "decks" / "heruka-2color"
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-SUITS = ("C", "D", "H", "S")
-FACES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
 ARUCO_DICT = cv2.aruco.DICT_4X4_50
 MARKER_MM = 50.0  # printed marker side (black square), centred on the table-frame corners
 
@@ -51,7 +50,7 @@ def load_deck(path: str | Path = DEFAULT_DECK) -> dict[str, np.ndarray]:
     if key in _DECKS:
         return _DECKS[key]
     deck: dict[str, np.ndarray] = {}
-    for name in (*FACES, "back"):
+    for name in (*FACES, BACK):
         img = cv2.imread(str(folder / f"{name}.png"), cv2.IMREAD_UNCHANGED)
         if img is None:
             raise FileNotFoundError(f"{folder}: missing or unreadable {name}.png")
@@ -525,7 +524,7 @@ def _deal_frames(table: SyntheticTable, rng: np.random.Generator, deal: int, fps
 
     def reach_over(zname: str, frames: int) -> Iterator[NightFrame]:
         """Someone reaches over a zone (to point, to pick up a glass) and withdraws."""
-        other = f"seat:{int(rng.integers(seats))}"
+        other = str(ZoneId.of_seat(int(rng.integers(seats))))
         ang = _seat_dir(table, other)
         z = table.layout.zone(zname)
         cx, cy = z.center
@@ -536,8 +535,8 @@ def _deal_frames(table: SyntheticTable, rng: np.random.Generator, deal: int, fps
                                 ang, height=float(rng.uniform(40, 120))))
 
     def gather(winner: int) -> Iterator[NightFrame]:
-        ang = _seat_dir(table, f"seat:{winner}")
-        zones = [f"seat:{s}" for s in range(seats)]
+        ang = _seat_dir(table, str(ZoneId.of_seat(winner)))
+        zones = [str(ZoneId.of_seat(s)) for s in range(seats)]
         for zname in zones:
             z = table.layout.zone(zname)
             cx, cy = z.center
@@ -552,19 +551,19 @@ def _deal_frames(table: SyntheticTable, rng: np.random.Generator, deal: int, fps
     # empty table first, so the watcher learns the quiet scene
     for _ in range(int(fps * 0.4)):
         yield emit()
-    yield from place("stock", "back", 2)
+    yield from place(str(STOCK), BACK, 2)
     yield from place("turn_up", order.pop(), rest)
     leader = int(rng.integers(seats))
     for _trick in range(tricks):
         for j in range(seats):
             seat = (leader + j) % seats
             if rng.random() < 0.15:
-                yield from reach_over(f"seat:{int(rng.integers(seats))}", int(rng.integers(4, 9)))
+                yield from reach_over(str(ZoneId.of_seat(int(rng.integers(seats)))), int(rng.integers(4, 9)))
             if rng.random() < 0.1:
-                zn = table.layout.zone(f"seat:{int(rng.integers(seats))}")
+                zn = table.layout.zone(str(ZoneId.of_seat(int(rng.integers(seats)))))
                 for k in range(int(rng.integers(6, 12))):
                     yield emit(shadow=(zn.center[0] + 8 * k, zn.center[1], 70.0))
-            yield from place(f"seat:{seat}", order.pop(), int(rng.integers(1, 4)))
+            yield from place(str(ZoneId.of_seat(seat)), order.pop(), int(rng.integers(1, 4)))
         for _ in range(rest):
             yield emit()
         leader = int(rng.integers(seats))
