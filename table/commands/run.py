@@ -96,7 +96,7 @@ class Controller:
         self.parts.append(self.controls)
         self.referee.outputs = self.controls
         with self.referee.lock:
-            self.referee._after_step()  # show the state on the LEDs at once  # noqa: SLF001
+            self.referee.publish()  # show the state on the LEDs at once
 
         self.source, layout, calibration = self._camera(cfg, load_calibration)
         from vision.events import TableWatcher
