@@ -8,9 +8,10 @@ A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes b
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from table.state import TableState
+from web.snapshot import Alert
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
@@ -24,19 +25,19 @@ class AlertKeeper:
     state: TableState
     outputs: Any
     clock: Callable[[], float]
-    alerts: list[dict[str, Any]]
+    alerts: list[Alert]
     _alert_id: int
-    hold: dict[str, Any] | None
+    hold: Alert | None
     deferred: list[Any]
     _flash_until: dict[int, float]
     _revoke_keys: dict[tuple[Any, ...], int]
     stats: dict[str, int]
 
     def _alert(self, kind: str, message: str, *, seat: str | None = None,
-               needs_confirmation: bool = False, **extra: Any) -> dict[str, Any]:
+               needs_confirmation: bool = False, **extra: Any) -> Alert:
         self._alert_id += 1
-        alert = {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
-                 "needs_confirmation": needs_confirmation, **extra}
+        alert = cast(Alert, {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
+                             "needs_confirmation": needs_confirmation, **extra})
         self.alerts.append(alert)
         return alert
 

@@ -1,5 +1,6 @@
 """The referee's dashboard commands: what the host asks for on the Admin page, checked against
-the game and turned into ledger events (the shapes were checked before, by `web.validate`).
+the game and turned into ledger events. Each arrives as its `web.commands` dataclass, its shape
+checked once by `web.commands.parse_command`.
 
 A mixin of `table.referee.Referee` (moved out of it unchanged).
 """
@@ -13,53 +14,55 @@ from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, 
 from table.interpreter import Interpreter
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
+from web import commands as cmd
 
 __all__ = ["DashboardCommands"]
 
 
 class DashboardCommands(Interpreter):
-    """The Admin page's commands (`Referee.call(name, payload)`)."""
+    """The Admin page's commands (`web.commands`, through `Referee.call`)."""
 
     on_zones: Callable[[dict[str, Any]], None] | None
 
-    def _command(self, name: str, p: dict[str, Any]) -> dict[str, Any]:
+    def _command(self, c: cmd.DashboardCommand) -> dict[str, Any]:
         st = self.state
-        if name == "confirm_card":
-            return self._resolve(p, None)
-        if name == "correct_card":
-            card = Card.parse(str(p.get("card", "")))
-            if "alert_id" in p and p["alert_id"] is not None:
-                return self._resolve(p, card)
-            if "zone" in p:
-                return self._enter_card(card, str(p["zone"]))
-            return self._correct_played(card, int(p["trick"]), str(p["player"]))
-        if name == "undo":
+        if isinstance(c, cmd.ConfirmCard):
+            return self._resolve(c.alert_id, None)
+        if isinstance(c, cmd.CorrectCard):
+            card = Card.parse(c.card)
+            if c.alert_id is not None:
+                return self._resolve(c.alert_id, card)
+            if c.zone is not None:
+                return self._enter_card(card, c.zone)
+            if c.trick is None or c.player is None:
+                raise StateError("correct_card needs alert_id, zone, or trick and player")
+            return self._correct_played(card, c.trick, c.player)
+        if isinstance(c, cmd.Undo):
             self._undo()
             return {}
-        if name == "adjust_chips":
-            self._commit("adjust_chips", {"player": p.get("player"), "delta": int(p.get("delta", 0)),
-                                          "reason": str(p.get("reason", ""))})
+        if isinstance(c, cmd.AdjustChips):
+            self._commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
             return {}
-        if name == "pause":
+        if isinstance(c, cmd.Pause):
             if st.paused:
                 raise StateError("the game is already paused")
             self._commit("pause", {})
             return {}
-        if name == "resume":
+        if isinstance(c, cmd.Resume):
             if not st.paused:
                 raise StateError("the game is not paused")
             self._commit("resume", {})
             if self.hold is None:
                 self._release()
             return {}
-        if name == "end_game":
+        if isinstance(c, cmd.EndGame):
             if st.deal is not None and st.deal.is_over:
                 self._commit_many([self._close_item(), ("end_game", {}, None)])
             else:
                 self._commit("end_game", {})
             return {}
-        if name == "update_settings":
-            data = {k: p[k] for k in ("players", "variant", "options", "starting_chips", "chip_value") if k in p}
+        if isinstance(c, cmd.UpdateSettings):
+            data = cmd.to_payload(c)
             if not data:
                 raise StateError("no settings given")
             if st.deal is not None and st.deal.is_over:
@@ -67,20 +70,17 @@ class DashboardCommands(Interpreter):
             else:
                 self._commit("settings", data)
             return {}
-        if name == "claim_flush":
-            cards = p.get("cards")
-            if not isinstance(cards, list | tuple) or len(cards) != 5:
-                raise StateError("claim_flush needs the five cards shown, e.g. [\"2H\", \"5H\", \"9H\", \"JH\", \"KH\"]")
-            shown = tuple(Card.parse(str(c)) for c in cards)
-            self._act(ClaimFlush(self._player(p), shown), source="dashboard")
+        if isinstance(c, cmd.ClaimFlush):
+            shown = tuple(Card.parse(x) for x in c.cards)
+            self._act(ClaimFlush(self._player(c.player), shown), source="dashboard")
             return {}
-        if name == "show_pam":
-            self._act(ShowPam(self._player(p)), source="dashboard")
+        if isinstance(c, cmd.ShowPam):
+            self._act(ShowPam(self._player(c.player)), source="dashboard")
             return {}
-        if name == "call_civil":
+        if isinstance(c, cmd.CallCivil):
             self._act(CallCivil(), source="dashboard")
             return {}
-        if name == "misdeal":
+        if isinstance(c, cmd.Misdeal):
             if st.deal is None or st.deal.is_over:
                 raise StateError("no deal in progress to call a misdeal on")
             self._act(Misdeal(), source="dashboard")  # settled by the engine's `misdeal` option
@@ -89,26 +89,22 @@ class DashboardCommands(Interpreter):
                 self._release()
             self.pending_plays = {}
             return {}
-        if name == "set_zones":
-            zones = p.get("zones")
-            if not isinstance(zones, dict):
-                raise StateError("zones must be a mapping of zone name to rectangle")
+        if isinstance(c, cmd.SetZones):
+            zones = {name: dict(rect) for name, rect in c.zones.items()}
             if self.on_zones is not None:
                 self.on_zones(zones)  # raises ValueError for zones the camera cannot use
             self._commit("zones", {"zones": zones})
             return {}
-        raise StateError(f"unknown command {name!r}")
+        raise StateError(f"unknown command {c!r}")
 
-    def _player(self, p: dict[str, Any]) -> str:
-        name = p.get("player")
-        if not isinstance(name, str) or name.strip() not in self.state.players:
+    def _player(self, name: str) -> str:
+        if name.strip() not in self.state.players:
             raise StateError(f"{name!r} is not at the table")
         return name.strip()
 
-    def _resolve(self, p: dict[str, Any], card: Card | None) -> dict[str, Any]:
+    def _resolve(self, alert_id: int, card: Card | None) -> dict[str, Any]:
         """Answer the alert that holds the game: confirm its card, or give the right one."""
         hold = self.hold
-        alert_id = p.get("alert_id")
         if hold is None or hold["id"] != alert_id:
             raise StateError(f"alert {alert_id} is not waiting for a confirmation")
         chosen = card if card is not None else (Card.parse(hold["card"]) if hold.get("card") else None)

@@ -24,7 +24,7 @@ import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +37,8 @@ from table.interpreter import CameraStatus
 from table.ledger import Ledger, LedgerWriteError
 from table.state import TableState
 from vision.event_types import VisionEvent
+from web.commands import DashboardCommand, parse_command
+from web.snapshot import Alert, Snapshot
 
 __all__ = ["Referee", "Command", "Tick", "CameraStatus", "Stop", "Barrier"]
 
@@ -47,8 +49,7 @@ log = logging.getLogger("loo-table.referee")
 class Command:
     """A dashboard command; the referee sets `reply`'s result (a dict) or exception (ValueError)."""
 
-    name: str
-    payload: dict[str, Any]
+    command: DashboardCommand
     reply: Future[dict[str, Any]] = field(default_factory=Future)
 
 
@@ -78,7 +79,7 @@ class Referee(DashboardCommands):
     """Owns the `TableState`, the ledger and the outputs; see the module docstring.
 
     `step(item)` processes one item synchronously (tests call it directly); `start()` runs the loop
-    on its own thread. `call(name, payload)` is how the dashboard sends a command and waits.
+    on its own thread. `call(command)` is how the dashboard sends a command and waits.
     """
 
     def __init__(
@@ -89,7 +90,7 @@ class Referee(DashboardCommands):
         setup: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_zones: Callable[[dict[str, Any]], None] | None = None,
-        on_change: Callable[[dict[str, Any]], None] | None = None,
+        on_change: Callable[[Snapshot], None] | None = None,
     ) -> None:
         self.ledger = ledger
         self.outputs = outputs
@@ -104,9 +105,9 @@ class Referee(DashboardCommands):
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.state = TableState.replay(ledger.iter_events())
-        self.alerts: list[dict[str, Any]] = []
+        self.alerts: list[Alert] = []
         self._alert_id = 0
-        self.hold: dict[str, Any] | None = None
+        self.hold: Alert | None = None
         self.deferred: list[Any] = []
         self.camera_ok = True
         self.camera_message = ""
@@ -117,7 +118,7 @@ class Referee(DashboardCommands):
         self._exchange_counts: dict[str, int] = {}
         # cards confirmed as played out of turn: they lie in the zone and count when the turn comes
         self.pending_plays: dict[int, Card] = {}
-        self._snapshot: dict[str, Any] = {}
+        self._snapshot: Snapshot | None = None
         self.version = 0
         self.last_progress = clock()
         self.processed = 0
@@ -156,9 +157,17 @@ class Referee(DashboardCommands):
                 return
             self.step(item)
 
-    def call(self, name: str, payload: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
-        """Send a dashboard command and wait for its answer (raises ValueError when refused)."""
-        cmd = Command(name, dict(payload))
+    def call(self, command: DashboardCommand | str, payload: Mapping[str, Any] | None = None,
+             timeout: float = 10.0) -> dict[str, Any]:
+        """Send a dashboard command and wait for its answer (raises ValueError when refused).
+
+        ``command`` is a `web.commands` dataclass, or its name with a JSON ``payload`` (checked by
+        `web.commands.parse_command`, the dashboard's own check)."""
+        if isinstance(command, str):
+            with self.lock:
+                current = {"variant": self.state.variant}
+            command = parse_command(command, dict(payload or {}), current)
+        cmd = Command(command)
         if self.running and threading.current_thread() is not self._thread:
             self.queue.put(cmd)
             return cmd.reply.result(timeout)
@@ -205,7 +214,7 @@ class Referee(DashboardCommands):
     def _dispatch(self, item: Any) -> None:
         if isinstance(item, Command):
             try:
-                result = self._command(item.name, item.payload)
+                result = self._command(item.command)
             except LedgerWriteError:
                 raise
             except ValueError as exc:
@@ -242,7 +251,7 @@ class Referee(DashboardCommands):
                            camera_message=self.camera_message, hold=self.hold, alerts=self.alerts,
                            flashing=bool(self._flash_until), message=self.message)
 
-    def build_snapshot(self) -> dict[str, Any]:
+    def build_snapshot(self) -> Snapshot:
         return view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.alerts,
                                    camera_ok=self.camera_ok, camera_message=self.camera_message)
@@ -258,8 +267,8 @@ class Referee(DashboardCommands):
             except Exception as exc:  # a broken LED must not stop the referee
                 self.message = f"output error: {exc}"
         snap = self.build_snapshot()
-        comparable = {k: v for k, v in snap.items() if k != "version"}
-        if comparable != {k: v for k, v in self._snapshot.items() if k != "version"}:
+        old = self._snapshot
+        if old is None or _unversioned(snap) != _unversioned(old):
             self.version += 1
             snap["version"] = self.version
             self._snapshot = snap
@@ -267,18 +276,25 @@ class Referee(DashboardCommands):
             if self.on_change is not None:
                 self.on_change(snap)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         with self.lock:
-            return dict(self._snapshot)
+            return self._published()
 
-    def wait_for_change(self, version: int, timeout: float) -> dict[str, Any] | None:
+    def _published(self) -> Snapshot:
+        return self._snapshot.copy() if self._snapshot is not None else self.build_snapshot()
+
+    def wait_for_change(self, version: int, timeout: float) -> Snapshot | None:
         deadline = time.monotonic() + timeout
         with self.changed:
             if version > self.version:  # a client of an earlier run of the controller: resync at once
-                return dict(self._snapshot)
+                return self._published()
             while self.version <= version:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
                 self.changed.wait(left)
-            return dict(self._snapshot)
+            return self._published()
+
+
+def _unversioned(snap: Snapshot) -> dict[str, Any]:
+    return {k: v for k, v in snap.items() if k != "version"}

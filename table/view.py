@@ -12,6 +12,7 @@ from typing import Any
 
 from engine import MISS, TableCommands
 from table.state import TableState
+from web.snapshot import Alert, Commands, Seat, Snapshot, Trick
 
 __all__ = ["seat_lights", "status", "build_snapshot"]
 
@@ -40,7 +41,7 @@ def seat_lights(state: TableState, *, fault: str | None, flashing: Collection[in
 
 
 def status(state: TableState, *, fault: str | None, camera_ok: bool, camera_message: str,
-           hold: dict[str, Any] | None, alerts: Sequence[dict[str, Any]], flashing: bool,
+           hold: Alert | None, alerts: Sequence[Alert], flashing: bool,
            message: str) -> tuple[str, str]:
     """The status LED's state (``fault``, ``attention``, ``paused``, ``ready``) and its sentence."""
     if fault is not None:
@@ -57,8 +58,8 @@ def status(state: TableState, *, fault: str | None, camera_ok: bool, camera_mess
 
 
 def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
-                   lights: dict[int, str], alerts: Sequence[dict[str, Any]], camera_ok: bool,
-                   camera_message: str) -> dict[str, Any]:
+                   lights: dict[int, str], alerts: Sequence[Alert], camera_ok: bool,
+                   camera_message: str) -> Snapshot:
     """The whole visible table as JSON-safe data (the dashboard's snapshot, docs/api.md)."""
     st = state
     deal = st.deal
@@ -78,7 +79,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
     to_act = deal.to_act if deal is not None and not deal.is_over else None
     if to_act == MISS:
         to_act = dealer
-    seats = []
+    seats: list[Seat] = []
     for i, name in enumerate(st.players):
         seats.append({
             "index": i, "name": name, "chips": chips.get(name, 0), "dealer": name == dealer,
@@ -87,7 +88,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
             "tricks_won": (sum(1 for w in deal.trick_winners if w == name) if deal is not None else 0),
             "light": lights.get(i, "off"),
         })
-    trick = None
+    trick: Trick | None = None
     if deal is not None and (deal.tricks or deal.current_trick):
         plays = deal.current_trick
         number = len(deal.tricks) + 1
@@ -96,7 +97,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
         trick = {"number": number, "plays": [{"player": p, "card": str(c)} for p, c in plays]}
         if number <= len(deal.trick_winners):
             trick["winner"] = deal.trick_winners[number - 1]
-    last = None
+    last: dict[str, Any] | None = None
     if deal is not None and deal.is_over:
         last = {"deal": st.deal_number, **deal.settle().to_dict()}
     elif st.finished:
@@ -112,7 +113,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
         "trump": deal.trump if deal is not None else None,
         "seats": seats,
         "trick": trick,
-        "alerts": [dict(a) for a in alerts],
+        "alerts": [a.copy() for a in alerts],
         "last_settlement": last,
         "game_over": st.game_over,
         "paused": st.paused,
@@ -122,6 +123,11 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
                           for q, cs, ok in deal.flush_claims] if deal is not None else []),
         "pam_shown": list(deal.pam_shown) if deal is not None else [],
         # the host's commands the rules allow now: the dashboard offers only these
-        "commands": (deal.table_commands() if deal is not None and st.started and not st.game_over
-                     else TableCommands()).to_dict(),
+        "commands": _commands(deal.table_commands() if deal is not None and st.started
+                              and not st.game_over else TableCommands()),
     }
+
+
+def _commands(c: TableCommands) -> Commands:
+    return {"misdeal": c.misdeal, "call_civil": c.call_civil, "replay": c.replay,
+            "claim_flush": list(c.claim_flush), "show_pam": list(c.show_pam)}
