@@ -32,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check engine vision table web models tests bench
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict engine
+	$(BIN)/mypy --strict engine vision table web
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -107,7 +107,8 @@ class DashboardCommands(Interpreter):
         hold = self.hold
         if hold is None or hold["id"] != alert_id:
             raise StateError(f"alert {alert_id} is not waiting for a confirmation")
-        chosen = card if card is not None else (Card.parse(hold["card"]) if hold.get("card") else None)
+        proposed = hold.get("card")
+        chosen = card if card is not None else (Card.parse(proposed) if proposed else None)
         if chosen is None:
             raise StateError("the camera proposed no card; send correct_card with the right one")
         deal = self.state.deal
@@ -115,9 +116,10 @@ class DashboardCommands(Interpreter):
             raise StateError("no deal in progress")
         if hold["kind"] == "out_of_turn":
             player = hold["seat"]
+            assert player is not None  # an out-of-turn hold names its seat
             self._act(Expose(player, (chosen,), out_of_turn=True), source="dashboard")
             self.pending_plays[self.state.players.index(player)] = chosen
-        elif hold["zone"] == str(TURN_UP):
+        elif hold.get("zone") == str(TURN_UP):
             self._act(TurnUp(chosen), source="dashboard")
         else:
             seat = ZoneId.parse(hold["zone"]).seat

@@ -51,6 +51,8 @@ def worn_deck(folder: Path, cards: list[str]) -> Path:
         shutil.copy(png, folder / png.name)
     for card in cards:
         img = cv2.imread(str(folder / f"{card}.png"), cv2.IMREAD_UNCHANGED)
+        if img is None:
+            raise FileNotFoundError(folder / f"{card}.png")
         h, w = img.shape[:2]
         stain = img.copy()
         for cx, cy in ((0.16, 0.14), (0.84, 0.86)):  # both index corners

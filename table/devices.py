@@ -38,7 +38,7 @@ STATUS_STATES = ("off", "ready", "attention", "fault")
 Sink = Callable[[ButtonEvent], None]
 
 
-class GestureButton(Button):
+class GestureButton(Button):  # type: ignore[misc]  # gpiozero ships no type information
     """A `Button` that reports press / hold / double press as `ButtonEvent`s to `on_event`.
 
     A press shorter than `hold_time` is a PRESS, or, with `double_press_time` > 0, a DOUBLE when a
@@ -136,7 +136,7 @@ def _show_led(led: LED, state: str) -> None:
         raise ValueError(f"unknown LED state {state!r} (one of {', '.join(LIGHT_STATES)})")
 
 
-class SeatControls(CompositeDevice):
+class SeatControls(CompositeDevice):  # type: ignore[misc]  # (gpiozero: untyped)
     """One seat: an LED (whose turn, still to declare, revoke) and a button (play / pass / miss).
 
     >>> seat = SeatControls(4, 23, seat=0, on_event=queue.put, pin_factory=MockFactory())
@@ -182,10 +182,11 @@ class SeatControls(CompositeDevice):
         self._state = state
 
 
-class StatusLight(RGBLED):
+class StatusLight(RGBLED):  # type: ignore[misc]  # (gpiozero: untyped)
     """The table's RGB status LED: green = ready, amber blinking = attention, red blinking = fault."""
 
-    COLOURS = {"ready": (0, 1, 0), "attention": (1, 0.5, 0), "fault": (1, 0, 0), "off": (0, 0, 0)}
+    COLOURS: dict[str, tuple[float, ...]] = {
+        "ready": (0, 1, 0), "attention": (1, 0.5, 0), "fault": (1, 0, 0), "off": (0, 0, 0)}
 
     def __init__(
         self, red: int | str, green: int | str, blue: int | str, *, pwm: bool = True,
@@ -227,7 +228,7 @@ class DealerButton(GestureButton):
                          pin_factory=pin_factory)
 
 
-class TableControls(CompositeDevice):
+class TableControls(CompositeDevice):  # type: ignore[misc]  # (gpiozero: untyped)
     """Everything on the header: `seats` (a tuple of SeatControls), `status`, `buzzer`, `dealer`.
 
     Build it from a `PinConfig` with `TableControls.from_config(...)`; the referee drives it through

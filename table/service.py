@@ -13,6 +13,7 @@ from typing import Any
 
 from table.referee import Referee
 from web.commands import COMMANDS, DashboardCommand
+from web.snapshot import Snapshot
 
 __all__ = ["TableService", "COMMANDS"]
 
@@ -25,7 +26,7 @@ class TableService:
         self.timeout = timeout
 
     # -- live state --------------------------------------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return self.referee.snapshot()
 
     def changes_since(self, version: int, timeout: float) -> list[dict[str, Any]]:

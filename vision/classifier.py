@@ -94,14 +94,16 @@ def _load_sidecar(path: Path, model_path: Path) -> dict[str, Any]:
         raise ModelError(f"{path}: label file has no 'labels' list of strings")
     if len(set(labels)) != len(labels):
         raise ModelError(f"{path}: label file repeats a label")
-    return meta
+    checked: dict[str, Any] = meta
+    return checked
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Row-wise softmax, stable for large logits."""
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    probs: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return probs
 
 
 def preprocess(crops: Sequence[np.ndarray], size: tuple[int, int] = CANONICAL_SIZE) -> np.ndarray:
@@ -261,7 +263,8 @@ class CardClassifier:
         if len(crops) == 0:
             return np.zeros((0, 0), dtype=np.float32)
         (emb,) = self._run(crops, ["embedding"])
-        return emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-8)
+        unit: np.ndarray = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-8)
+        return unit
 
     def classify(self, crops: Sequence[np.ndarray]) -> list[Reading]:
         """Read a batch of canonical crops (all cards of a frame in one call)."""

@@ -351,7 +351,7 @@ def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: floa
     spread = np.median(np.abs(ring - bg), axis=0).max()
     high = float(max(26.0, 5.0 * spread))
     low = float(max(10.0, 3.0 * spread))
-    d0, d1, d2 = cv2.split(cv2.absdiff(blur, (*(float(v) for v in bg), 0.0)))
+    d0, d1, d2 = cv2.split(cv2.absdiff(blur, (*(float(v) for v in bg), 0.0)))  # type: ignore[call-overload]
     diff = cv2.max(cv2.max(d0, d1), d2)  # per-pixel largest channel difference (numpy's max(axis=2) is 10× slower)
     core = cv2.morphologyEx((diff > high).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     blobs, _ = cv2.findContours(core, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -365,7 +365,7 @@ def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: floa
         inside = diff[y:y + bh, x:x + bw][core[y:y + bh, x:x + bw] > 0]
         t = max(low, 0.5 * float(np.median(inside)))
         x0, y0, x1, y1 = max(0, x - pad), max(0, y - pad), min(w, x + bw + pad), min(h, y + bh + pad)
-        fg[y0:y1, x0:x1] |= (diff[y0:y1, x0:x1] > t).astype(np.uint8)
+        fg[y0:y1, x0:x1] |= (diff[y0:y1, x0:x1] > t).astype(np.uint8)  # type: ignore[misc]
     fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     cw, ch = CARD_MM[0] * px_per_mm, CARD_MM[1] * px_per_mm

@@ -44,7 +44,8 @@ def apply_h(h: np.ndarray, points: Any) -> np.ndarray:
     w = homo[:, 2:3]
     if np.any(np.abs(w) < 1e-12):
         raise GeometryError("point maps to infinity (behind the camera?)")
-    return homo[:, :2] / w
+    mapped: np.ndarray = homo[:, :2] / w
+    return mapped
 
 
 @dataclass(frozen=True)

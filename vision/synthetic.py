@@ -165,7 +165,8 @@ def _camera_homography(rng: np.random.Generator, table_mm: tuple[float, float],
     centre = (pts.max(axis=0) + pts.min(axis=0)) / 2
     fit = np.array([[scale, 0, w / 2 - scale * centre[0]], [0, scale, h / 2 - scale * centre[1]], [0, 0, 1]])
     hom = fit @ m
-    return hom / hom[2, 2]
+    normalised: np.ndarray = hom / hom[2, 2]
+    return normalised
 
 
 class SyntheticTable:
@@ -242,8 +243,9 @@ class SyntheticTable:
             tex[my0:my0 + side, mx0:mx0 + side] = cv2.cvtColor(marker, cv2.COLOR_GRAY2BGR)
         shift = np.array([[1, 0, pad], [0, 1, pad], [0, 0, 1]], dtype=np.float64)
         hom = self.calibration.table_to_image @ np.linalg.inv(shift)
-        return cv2.warpPerspective(tex, hom, self.size, flags=cv2.INTER_LINEAR,
-                                   borderMode=cv2.BORDER_REFLECT)
+        texture: np.ndarray = cv2.warpPerspective(tex, hom, self.size, flags=cv2.INTER_LINEAR,
+                                                  borderMode=cv2.BORDER_REFLECT)
+        return texture
 
     def _render_light(self) -> np.ndarray:
         w, h = self.size
@@ -252,11 +254,13 @@ class SyntheticTable:
         d = self.style.light_dir
         ramp = 1 + 0.18 * (nx * math.cos(d) + ny * math.sin(d))
         vig = 1 - self.style.vignette * (nx**2 + ny**2) / 2
-        return (self.style.light_gain * ramp * vig).astype(np.float32)
+        light: np.ndarray = (self.style.light_gain * ramp * vig).astype(np.float32)
+        return light
 
     def _apply_light(self, img: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
         x0, y0, x1, y1 = box
-        return np.clip(img.astype(np.float32) * self._light[y0:y1, x0:x1, None], 0, 255).astype(np.uint8)
+        lit: np.ndarray = np.clip(img.astype(np.float32) * self._light[y0:y1, x0:x1, None], 0, 255)
+        return lit.astype(np.uint8)
 
     def _make_noise(self, rng: np.random.Generator) -> list[np.ndarray]:
         """One int16 noise field 64 px larger than the frame; each frame adds a window of it at
@@ -264,7 +268,7 @@ class SyntheticTable:
         w, h = self.size
         f = np.zeros((h + 64, w + 64, 3), dtype=np.int16)
         cv2.setRNGSeed(int(rng.integers(0, 2**31 - 1)))  # cv2.randn draws from OpenCV's own generator
-        cv2.randn(f, 0, self.style.noise_sigma)
+        cv2.randn(f, 0, self.style.noise_sigma)  # type: ignore[call-overload]  # stubs: float arrays only
         return [f]
 
     # -- drawing -----------------------------------------------------------------------------
@@ -345,7 +349,7 @@ class SyntheticTable:
         q = 4
         mask_q, shadow_q, (ox, oy) = self._hand_masks(hand, held)
         hq, wq = mask_q.shape
-        shift = np.float32([[1, 0, ox / q], [0, 1, oy / q]])
+        shift = np.array([[1, 0, ox / q], [0, 1, oy / q]], dtype=np.float32)
         shadow_q = cv2.warpAffine(shadow_q, shift, (wq, hq))
         box = _bbox(shadow_q)
         if box is not None:

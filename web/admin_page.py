@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, redirect, render_template, request, session, url_for
@@ -75,7 +76,7 @@ def logout() -> Any:
     return redirect(url_for("table.index"), code=303)
 
 
-def deal_actions(snapshot: dict[str, Any]) -> dict[str, Any]:
+def deal_actions(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """Which of the deal's admin commands the page offers now, and to whom.
 
     The engine says which apply (the snapshot's ``commands``, from ``Deal.table_commands()``);
@@ -94,7 +95,7 @@ def deal_actions(snapshot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_admin_partial(snapshot: dict[str, Any]) -> str:
+def render_admin_partial(snapshot: Mapping[str, Any]) -> str:
     """The admin's live fragment, rendered once per version (shared by every admin stream)."""
     def render() -> str:
         return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot))

@@ -145,7 +145,7 @@ def parse_command(name: str, payload: object,
     if cls is None:
         raise ValueError(f"unknown command {name!r} (one of {', '.join(COMMANDS)})")
     clean = check_command(name, payload, dict(current_settings or {}))
-    args = {k: tuple(v) if k in _TUPLES else v for k, v in clean.items()}
+    args: dict[str, Any] = {k: tuple(v) if k in _TUPLES else v for k, v in clean.items()}
     return cls(**args)
 
 

@@ -15,8 +15,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from table.cli import CommandError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from table.config import TableConfig
 
 
 def _point(text: str) -> tuple[float, float]:
@@ -43,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
 
 
-def _frame_from_camera(config) -> object:  # noqa: ANN001 - table.config.TableConfig
+def _frame_from_camera(config: TableConfig) -> np.ndarray:
     from vision.sources import SourceError, open_source
 
     cam = config.camera
@@ -78,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         except UnreadableImage as exc:
             raise CommandError(str(exc)) from None
     else:
+        assert config is not None  # loaded above whenever no --image is given
         image = _frame_from_camera(config)
     seats = args.seats or (len(config.game.players) if config is not None else 4)
     h, w = image.shape[:2]

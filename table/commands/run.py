@@ -167,6 +167,7 @@ class Controller:
         """The frame source (not refused when the camera is missing: `camera_down` says why),
         and the layout and calibration the watcher needs (a bad calibration file IS refused)."""
         from vision.sources import Backoff, SourceError, open_source
+        from vision.sources.synthetic import SyntheticSource
 
         cam = {"source": cfg.camera.source, "device": cfg.camera.device, "width": cfg.camera.width,
                "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True}
@@ -191,7 +192,7 @@ class Controller:
                 layout, cal = load_calibration(cfg.camera.calibration, cfg.seats)
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
-        elif cfg.camera.source == "synthetic":
+        elif isinstance(source, SyntheticSource):
             source.read()  # the synthetic table knows its own geometry
             layout, cal = source.table.layout, source.table.calibration
         else:
