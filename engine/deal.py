@@ -852,6 +852,15 @@ class Deal:
         else:
             self._holdings[player] = [c for c in held if c is not self._turn_up]
 
+    @property
+    def turn_up_holder(self) -> str | None:
+        """The dealer who took the turn-up into his hand (``dealer_takes_turnup``) and may still
+        play it; None when nobody holds it (it lies out of play, or his hand went dead for the
+        miss, §5.1)."""
+        if self._turn_up is None or not self._holds_turn_up(self._dealer):
+            return None
+        return self._dealer
+
     def _holds_turn_up(self, player: str) -> bool:
         """Whether ``player`` may show or play the turn-up: the dealer who took it (§4
         DEALER_TAKES_TURNUP), unless he then took the miss and his hand is dead (§5.1)."""

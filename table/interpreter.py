@@ -234,8 +234,8 @@ class Interpreter(AlertKeeper):
         deal = self.state.deal
         assert deal is not None
         seen = {c for t in deal.tricks for _, c in t} | {c for _, c in deal.current_trick}
-        if deal.turn_up is not None:
-            seen.add(deal.turn_up)
+        if deal.turn_up is not None and deal.turn_up_holder is None:
+            seen.add(deal.turn_up)  # a turn-up the dealer took is his to play (dealer_takes_turnup)
         return seen | set(self.pending_plays.values())
 
     def _place(self, seat: int, card: Card, *, source: str, key: str | None = None,

@@ -73,8 +73,10 @@ def test_miss_taker_live_play_charges_no_revoke_on_the_dead_hand() -> None:
                 hands=hands, miss=["3D", "QH", "AC"], enforce=False)
     deal.push(TurnUp(Card.parse("7S")))
     deal.push(TakeTurnUp(Card.parse("4H")))
+    assert deal.turn_up_holder == "D"
     for p, what in (("A", "play"), ("B", "pass"), ("C", "pass"), ("D", "take_miss")):
         deal.push(Declare(p, what))
+    assert deal.turn_up_holder is None  # his hand, 7S in it, is dead
     for p, c in (("A", "AS"), ("D", "3D"), ("A", "KH"), ("D", "QH"), ("A", "2C"), ("D", "AC")):
         deal.play(p, c)
     assert deal.revokes == []

@@ -445,3 +445,23 @@ def test_presses_after_a_restart_are_not_taken_for_old_ones(tmp_path):
     assert again.ref.state.deal.to_act == "Cal"
     assert not pressed & {e.key for e in again.ledger.events()[-1:]}
     again.close()
+
+
+def test_a_known_card_never_played_makes_the_referee_ask_the_host(tmp_path):
+    """§10.5: Dot took the turn-up 7H; the camera reads his last card as 8C. The play is refused
+    (no revoke is built on 7H), the host sees why, and the right card then counts."""
+    from conftest import Table
+
+    t = Table(tmp_path / "turnup.db", options={"dealer_takes_turnup": True})
+    try:
+        start_deal(t)
+        for p, c in REVOKE_DEAL[:8]:  # Dot won trick 2 and leads trick 3 with his last card
+            t.card(p, c)
+        t.card("Dot", "8C")
+        refused = [a["message"] for a in t.snap()["alerts"] if a["kind"] == "refused"]
+        assert refused and "Dot cannot play 8C: he is known to hold 7H" in refused[-1]
+        assert t.snap()["trick"]["number"] == 2  # nothing was played
+        t.ref.call("correct_card", {"card": "7H", "zone": "seat:3"})
+        assert t.snap()["trick"]["plays"] == [{"player": "Dot", "card": "7H"}]
+    finally:
+        t.close()
