@@ -43,7 +43,7 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check engine vision table web models tests bench
 
 typecheck: $(DEV_STAMP)
-	$(BIN)/mypy --strict engine
+	$(BIN)/mypy --strict engine vision table web
 
 pytest: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -21,8 +21,10 @@ from engine.actions import (
     parse_action,
 )
 from engine.cards import DECK, Card, parse_cards
+from engine.commands import TableCommands
 from engine.deal import Deal, LegalMoves
 from engine.errors import (
+    ChipConservationError,
     IllegalActionError,
     InvalidInputError,
     LooError,
@@ -38,9 +40,9 @@ __all__ = [
     "MISS", "Action", "CallCivil", "ClaimFlush", "Declare", "Exchange", "Expose", "Misdeal",
     "Penalise", "Play", "Replay", "ShowPam", "TakeTurnUp", "TurnUp", "parse_action",
     "DECK", "Card", "parse_cards",
-    "Deal", "LegalMoves",
+    "Deal", "LegalMoves", "TableCommands",
     "DealResult", "Game",
-    "IllegalActionError", "InvalidInputError", "LooError", "OutOfTurnError", "RecordError",
+    "ChipConservationError", "IllegalActionError", "InvalidInputError", "LooError", "OutOfTurnError", "RecordError",
     "deal_from_text", "deal_to_text",
     "Options", "Variant",
     "Revoke", "Settlement",

@@ -1,4 +1,4 @@
-"""Actions: the small immutable events a deal is driven by (loo-rules.md §4 "Engine inputs").
+"""Actions: the small immutable events a deal is driven by (docs/rules.md §4 "Engine inputs").
 
 Each action has a short text form (``str(action)``) that ``parse_action`` reads back; a deal's
 notation (``engine.notation``) is a list of these. Player names in the text form may not contain

@@ -1,4 +1,4 @@
-"""One deal of Loo: the state machine of loo-rules.md §4–§11.
+"""One deal of Loo: the state machine of docs/rules.md §4–§11.
 
 A ``Deal`` is driven by actions (``engine.actions``) pushed one at a time. It runs in two modes:
 
@@ -40,6 +40,7 @@ from engine.actions import (
     TurnUp,
 )
 from engine.cards import DECK, SUIT_NAMES, Card
+from engine.commands import TableCommands
 from engine.errors import IllegalActionError, InvalidInputError, OutOfTurnError
 from engine.laws import FREE, Laws
 from engine.options import Options, Variant
@@ -361,6 +362,11 @@ class Deal:
         self._hands: dict[str, list[Card]] = {p: list(h) for p, h in self._init_hands.items()}
         self._stock: list[Card] = list(self._init_stock)
         self._discards: list[tuple[str, Card]] = []
+        # Unknown hands: the stock and the discards as counts (§6, §14.2), so both modes refuse
+        # the same exchange when the stock is short.
+        self._stock_count = 0
+        self._discard_count: dict[str, int] = {}
+        self._merged_passers: set[str] = set()
         self._claims: list[tuple[str, tuple[Card, ...], tuple[int, ...] | None]] = []
         self._pam_shown: list[str] = []
         self._holdings: dict[str, list[Card]] = {p: list(c) for p, c in self._init_holdings.items()}
@@ -733,6 +739,9 @@ class Deal:
         if c in self._stock:
             self._stock.remove(c)
         o = self._opts
+        if not self._known:
+            n = o.hand_size
+            self._stock_count = len(DECK) - n * (len(self._players) + (1 if o.miss else 0)) - 1
         self._turn_up = c
         self._trump = c.suit
         self._laws = laws = _laws_for(o, c)
@@ -749,6 +758,7 @@ class Deal:
             held = self._holdings.setdefault(self._dealer, [])
             if c not in held:
                 held.append(c)
+            self._discard_count[self._dealer] = 1  # he discarded one card, face down
         self._phase = "declare"
 
     def _do_take_turnup(self, a: TakeTurnUp) -> None:
@@ -820,6 +830,7 @@ class Deal:
         self._decl[p] = a.action
         if a.action == "take_miss":
             self._miss_taker = p
+            self._bury_hand(p)
             if self._known:
                 self._hands[p] = list(self._init_miss)
         elif a.action == "defend_miss" and self._known:
@@ -829,6 +840,32 @@ class Deal:
                 and a.action in ("play", "take_miss")):
             self._pending_exchange = p
         self._after_declaration()
+
+    def _bury_hand(self, player: str) -> None:
+        """§5.1: a miss-taker's own hand is dead and unseen, so what the table knew of it (the
+        turn-up the dealer took) is no evidence about the miss he plays (§11.2)."""
+        held = self._holdings.get(player)
+        if not held:
+            return
+        if self._known:
+            self._holdings[player] = [c for c in held if c in self._init_miss]
+        else:
+            self._holdings[player] = [c for c in held if c is not self._turn_up]
+
+    @property
+    def turn_up_holder(self) -> str | None:
+        """The dealer who took the turn-up into his hand (``dealer_takes_turnup``) and may still
+        play it; None when nobody holds it (it lies out of play, or his hand went dead for the
+        miss, §5.1)."""
+        if self._turn_up is None or not self._holds_turn_up(self._dealer):
+            return None
+        return self._dealer
+
+    def _holds_turn_up(self, player: str) -> bool:
+        """Whether ``player`` may show or play the turn-up: the dealer who took it (§4
+        DEALER_TAKES_TURNUP), unless he then took the miss and his hand is dead (§5.1)."""
+        return (player == self._dealer and self._opts.dealer_takes_turnup
+                and self._miss_taker != player)
 
     def _after_declaration(self) -> None:
         if self._pending_exchange is not None:
@@ -863,19 +900,39 @@ class Deal:
             return
         self._phase = "flush" if o.flushes else "play"
 
+    def _stock_size(self) -> int:
+        return len(self._stock) if self._known else self._stock_count
+
+    def _passers_unmerged(self) -> list[str]:
+        return [q for q in self._players
+                if self._decl.get(q) == "pass" and q not in self._merged_passers]
+
+    def _reshuffle_extra(self, player: str) -> int:
+        """How many cards ``reshuffle_discards`` would add to the stock for ``player`` (§6,
+        §14.2): the earlier discards of the others and the passers' dead hands. The turn-up is
+        never among them, even in the hand of a dealer who took it and passed (§2)."""
+        if self._known:
+            extra = sum(1 for q, _ in self._discards if q != player)
+            for q in self._passers_unmerged():
+                extra += sum(1 for c in self._hands[q] if c is not self._turn_up)
+            return extra
+        extra = sum(k for q, k in self._discard_count.items() if q != player)
+        for q in self._passers_unmerged():
+            extra += self._opts.hand_size - (1 if self._holds_turn_up(q) else 0)
+        return extra
+
     def _exchange_room(self, player: str) -> int:
-        """How many cards ``player`` can draw now (known hands)."""
-        n = len(self._stock)
+        """How many cards ``player`` can draw now (both modes)."""
+        n = self._stock_size()
         if self._opts.exchange_stock_exhausted == "reshuffle_discards":
-            n += sum(1 for q, _ in self._discards if q != player)
-            n += sum(len(self._hands[q]) for q in self._players if self._decl.get(q) == "pass")
+            n += self._reshuffle_extra(player)
         return n
 
     def _do_exchange(self, a: Exchange) -> None:
         self._check_player(a.player)
         o = self._opts
         if not o.exchange:
-            raise IllegalActionError(f"there is no exchange in {o.variant}")
+            raise IllegalActionError(f"there is no exchange in {o.variant.label}")
         if self._phase == "declare" and self._pending_exchange is not None:
             p = self._pending_exchange
         else:
@@ -886,6 +943,14 @@ class Deal:
         n = o.hand_size
         if type(a.count) is not int or not 0 <= a.count <= n:
             raise IllegalActionError(f"a player may exchange 0 to {n} cards, not {a.count!r}")
+        # The room is at least the stock, so it is only counted when the stock is short.
+        if a.count > self._stock_size():
+            room = self._exchange_room(p)
+            if a.count > room:
+                stop = ("; the stock is not continued (exchange_stock_exhausted = stop)"
+                        if o.exchange_stock_exhausted == "stop" else "")
+                raise IllegalActionError(
+                    f"the stock has too few cards for {a.count}: {p} can draw {room}{stop}")
         if self._known:
             hand = self._hands[p]
             ds = list(a.discards)
@@ -897,15 +962,12 @@ class Deal:
                 raise IllegalActionError(
                     f"{p} cannot exchange a card the table has seen in his hand"
                     f" ({', '.join(str(d) for d in ds if d in shown)})")
-            # The room is at least the stock, so it is only counted when the stock is short.
-            if a.count > len(self._stock) and a.count > self._exchange_room(p):
-                raise IllegalActionError(f"the stock has too few cards for {a.count}")
             if a.count and len(self._stock) < a.count:
                 extra = [c for q, c in self._discards if q != p]
-                for q in self._players:
-                    if self._decl.get(q) == "pass":
-                        extra.extend(self._hands[q])
-                        self._hands[q] = []
+                for q in self._passers_unmerged():
+                    extra.extend(c for c in self._hands[q] if c is not self._turn_up)  # §2
+                    self._hands[q] = []
+                    self._merged_passers.add(q)
                 self._discards = [(q, c) for q, c in self._discards if q == p]
                 # Deterministic "reshuffle": the engine has no randomness of its own.
                 self._stock.extend(sorted(extra, key=lambda c: c.index))
@@ -916,6 +978,13 @@ class Deal:
             del self._stock[:a.count]
         elif a.discards:
             raise IllegalActionError("discards are never seen at this table; give only the count")
+        else:
+            if a.count > self._stock_count:  # reshuffle_discards continues the stock
+                self._stock_count += self._reshuffle_extra(p)
+                self._discard_count = {p: self._discard_count.get(p, 0)}
+                self._merged_passers.update(self._passers_unmerged())
+            self._stock_count -= a.count
+            self._discard_count[p] = self._discard_count.get(p, 0) + a.count
         self._exchanges[p] = a.count
         if self._pending_exchange is not None:
             self._pending_exchange = None
@@ -928,8 +997,7 @@ class Deal:
     def _evidence_conflict(self, player: str, cards: Iterable[Card]) -> None:
         """Cards shown by ``player`` must not be known elsewhere (vision consistency, §10.5)."""
         for c in cards:
-            if c is self._turn_up and not (player == self._dealer
-                                           and self._opts.dealer_takes_turnup):
+            if c is self._turn_up and not self._holds_turn_up(player):
                 raise IllegalActionError(f"{c} is the turn-up")
             seen = self._played.get(c)
             if seen is not None:
@@ -942,7 +1010,7 @@ class Deal:
         self._check_player(a.player)
         o = self._opts
         if not o.flushes:
-            raise IllegalActionError(f"there are no flushes in {o.variant}")
+            raise IllegalActionError(f"there are no flushes in {o.variant.label}")
         self._check_phase("exchange", "flush")
         p = a.player
         if p not in self._standers:
@@ -1043,6 +1111,8 @@ class Deal:
                         f"{p} played {c}, not {' or '.join(map(str, due))} played out of turn")
         elif c in self._played or c is self._turn_up or self._holdings:
             self._evidence_conflict(p, (c,))
+            if self._holdings.get(p):
+                self._check_known_cards_left(p, c)
         # -- apply
         if ph == "flush":
             self._phase = "play"
@@ -1095,6 +1165,20 @@ class Deal:
             if len(self._tricks) == self._opts.hand_size:
                 self._phase = "over"
                 self._outcome = "play"
+
+    def _check_known_cards_left(self, p: str, c: Card) -> None:
+        """§10.5: a stander plays out every card, so a card known to be in his hand (the turn-up
+        he took, an exposed card, a card of a false flush) must still come. Playing ``c`` must
+        leave him a turn for each of them; else the record or a reading is wrong, and no revoke
+        may be built on that card."""
+        left = self._opts.hand_size - len(self._tricks) - 1
+        due = [x for x in self._holdings[p] if x is not c and x not in self._played]
+        if len(due) > left:
+            cards = ", ".join(map(str, due))
+            raise IllegalActionError(
+                f"{p} cannot play {c}: he is known to hold {cards}, and only {left} card(s)"
+                f" would be left to play {'it' if len(due) == 1 else 'them'} (a card was misread"
+                f" or the record is wrong)")
 
     def _why_illegal(self, p: str, c: Card) -> str:
         due = [x for x in self._ooturn.get(p, ()) if x in self._legal_cards()]
@@ -1261,8 +1345,37 @@ class Deal:
             return min(r.trick for r in self._revokes)
         return None
 
+    def _misdeal_open(self) -> bool:
+        return not (self._cur or self._tricks or self._phase == "over" or self._flush_won())
+
+    def _civil_open(self) -> bool:
+        if (self._phase != "play" or self._opts.pam_be_civil != "on_call" or self._pam is None
+                or len(self._cur) != 1):
+            return False
+        lead = self._cur[0][1]
+        return (lead.suit == self._trump and lead.rank == 14
+                and len(self._tricks) + 1 not in self._civil_called)
+
+    def table_commands(self) -> TableCommands:
+        """The host's commands the rules allow now (§7.2, §8.6, §10.1, §10.2), with the players
+        each applies to: what the dashboard offers. Pushing them still checks everything."""
+        claimants: tuple[str, ...] = ()
+        pam_players: tuple[str, ...] = ()
+        if self._opts.flushes and self._phase in ("exchange", "flush"):
+            claimed = {q for q, _, _ in self._claims}
+            claimants = tuple(p for p in self._standers
+                              if p != MISS and p not in claimed and p not in self._exch_queue)
+            pam = self._pam
+            if (self._phase == "flush" and self._flush_won() and pam is not None
+                    and not any(pam in cs for _, cs, _ in self._claims)):
+                pam_players = tuple(p for p in self._standers if p != MISS
+                                    and p not in self._pam_shown and p not in claimed)
+        return TableCommands(misdeal=self._misdeal_open(), call_civil=self._civil_open(),
+                             replay=self.replay_from is not None, claim_flush=claimants,
+                             show_pam=pam_players)
+
     def _do_misdeal(self, a: Misdeal) -> None:
-        if self._cur or self._tricks or self._phase == "over" or self._flush_won():
+        if not self._misdeal_open():
             raise IllegalActionError("a misdeal can only be called before the first card is played")
         self._outcome = "misdeal"
         self._phase = "over"
@@ -1320,9 +1433,7 @@ class Deal:
         assert actor is not None
         for c in self._legal_cards():
             yield Play(actor, c)
-        if (self._opts.pam_be_civil == "on_call" and self._pam is not None and len(self._cur) == 1
-                and self._cur[0][1].suit == self._trump and self._cur[0][1].rank == 14
-                and len(self._tricks) + 1 not in self._civil_called):
+        if self._civil_open():
             yield CallCivil()
 
     def _exchange_moves(self, p: str) -> Iterator[Action]:

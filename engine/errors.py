@@ -12,6 +12,7 @@ __all__ = [
     "RecordError",
     "IllegalActionError",
     "OutOfTurnError",
+    "ChipConservationError",
 ]
 
 
@@ -33,3 +34,8 @@ class IllegalActionError(LooError):
 
 class OutOfTurnError(IllegalActionError):
     """An action by a seat that is not the one to act."""
+
+
+class ChipConservationError(LooError):
+    """Σ balances + pool changed (docs/rules.md §2): a bug or a corrupted ledger, never a move
+    of play. The night must stop rather than go on with chips created or lost."""

@@ -1,6 +1,6 @@
 """The night: seats, chips, the first dealer, dealer rotation, misdeals and the end of the game.
 
-A :class:`Game` strings :class:`~engine.deal.Deal` objects together (loo-rules.md §3 ``first_dealer``,
+A :class:`Game` strings :class:`~engine.deal.Deal` objects together (docs/rules.md §3 ``first_dealer``,
 §4 DEAL_START, §9.7, §10.2). It owns the chip ledger between deals -- every balance and the pool --
 and asserts after every settlement that ``Σ balances + pool`` has not changed. Each finished deal is
 kept as a ``loo-hand/1`` record, so a night can be replayed from its records alone
@@ -17,7 +17,13 @@ from typing import Any
 
 from engine.cards import DECK, Card
 from engine.deal import Deal
-from engine.errors import IllegalActionError, InvalidInputError, LooError, RecordError
+from engine.errors import (
+    ChipConservationError,
+    IllegalActionError,
+    InvalidInputError,
+    LooError,
+    RecordError,
+)
 from engine.options import Options, Variant
 from engine.outcome import Settlement
 from engine.records import deal_to_record, parse_record, replay_record
@@ -226,6 +232,36 @@ class Game:
         self.current = deal
         return deal
 
+    def replace_deal(self, deal: Deal) -> None:
+        """Put a corrected copy of the current deal in its place (the host fixed a card read
+        wrongly); it must be the same deal: seats, dealer, chips before, pool and antes."""
+        cur = self.current
+        if cur is None:
+            raise IllegalActionError("there is no deal in progress")
+        same = (deal.options == cur.options and deal.players == cur.players
+                and deal.dealer == cur.dealer and deal.balances_before == cur.balances_before
+                and deal.pool_before == cur.pool_before and deal.antes == cur.antes)
+        if not same:
+            raise IllegalActionError("a corrected deal must be the same deal as the one in progress")
+        self.current = deal
+
+    def adjust_chips(self, player: str, delta: int) -> int:
+        """The host gives ``player`` chips (or takes some): they enter or leave the table, so the
+        balance and ``total_chips`` move together (§2). Only between deals: a deal in progress
+        settles from the balances it started with. Returns the new balance."""
+        if player not in self.balances:
+            raise InvalidInputError(f"{player!r} is not at the table")
+        if type(delta) is not int:
+            raise InvalidInputError("a chip adjustment is a whole number of chips")
+        if self.current is not None:
+            raise IllegalActionError("chips are adjusted between deals, not during one")
+        self.balances[player] += delta
+        self.total_chips += delta
+        if self.chips() != self.total_chips:
+            raise ChipConservationError(
+                f"chips not conserved: {self.chips()} != {self.total_chips}")
+        return self.balances[player]
+
     def abandon_deal(self) -> None:
         """Forget the current unfinished deal (nothing has been paid yet)."""
         self.current = None
@@ -276,7 +312,8 @@ class Game:
         self.balances = dict(settlement.balances_after)
         self.pool = settlement.pool_after
         if self.chips() != self.total_chips:  # the ledger invariant (§2)
-            raise AssertionError(f"chips not conserved: {self.chips()} != {self.total_chips}")
+            raise ChipConservationError(
+                f"chips not conserved: {self.chips()} != {self.total_chips}")
         had_loo = settlement.had_loo or self._pending_loo
         left = self.players[(self.players.index(dealer) + 1) % len(self.players)]
         counted = True
@@ -320,7 +357,8 @@ class Game:
                 self.balances[p] += chips
             self.pool = 0
         if self.chips() != self.total_chips:
-            raise AssertionError(f"chips not conserved: {self.chips()} != {self.total_chips}")
+            raise ChipConservationError(
+                f"chips not conserved: {self.chips()} != {self.total_chips}")
         return out
 
     def end_now(self) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""The laws of play (loo-rules.md §8, §11): trick power, the tier rule, the lead laws, rule names,
+"""The laws of play (docs/rules.md §8, §11): trick power, the tier rule, the lead laws, rule names,
 and the exact end-of-deal audit — pure functions of the options, the turn-up and the cards.
 
 ``Deal`` owns the state; ``Laws`` only judges. Keeping the judging here makes the one place where

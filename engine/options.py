@@ -1,4 +1,4 @@
-"""Variants and the options of loo-rules.md §3, with each variant's defaults.
+"""Variants and the options of docs/rules.md §3, with each variant's defaults.
 
 Every point the sources disagree on is an option (§12); ``Options`` is a frozen dataclass holding
 all of them, so one value describes the house rules of a table and can be stored in a record.
@@ -23,6 +23,11 @@ class Variant(StrEnum):
     THREE_CARD = "three_card"
     IRISH = "irish"
     FIVE_CARD = "five_card"
+
+    @property
+    def label(self) -> str:
+        """The game's name in a sentence: ``three-card Loo``, ``Irish Loo``, ``five-card Loo``."""
+        return {"three_card": "three-card Loo", "irish": "Irish Loo"}.get(self.value, "five-card Loo")
 
     @classmethod
     def parse(cls, value: str | Variant) -> Variant:
@@ -71,7 +76,7 @@ _PLAYERS_MAX: Final = {Variant.THREE_CARD: 16, Variant.IRISH: 17, Variant.FIVE_C
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """The house rules of one table: every option of loo-rules.md §3.
+    """The house rules of one table: every option of docs/rules.md §3.
 
     Build with ``Options.for_variant(variant, **overrides)`` or ``Options.from_dict(variant, d)``;
     the plain constructor does no defaulting by variant. ``loo_amount`` defaults to ``ante_amount``.
@@ -278,7 +283,7 @@ class Options:
         if self.loo_mode == "mixed" and self.loo_cap is None:
             raise InvalidInputError("option 'loo_cap' is needed when loo_mode is 'mixed'")
         if self.blaze:
-            raise InvalidInputError("option 'blaze' is not supported (loo-rules.md §14)")
+            raise InvalidInputError("option 'blaze' is not supported (docs/rules.md §14)")
         if self.pam and not self.hand_size == 5:
             raise InvalidInputError("option 'pam' needs five-card hands")
         if self.flushes and not self.hand_size == 5:

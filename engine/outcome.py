@@ -1,4 +1,4 @@
-"""The results of a deal: proven revokes and the settlement (hand-record.md "The outcome")."""
+"""The results of a deal: proven revokes and the settlement (docs/hand-record.md "The outcome")."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ RULE_NAMES = (
     "lead_boss_trump", "lead_highest_trump", "lead_a_trump", "lead_trump_after_first_trick",
     "lead_highest_card",
 )
-"""The rule names of loo-rules.md §11.4."""
+"""The rule names of docs/rules.md §11.4."""
 
 _WHAT = {
     "must_head": "played {card} while holding {witness}, which would have headed the trick",
@@ -97,7 +97,7 @@ class Settlement:
         return any(v > 0 for v in self.looed.values())
 
     def to_dict(self) -> dict[str, Any]:
-        """The outcome keys of hand-record.md (``shares`` only when there was play)."""
+        """The outcome keys of docs/hand-record.md (``shares`` only when there was play)."""
         d: dict[str, Any] = {
             "trick_winners": list(self.trick_winners),
             "revokes": [r.to_dict() for r in self.revokes],

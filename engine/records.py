@@ -1,4 +1,4 @@
-"""``loo-hand/1`` hand records: read, validate, score and write them (hand-record.md).
+"""``loo-hand/1`` hand records: read, validate, score and write them (docs/hand-record.md).
 
 A record says what the table saw during one deal and nothing it could not see. Scoring feeds the
 record's events to a :class:`~engine.deal.Deal` in unknown-hands mode -- the camera's view -- so a
@@ -7,7 +7,7 @@ revoke is found exactly as it would be at the table, and every derived field the
 trusted. Anything wrong with a record raises :class:`~engine.errors.RecordError` with a sentence
 that says where (``tricks[2].plays[1]``) and what.
 
-One extension of hand-record.md: ``"redeal": true`` marks the re-deal after a misdeal settled by
+One extension of docs/hand-record.md: ``"redeal": true`` marks the re-deal after a misdeal settled by
 ``loo_and_redeal`` / ``redeal_free``, which is played for the pool as it lies, with no second ante
 (MD01). Without it a record cannot say that its dealer paid no ante.
 """
@@ -59,7 +59,7 @@ OUTCOME_KEYS: Final = (
     "id", "trick_winners", "revokes", "flush_winner", "shares", "paid", "looed",
     "balances_after", "pool_after", "total_chips",
 )
-"""The outcome keys of hand-record.md, in the order ``loo-table score`` prints them."""
+"""The outcome keys of docs/hand-record.md, in the order ``loo-table score`` prints them."""
 
 _REVOKE_KEYS: Final = ("player", "trick", "rule", "witness", "detected_in_trick")
 
@@ -729,6 +729,8 @@ def _drive_before_play(record: HandRecord, deal: Deal) -> None:
         stood = {p for p, a in deal.declarations.items() if a in ("play", "take_miss")}
         exchanges = {p: n for p, n in exchanges.items() if p not in stood}
     exchanges = {p: n for p, n in exchanges.items() if n}  # "exchanged 0" is no exchange at all
+    if exchanges and not record.options.exchange:
+        raise RecordError(f"exchanges: there is no exchange in {record.options.variant.label}")
     if exchanges:
         raise RecordError(
             f"exchanges: {', '.join(exchanges)} did not exchange (only standers exchange, once)"
@@ -827,7 +829,7 @@ def _played_hands(tricks: Iterable[Iterable[tuple[str, Card]]]) -> dict[str, lis
 
 
 def score_record(raw: object) -> dict[str, Any]:
-    """Score one record: hand-record.md's outcome keys, in its order (the ``loo-table score`` line).
+    """Score one record: docs/hand-record.md's outcome keys, in its order (the ``loo-table score`` line).
 
     For ``end_of_game`` records: ``{"id"?, "game_ends_after_deal": n}``. Raises RecordError for an
     invalid record; a revoke is not an error (it is scored).

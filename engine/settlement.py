@@ -1,4 +1,4 @@
-"""Settlement of one deal (loo-rules.md §9): trick shares and remainders, loos, revoke
+"""Settlement of one deal (docs/rules.md §9): trick shares and remainders, loos, revoke
 penalties, flushes, no-play outcomes and misdeals — pure arithmetic on what the deal recorded.
 
 Every transfer is between a balance and the pool (or, with PEEL's flush payee, between balances),
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from engine.actions import MISS
+from engine.errors import ChipConservationError
 from engine.options import Options
 from engine.outcome import Revoke, Settlement
 
@@ -133,7 +134,7 @@ def settle_deal(
         pool_after = p0 - total_paid + total_looed
     after_total = sum(balances.values()) + pool_after
     if after_total != total or pool_after < 0:  # kept under python -O
-        raise AssertionError(f"chips not conserved: {after_total} != {total}")
+        raise ChipConservationError(f"chips not conserved: {after_total} != {total}")
     return Settlement(
         kind=kind,
         trick_winners=list(trick_winners),

@@ -31,6 +31,7 @@ from table.referee import Referee
 from table.runtime import CameraLoop
 from table.service import TableService
 from table.simulate import Intent, VirtualPlayers
+from vision.event_types import ZoneId
 from vision.sources import FrameSource
 
 __all__ = ["SceneCamera", "TableDemo", "DemoSummary", "worn_deck"]
@@ -50,6 +51,8 @@ def worn_deck(folder: Path, cards: list[str]) -> Path:
         shutil.copy(png, folder / png.name)
     for card in cards:
         img = cv2.imread(str(folder / f"{card}.png"), cv2.IMREAD_UNCHANGED)
+        if img is None:
+            raise FileNotFoundError(folder / f"{card}.png")
         h, w = img.shape[:2]
         stain = img.copy()
         for cx, cy in ((0.16, 0.14), (0.84, 0.86)):  # both index corners
@@ -260,7 +263,7 @@ class TableDemo:
         if done > self._tricks_seen and not deal.current_trick:
             self._tricks_seen = done
             with self.camera.lock:
-                for zone in [z for z in self.camera.cards if z.startswith("seat:")]:
+                for zone in [z for z in self.camera.cards if ZoneId.seat_of(z) is not None]:
                     del self.camera.cards[zone]
             self._frames(6)
 

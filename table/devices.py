@@ -66,7 +66,7 @@ def start_timer(delay: float, callback: Callable[[], None]) -> Cancellable:
     return timer
 
 
-class GestureButton(Button):
+class GestureButton(Button):  # type: ignore[misc]  # gpiozero ships no type information
     """A `Button` that reports press / hold / double press as `ButtonEvent`s to `on_event`.
 
     A press shorter than `hold_time` is a PRESS, or, with `double_press_time` > 0, a DOUBLE when a
@@ -207,7 +207,7 @@ def _show_led(led: LED, state: str) -> None:
         raise ValueError(f"unknown LED state {state!r} (one of {', '.join(LIGHT_STATES)})")
 
 
-class SeatControls(CompositeDevice):
+class SeatControls(CompositeDevice):  # type: ignore[misc]  # (gpiozero: untyped)
     """One seat: an LED (whose turn, still to declare, revoke) and a button (play / pass / miss).
 
     >>> seat = SeatControls(4, 23, seat=0, on_event=queue.put, pin_factory=MockFactory())
@@ -254,15 +254,15 @@ class SeatControls(CompositeDevice):
         self._state = state
 
 
-class StatusLight(RGBLED):
+class StatusLight(RGBLED):  # type: ignore[misc]  # (gpiozero: untyped)
     """The table's RGB status LED: green = ready, amber slowly blinking = attention, red flashing
     fast = fault. The two blink at very different rates, because amber and red are easy to confuse
     on an LED whose green leg is dimmer than its red one (docs/hardware.md gives each leg its own
     resistor for that reason)."""
 
-    COLOURS = {"ready": (0, 1, 0), "attention": (1, 0.5, 0), "fault": (1, 0, 0), "off": (0, 0, 0)}
+    COLOURS: dict[str, tuple[float, ...]] = {"ready": (0, 1, 0), "attention": (1, 0.5, 0), "fault": (1, 0, 0), "off": (0, 0, 0)}
     # (on_time, off_time) in seconds: a calm one-second blink, and about three flashes a second.
-    BLINKS = {"attention": (1.0, 1.0), "fault": (0.15, 0.15)}
+    BLINKS: dict[str, tuple[float, float]] = {"attention": (1.0, 1.0), "fault": (0.15, 0.15)}
 
     def __init__(
         self, red: int | str, green: int | str, blue: int | str, *, pwm: bool = True,
@@ -305,7 +305,7 @@ class DealerButton(GestureButton):
                          timer=timer, pin_factory=pin_factory)
 
 
-class TableControls(CompositeDevice):
+class TableControls(CompositeDevice):  # type: ignore[misc]  # (gpiozero: untyped)
     """Everything on the header: `seats` (a tuple of SeatControls), `status`, `buzzer`, `dealer`.
 
     Build it from a `PinConfig` with `TableControls.from_config(...)`; the referee drives it through

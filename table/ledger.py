@@ -111,7 +111,7 @@ def _lenient_text(raw: bytes) -> str:
 
 
 def _connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
-    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kwargs)
+    con: sqlite3.Connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kwargs)
     con.text_factory = _lenient_text
     return con
 

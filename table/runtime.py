@@ -157,6 +157,7 @@ class CameraLoop(threading.Thread):
         from vision.sources import SourceEnded, SourceError
 
         self._reading_since = self._clock()
+        failure: SourceError | None
         try:
             frame = self.source.read()
         except SourceEnded:

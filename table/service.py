@@ -8,16 +8,14 @@ tries every event on a clone of the state before it writes it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from table.referee import Referee
+from web.commands import COMMANDS, DashboardCommand
+from web.snapshot import Snapshot
 
 __all__ = ["TableService", "COMMANDS"]
-
-COMMANDS = (
-    "confirm_card", "correct_card", "undo", "adjust_chips", "pause", "resume", "end_game",
-    "update_settings", "set_zones", "claim_flush", "show_pam", "call_civil", "misdeal",
-)
 
 
 class TableService:
@@ -28,7 +26,7 @@ class TableService:
         self.timeout = timeout
 
     # -- live state --------------------------------------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         return self.referee.snapshot()
 
     def changes_since(self, version: int, timeout: float) -> list[dict[str, Any]]:
@@ -81,12 +79,13 @@ class TableService:
             }
 
     # -- admin -------------------------------------------------------------------------------------
-    def command(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        if name not in COMMANDS:
-            raise ValueError(f"unknown command {name!r} (one of {', '.join(COMMANDS)})")
-        if not isinstance(payload, dict):
+    def command(self, command: DashboardCommand | str,
+                payload: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Apply a checked command (or a command name and its JSON payload, checked the same way
+        by `web.commands.parse_command`); ValueError when it is malformed or refused."""
+        if isinstance(command, str) and payload is not None and not isinstance(payload, Mapping):
             raise ValueError("the payload must be a JSON object")
-        result = self.referee.call(name, payload, timeout=self.timeout)
+        result = self.referee.call(command, payload, timeout=self.timeout)
         result.setdefault("version", self.referee.version)
         return result
 

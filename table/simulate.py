@@ -24,6 +24,7 @@ from typing import Any
 from engine import MISS, ClaimFlush, Deal, Declare, Exchange, IllegalActionError, Play, ShowPam, TurnUp
 from engine.bots import Bot
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
+from vision.event_types import ZoneId
 
 __all__ = ["Intent", "VirtualPlayers", "DirectTransport", "GESTURE_FOR", "run_night", "Stuck"]
 
@@ -147,7 +148,7 @@ class VirtualPlayers:
             if not legal:
                 legal = list(shadow.hand(actor))
             card = self._bot(state, actor, step).play(shadow, actor, legal)
-            return [Intent("place", zone=f"seat:{seat}", card=str(card), player=actor)]
+            return [Intent("place", zone=str(ZoneId.of_seat(seat)), card=str(card), player=actor)]
         raise Stuck(f"virtual players have no act for phase {deal.phase!r}")
 
     @staticmethod
@@ -167,7 +168,7 @@ class DirectTransport:
 
     def __init__(self, referee: Any, *, event_type: Any = None) -> None:
         if event_type is None:
-            from vision.events import VisionEvent as event_type  # what the camera's watcher emits
+            from vision.event_types import VisionEvent as event_type  # what the camera's watcher emits
         self.referee = referee
         self.event_type = event_type
         self.t = 0.0

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import engine
-from engine import Card, Deal, Options, Play, TurnUp, parse_action
+from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, parse_action
 from engine.game import Game
 from engine.records import deal_to_record
 
@@ -311,7 +311,8 @@ class TableState:
         entries[i] = DealEntry(entries[i].seq, new_action,
                                {**entries[i].meta, "corrected_by": seq, "was": str(old.card)})
         deal = self._rebuild(entries)  # raises if the corrected deal is impossible
-        game.current, self.entries = deal, entries
+        game.replace_deal(deal)
+        self.entries = entries
 
     def _on_undo(self, seq: int, d: dict[str, Any]) -> None:
         game = self._require_started()
@@ -346,12 +347,9 @@ class TableState:
         summary = self.deal_summary()
         try:
             result = game.finish_deal()  # the engine settles, passes the deal, ends the night (§9.7)
-        except AssertionError as exc:
+        except (ChipConservationError, AssertionError) as exc:  # AssertionError: the §11.1 audit
             raise StateError(str(exc)) from None
-        for p, delta in self.adjust.items():
-            game.balances[p] += delta
-            game.total_chips += delta
-        self.adjust = {}
+        self._apply_adjustments(game)
         self.finished.append({"number": self.deal_number, "dealer": result.dealer, "record": record,
                               "outcome": outcome, "kind": result.settlement.kind,
                               "had_loo": result.had_loo, "residue": dict(result.residue), "seq": seq,
@@ -368,11 +366,15 @@ class TableState:
         if delta == 0 or not reason:
             raise StateError("a chip adjustment needs a non-zero amount and a reason")
         if game.current is None:
-            game.balances[player] += delta
-            game.total_chips += delta
-            self.chip_history[player][-1] = game.balances[player]
+            self.chip_history[player][-1] = game.adjust_chips(player, delta)
         else:  # the deal in progress settles from the balances it started with
             self.adjust[player] = self.adjust.get(player, 0) + delta
+
+    def _apply_adjustments(self, game: Game) -> None:
+        """The host's chip adjustments made during the deal just finished or abandoned."""
+        for p, delta in self.adjust.items():
+            game.adjust_chips(p, delta)
+        self.adjust = {}
 
     def _on_pause(self, seq: int, d: dict[str, Any]) -> None:
         self._require_started()
@@ -391,10 +393,7 @@ class TableState:
             game.abandon_deal()
             self.entries, self.deal_info = [], {}
             self.deal_number -= 1
-        for p, delta in self.adjust.items():
-            game.balances[p] += delta
-            game.total_chips += delta
-        self.adjust = {}
+        self._apply_adjustments(game)
         game.end_now()  # the engine shares the pool out (§9.7 end_residue) and ends the night
         self.ended_by_host = True
         for p in self.players:

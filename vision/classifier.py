@@ -22,15 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from vision.labels import BACK, LABELS, RANKS, SUITS
+
 #: (width, height) in pixels of a canonical card crop, portrait, in OpenCV ``dsize`` order.
 #: 64×88 keeps the 2.5:3.5 card aspect and leaves the corner index about 10 px tall: legible.
 CANONICAL_SIZE: tuple[int, int] = (64, 88)
 
-#: The 52 faces in the project's notation followed by the face-down class.
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-SUITS = ("C", "D", "H", "S")
-BACK = "back"
-LABELS: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS) + (BACK,)
+#: The 52 faces in the project's notation followed by the face-down class (vision.labels).
+__all__ = ["CANONICAL_SIZE", "RANKS", "SUITS", "BACK", "LABELS"]
 
 #: Provider preference: accelerators first when this onnxruntime build has them, the CPU always.
 DEFAULT_PROVIDERS: tuple[str, ...] = (
@@ -95,14 +94,16 @@ def _load_sidecar(path: Path, model_path: Path) -> dict[str, Any]:
         raise ModelError(f"{path}: label file has no 'labels' list of strings")
     if len(set(labels)) != len(labels):
         raise ModelError(f"{path}: label file repeats a label")
-    return meta
+    checked: dict[str, Any] = meta
+    return checked
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
     """Row-wise softmax, stable for large logits."""
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    probs: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return probs
 
 
 def preprocess(crops: Sequence[np.ndarray], size: tuple[int, int] = CANONICAL_SIZE) -> np.ndarray:
@@ -262,7 +263,8 @@ class CardClassifier:
         if len(crops) == 0:
             return np.zeros((0, 0), dtype=np.float32)
         (emb,) = self._run(crops, ["embedding"])
-        return emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-8)
+        unit: np.ndarray = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-8)
+        return unit
 
     def classify(self, crops: Sequence[np.ndarray]) -> list[Reading]:
         """Read a batch of canonical crops (all cards of a frame in one call)."""

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from vision.labels import LABELS, canonical_label
+
 #: Weight of the prototype similarity against the network's log-probability, and the open-set rule
 #: used with prototypes (enrolment makes readings more confident, so the rule is stricter). Chosen
 #: by ``python -m models.evaluate`` on held-out deck designs, see models/README.md.
@@ -162,19 +164,9 @@ class Prototypes:
 
 def guide_order() -> tuple[str, ...]:
     """The order in which `loo-table enroll` asks for the cards: suit by suit, 2..A, then a back."""
-    from vision.classifier import LABELS
-
     return LABELS
 
 
 def label_from_filename(path: Path) -> str | None:
     """``QH.jpg``, ``qh-2.png``, ``10h_front.jpeg`` -> ``"QH"`` / ``"10H"``; ``back.jpg`` -> ``"back"``."""
-    from vision.classifier import LABELS
-
-    stem = path.stem.replace("_", "-").split("-")[0].strip()
-    if stem.lower() == "back":
-        return "back"
-    up = stem.upper()
-    if up.startswith("T") and len(up) == 2:
-        up = "10" + up[1]
-    return up if up in LABELS else None
+    return canonical_label(path.stem.replace("_", "-").split("-")[0])

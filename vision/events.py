@@ -30,45 +30,15 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from vision.event_types import EVENT_KINDS, VisionEvent
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
 
-EVENT_KINDS = ("card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure", "conflict")
-
+__all__ = ["EVENT_KINDS", "VisionEvent", "Reader", "Content", "TableWatcher", "crop_card"]
 
 class Reader(Protocol):
     """What the watcher needs of a classifier (``vision.classifier.CardClassifier`` fits)."""
 
     def classify(self, crops: Sequence[np.ndarray]) -> list[Any]: ...
-
-
-@dataclass(frozen=True)
-class VisionEvent:
-    """One thing that happened on the table. ``card`` is a face (``"QH"``) or ``None``;
-    ``top3`` is set for ``card_unsure``; ``zones`` lists both places of a ``conflict``;
-    ``count`` is the number of face-down cards now in the zone for ``card_face_down``."""
-
-    kind: str
-    zone: str
-    timestamp: float
-    card: str | None = None
-    confidence: float | None = None
-    top3: tuple[tuple[str, float], ...] = ()
-    zones: tuple[str, ...] = ()
-    count: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}
-        if self.card is not None:
-            out["card"] = self.card
-        if self.confidence is not None:
-            out["confidence"] = round(float(self.confidence), 4)
-        if self.top3:
-            out["top3"] = [[label, round(float(p), 4)] for label, p in self.top3]
-        if self.zones:
-            out["zones"] = list(self.zones)
-        if self.count is not None:
-            out["count"] = self.count
-        return out
 
 
 @dataclass
@@ -381,7 +351,7 @@ def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: floa
     spread = np.median(np.abs(ring - bg), axis=0).max()
     high = float(max(26.0, 5.0 * spread))
     low = float(max(10.0, 3.0 * spread))
-    d0, d1, d2 = cv2.split(cv2.absdiff(blur, (*(float(v) for v in bg), 0.0)))
+    d0, d1, d2 = cv2.split(cv2.absdiff(blur, (*(float(v) for v in bg), 0.0)))  # type: ignore[call-overload]
     diff = cv2.max(cv2.max(d0, d1), d2)  # per-pixel largest channel difference (numpy's max(axis=2) is 10× slower)
     core = cv2.morphologyEx((diff > high).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     blobs, _ = cv2.findContours(core, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
@@ -395,7 +365,7 @@ def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: floa
         inside = diff[y:y + bh, x:x + bw][core[y:y + bh, x:x + bw] > 0]
         t = max(low, 0.5 * float(np.median(inside)))
         x0, y0, x1, y1 = max(0, x - pad), max(0, y - pad), min(w, x + bw + pad), min(h, y + bh + pad)
-        fg[y0:y1, x0:x1] |= (diff[y0:y1, x0:x1] > t).astype(np.uint8)
+        fg[y0:y1, x0:x1] |= (diff[y0:y1, x0:x1] > t).astype(np.uint8)  # type: ignore[misc]
     fg = cv2.morphologyEx(fg, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5)))
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     cw, ch = CARD_MM[0] * px_per_mm, CARD_MM[1] * px_per_mm

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from vision.event_types import ZoneId
+
 #: Size of a standard (poker) playing card in millimetres: width, height.
 CARD_MM: tuple[float, float] = (63.0, 88.0)
 
@@ -42,7 +44,8 @@ def apply_h(h: np.ndarray, points: Any) -> np.ndarray:
     w = homo[:, 2:3]
     if np.any(np.abs(w) < 1e-12):
         raise GeometryError("point maps to infinity (behind the camera?)")
-    return homo[:, :2] / w
+    mapped: np.ndarray = homo[:, :2] / w
+    return mapped
 
 
 @dataclass(frozen=True)
@@ -234,7 +237,8 @@ class TableLayout:
 
     @property
     def seats(self) -> list[Zone]:
-        return sorted((z for z in self.zones if z.name.startswith("seat:")), key=lambda z: int(z.name[5:]))
+        seated = [(seat, z) for z in self.zones if (seat := ZoneId.seat_of(z.name)) is not None]
+        return [z for _, z in sorted(seated, key=lambda pair: pair[0])]
 
     def zone_at(self, point_mm: tuple[float, float]) -> Zone | None:
         for z in self.zones:
@@ -256,7 +260,7 @@ class TableLayout:
         for i in range(seats):
             a = math.pi / 2 + 2 * math.pi * i / seats  # y grows downwards: pi/2 is the bottom
             zx, zy = cx + rx * math.cos(a), cy + ry * math.sin(a)
-            zones.append(Zone(f"seat:{i}", round(zx - zw / 2, 1), round(zy - zh / 2, 1), zw, zh))
+            zones.append(Zone(str(ZoneId.of_seat(i)), round(zx - zw / 2, 1), round(zy - zh / 2, 1), zw, zh))
         zones.append(Zone("turn_up", round(cx - zw - 5, 1), round(cy - zh / 2, 1), zw, zh))
         zones.append(Zone("stock", round(cx + 5, 1), round(cy - zh / 2, 1), zw, zh))
         return cls(width_mm, height_mm, tuple(zones))

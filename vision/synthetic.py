@@ -21,13 +21,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.event_types import STOCK, ZoneId
 from vision.geometry import CARD_MM, Calibration, TableLayout
+from vision.labels import BACK, FACES
 
 #: The deck committed with the project (CC0 art; see its NOTICE).
 DEFAULT_DECK = Path(__file__).resolve().parent / "assets" / "decks" / "heruka-2color"
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-SUITS = ("C", "D", "H", "S")
-FACES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
 ARUCO_DICT = cv2.aruco.DICT_4X4_50
 MARKER_MM = 50.0  # printed marker side (black square), centred on the table-frame corners
 
@@ -51,7 +50,7 @@ def load_deck(path: str | Path = DEFAULT_DECK) -> dict[str, np.ndarray]:
     if key in _DECKS:
         return _DECKS[key]
     deck: dict[str, np.ndarray] = {}
-    for name in (*FACES, "back"):
+    for name in (*FACES, BACK):
         img = cv2.imread(str(folder / f"{name}.png"), cv2.IMREAD_UNCHANGED)
         if img is None:
             raise FileNotFoundError(f"{folder}: missing or unreadable {name}.png")
@@ -166,7 +165,8 @@ def _camera_homography(rng: np.random.Generator, table_mm: tuple[float, float],
     centre = (pts.max(axis=0) + pts.min(axis=0)) / 2
     fit = np.array([[scale, 0, w / 2 - scale * centre[0]], [0, scale, h / 2 - scale * centre[1]], [0, 0, 1]])
     hom = fit @ m
-    return hom / hom[2, 2]
+    normalised: np.ndarray = hom / hom[2, 2]
+    return normalised
 
 
 class SyntheticTable:
@@ -243,8 +243,9 @@ class SyntheticTable:
             tex[my0:my0 + side, mx0:mx0 + side] = cv2.cvtColor(marker, cv2.COLOR_GRAY2BGR)
         shift = np.array([[1, 0, pad], [0, 1, pad], [0, 0, 1]], dtype=np.float64)
         hom = self.calibration.table_to_image @ np.linalg.inv(shift)
-        return cv2.warpPerspective(tex, hom, self.size, flags=cv2.INTER_LINEAR,
-                                   borderMode=cv2.BORDER_REFLECT)
+        texture: np.ndarray = cv2.warpPerspective(tex, hom, self.size, flags=cv2.INTER_LINEAR,
+                                                  borderMode=cv2.BORDER_REFLECT)
+        return texture
 
     def _render_light(self) -> np.ndarray:
         w, h = self.size
@@ -253,11 +254,13 @@ class SyntheticTable:
         d = self.style.light_dir
         ramp = 1 + 0.18 * (nx * math.cos(d) + ny * math.sin(d))
         vig = 1 - self.style.vignette * (nx**2 + ny**2) / 2
-        return (self.style.light_gain * ramp * vig).astype(np.float32)
+        light: np.ndarray = (self.style.light_gain * ramp * vig).astype(np.float32)
+        return light
 
     def _apply_light(self, img: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
         x0, y0, x1, y1 = box
-        return np.clip(img.astype(np.float32) * self._light[y0:y1, x0:x1, None], 0, 255).astype(np.uint8)
+        lit: np.ndarray = np.clip(img.astype(np.float32) * self._light[y0:y1, x0:x1, None], 0, 255)
+        return lit.astype(np.uint8)
 
     def _make_noise(self, rng: np.random.Generator) -> list[np.ndarray]:
         """One int16 noise field 64 px larger than the frame; each frame adds a window of it at
@@ -265,7 +268,7 @@ class SyntheticTable:
         w, h = self.size
         f = np.zeros((h + 64, w + 64, 3), dtype=np.int16)
         cv2.setRNGSeed(int(rng.integers(0, 2**31 - 1)))  # cv2.randn draws from OpenCV's own generator
-        cv2.randn(f, 0, self.style.noise_sigma)
+        cv2.randn(f, 0, self.style.noise_sigma)  # type: ignore[call-overload]  # stubs: float arrays only
         return [f]
 
     # -- drawing -----------------------------------------------------------------------------
@@ -346,7 +349,7 @@ class SyntheticTable:
         q = 4
         mask_q, shadow_q, (ox, oy) = self._hand_masks(hand, held)
         hq, wq = mask_q.shape
-        shift = np.float32([[1, 0, ox / q], [0, 1, oy / q]])
+        shift = np.array([[1, 0, ox / q], [0, 1, oy / q]], dtype=np.float32)
         shadow_q = cv2.warpAffine(shadow_q, shift, (wq, hq))
         box = _bbox(shadow_q)
         if box is not None:
@@ -525,7 +528,7 @@ def _deal_frames(table: SyntheticTable, rng: np.random.Generator, deal: int, fps
 
     def reach_over(zname: str, frames: int) -> Iterator[NightFrame]:
         """Someone reaches over a zone (to point, to pick up a glass) and withdraws."""
-        other = f"seat:{int(rng.integers(seats))}"
+        other = str(ZoneId.of_seat(int(rng.integers(seats))))
         ang = _seat_dir(table, other)
         z = table.layout.zone(zname)
         cx, cy = z.center
@@ -536,8 +539,8 @@ def _deal_frames(table: SyntheticTable, rng: np.random.Generator, deal: int, fps
                                 ang, height=float(rng.uniform(40, 120))))
 
     def gather(winner: int) -> Iterator[NightFrame]:
-        ang = _seat_dir(table, f"seat:{winner}")
-        zones = [f"seat:{s}" for s in range(seats)]
+        ang = _seat_dir(table, str(ZoneId.of_seat(winner)))
+        zones = [str(ZoneId.of_seat(s)) for s in range(seats)]
         for zname in zones:
             z = table.layout.zone(zname)
             cx, cy = z.center
@@ -552,19 +555,19 @@ def _deal_frames(table: SyntheticTable, rng: np.random.Generator, deal: int, fps
     # empty table first, so the watcher learns the quiet scene
     for _ in range(int(fps * 0.4)):
         yield emit()
-    yield from place("stock", "back", 2)
+    yield from place(str(STOCK), BACK, 2)
     yield from place("turn_up", order.pop(), rest)
     leader = int(rng.integers(seats))
     for _trick in range(tricks):
         for j in range(seats):
             seat = (leader + j) % seats
             if rng.random() < 0.15:
-                yield from reach_over(f"seat:{int(rng.integers(seats))}", int(rng.integers(4, 9)))
+                yield from reach_over(str(ZoneId.of_seat(int(rng.integers(seats)))), int(rng.integers(4, 9)))
             if rng.random() < 0.1:
-                zn = table.layout.zone(f"seat:{int(rng.integers(seats))}")
+                zn = table.layout.zone(str(ZoneId.of_seat(int(rng.integers(seats)))))
                 for k in range(int(rng.integers(6, 12))):
                     yield emit(shadow=(zn.center[0] + 8 * k, zn.center[1], 70.0))
-            yield from place(f"seat:{seat}", order.pop(), int(rng.integers(1, 4)))
+            yield from place(str(ZoneId.of_seat(seat)), order.pop(), int(rng.integers(1, 4)))
         for _ in range(rest):
             yield emit()
         leader = int(rng.integers(seats))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, redirect, render_template, request, url_for
@@ -78,52 +79,29 @@ def logout() -> Any:
     return redirect(url_for("table.index"), code=303)
 
 
-#: Snapshot phases of a deal still being dealt, declared or played (not ``setup``, ``waiting``,
-#: ``over``, ``game_over``).
-IN_DEAL = frozenset({"turn_up", "take_turnup", "declare", "exchange", "flush", "play"})
-
-
-def deal_actions(snapshot: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+def deal_actions(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     """Which of the deal's admin commands the page offers now, and to whom.
 
-    Only to keep the page short and the right button at hand: the engine still judges every
-    command (a refused one is a 400 with its reason). ``options`` is the effective house-rule
-    mapping (``settings()["options"]``), needed for "Pam be civil".
+    The engine says which apply (the snapshot's ``commands``, from ``Deal.table_commands()``);
+    the page only shows them. A command refused all the same is a 400 with the engine's reason.
     """
-    phase = snapshot.get("phase")
-    trick = snapshot.get("trick") or {}
-    plays = trick.get("plays") or []
-    seats = snapshot.get("seats") or []
-    claims = snapshot.get("flush_claims") or []
-    flush_won = any(c.get("valid") is True for c in claims)
-    trump = snapshot.get("trump")
-    ace_of_trumps_led = (phase == "play" and len(plays) == 1 and bool(trump)
-                         and plays[0].get("card") == f"A{trump}")
-    names = [str(x["name"]) for x in seats]
-    # only standers may claim a flush or show Pam; before the declarations are known, anyone
-    standers = [str(x["name"]) for x in seats if x.get("declaration") not in (None, "pass")] or names
-    claimed = {c.get("player") for c in claims}
-    shown = set(snapshot.get("pam_shown") or [])
-    claimants = [n for n in standers if n not in claimed]
-    pam_players = [n for n in standers if n not in shown and n not in claimed]
+    commands = snapshot.get("commands") or {}
+    claimants = [str(n) for n in commands.get("claim_flush") or []]
+    pam_players = [str(n) for n in commands.get("show_pam") or []]
     return {
-        # the flush window (§7.2), and after a flush has won: another stander may still show a
-        # valid (better or inferior) flush to escape the loo
-        "claim_flush": bool(claimants) and (phase == "flush" or (phase == "over" and flush_won)),
-        "show_pam": bool(pam_players) and phase == "over" and flush_won,
-        "misdeal": phase in IN_DEAL and not plays,
-        "call_civil": (ace_of_trumps_led and options.get("pam_be_civil") == "on_call"
-                       and options.get("pam") is not False),
+        "claim_flush": bool(claimants),
+        "show_pam": bool(pam_players),
+        "misdeal": bool(commands.get("misdeal")),
+        "call_civil": bool(commands.get("call_civil")),
         "claimants": claimants,
         "pam_players": pam_players,
     }
 
 
-def render_admin_partial(snapshot: dict[str, Any]) -> str:
+def render_admin_partial(snapshot: Mapping[str, Any]) -> str:
     """The admin's live fragment, rendered once per version (shared by every admin stream)."""
     def render() -> str:
-        options = web_state().service.settings().get("options") or {}
-        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot, options))
+        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot))
 
     return web_state().fragment("admin", int(snapshot.get("version", 0)), render)
 

@@ -10,11 +10,10 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from web import web_state
+from web.commands import COMMANDS, parse_command
 from web.history_page import settlement
 from web.security import ApiError, admin_required
-from web.service import COMMANDS
 from web.table_page import etag_for, not_modified
-from web.validate import check_command
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -123,8 +122,8 @@ def command(name: str) -> Response:
         raise ApiError(400, "the request body must be JSON (Content-Type: application/json)")
     service = web_state().service
     try:
-        clean = check_command(name, payload, service.settings() if name == "update_settings" else {})
-        result = service.command(name, clean)
+        command = parse_command(name, payload, service.settings() if name == "update_settings" else {})
+        result = service.command(command)
     except ValueError as err:
         raise ApiError(400, str(err) or "refused") from None
     return jsonify(result)

@@ -1,36 +1,40 @@
 """Card codes for the dashboard: checking what a host types, and drawing a card as inline SVG.
 
-The SVG is drawn here (a rounded card with its index and a large suit pip) because shipping deck
+The notation is the engine's (``engine.Card``): what a host types is parsed by ``Card.parse`` and
+written back as ``str(card)``, the same text the camera's labels and the hand records use. The SVG
+is drawn here (a rounded card with its index and a large suit pip) because shipping deck
 artwork to every phone would cost far more bytes than these ~500-byte images and need no licence.
 """
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 from markupsafe import Markup, escape
 
-SUITS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
-SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
-RANK_NAMES = {"J": "jack", "Q": "queen", "K": "king", "A": "ace"}
-_CARD_RE = re.compile(r"^(10|[2-9TJQKA])([CDHS])$")
+from engine import DECK, Card, InvalidInputError
+from engine.cards import SUIT_NAMES
+
+#: The suit pips drawn on the cards (display only).
+PIPS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+_CANONICAL = frozenset(str(c) for c in DECK)
+#: Court cards in words, for screen readers ("queen of hearts").
+RANK_WORDS = {11: "jack", 12: "queen", 13: "king", 14: "ace"}
 
 
 def normalize_card(text: object) -> str:
     """Canonical code (``"10h"`` -> ``"10H"``, ``"th"`` -> ``"10H"``) or ``ValueError`` saying why."""
     if not isinstance(text, str):
         raise ValueError("a card must be a string such as '10H' or 'JC'")
-    m = _CARD_RE.match(text.strip().upper())
-    if not m:
-        raise ValueError(f"{text!r} is not a card: write rank then suit, e.g. 10H, JC, AS, 7D")
-    rank = "10" if m.group(1) == "T" else m.group(1)
-    return rank + m.group(2)
+    try:
+        return str(Card.parse(text.strip()))
+    except InvalidInputError:
+        raise ValueError(f"{text!r} is not a card: write rank then suit, e.g. 10H, JC, AS, 7D") from None
 
 
 def card_name(code: str) -> str:
-    rank, suit = code[:-1], code[-1]
-    return f"{RANK_NAMES.get(rank, rank)} of {SUIT_NAMES[suit]}"
+    card = Card.parse(code)
+    return f"{RANK_WORDS.get(card.rank, str(card.rank))} of {SUIT_NAMES[card.suit]}"
 
 
 @lru_cache(maxsize=64)
@@ -46,7 +50,7 @@ def card_svg(code: str | None, width: int = 56) -> Markup:
     code = normalize_card(code)
     rank, suit = code[:-1], code[-1]
     colour = "red" if suit in "DH" else "black"
-    pip = SUITS[suit]
+    pip = PIPS[suit]
     label = escape(card_name(code))
     return Markup(
         f'<svg class="card {colour}" viewBox="0 0 50 70" width="{width}" height="{height}" role="img" '
@@ -75,7 +79,7 @@ def evidence_markup(value: object, width: int = 28) -> Markup:
         return Markup("").join(card_image(v, width) for v in value)
     words = []
     for word in str(value).split():
-        if _CARD_RE.match(word) and not word.startswith("T"):  # canonical codes only ("as" stays a word)
+        if word in _CANONICAL:  # canonical codes only ("as" stays a word)
             words.append(Markup(f"{card_svg(word, width)}<b>{escape(word)}</b>"))
         else:
             words.append(escape(word))

@@ -27,7 +27,7 @@ class OptionField:
 
 
 def option_fields(variant: str) -> list[OptionField]:
-    """Every option of loo-rules.md §3 with ``variant``'s default, in the engine's order."""
+    """Every option of docs/rules.md §3 with ``variant``'s default, in the engine's order."""
     defaults = Options.defaults(variant)
     out: list[OptionField] = []
     for f in fields(Options):

@@ -135,7 +135,7 @@ class _LoopGuard:
             self.ended.set()
 
     def close(self, timeout: float) -> None:
-        from waitress import wasyncore  # type: ignore[import-untyped]
+        from waitress import wasyncore
 
         with self.lock:
             self.closed = True

@@ -10,8 +10,8 @@ method allowed to block.
 
 Errors: `command` raises `ValueError` (or a subclass) with a sentence a host can read when the
 request is refused, and then it has changed nothing. The dashboard turns that into a JSON 400.
-The dashboard validates every payload's shape before calling `command` (see `COMMANDS`), so the
-service receives well-typed values; it still owns the game rules (e.g. "cannot change the variant
+The dashboard validates every payload's shape once, into a `web.commands` dataclass, before calling
+`command`, so the service receives well-typed values; it still owns the game rules (e.g. "cannot change the variant
 in the middle of a deal").
 """
 
@@ -19,64 +19,24 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-#: Admin command names and the payload each takes (the dashboard checks these shapes before
-#: calling `TableService.command`; docs/api.md documents them for API users).
-#:
-#: - ``confirm_card``    ``{"alert_id": int}``: accept the card an alert proposes (unsure reading,
-#:   card out of turn); the game resumes.
-#: - ``correct_card``    ``{"card": "10H", "alert_id": int}`` to answer an alert with another card,
-#:   ``{"card": "10H", "zone": "seat:2" | "turn_up"}`` to enter a card the camera missed in a seat's
-#:   zone (played as if seen there) or to give / correct the turn-up, or
-#:   ``{"card": "10H", "trick": int, "player": str}`` to correct a card already accepted in the current
-#:   deal (the engine re-runs the deal; chips follow).
-#: - ``undo``            ``{}``: undo the last event of the current deal.
-#: - ``adjust_chips``    ``{"player": str, "delta": int (non-zero), "reason": str}``.
-#: - ``pause`` / ``resume`` / ``end_game``: ``{}``.
-#: - ``update_settings`` any subset of ``{"players": [str, ...], "variant": str,
-#:   "options": {name: value}, "starting_chips": int, "chip_value": str}`` (``options`` are overrides
-#:   of the variant's defaults, names as ``engine.Options``; the ante is ``options["ante_amount"]``;
-#:   ``chip_value`` is a decimal string such as ``"0.10"``, the money one chip is worth).
-#: - ``set_zones``       ``{"zones": {name: {"x": mm, "y": mm, "width": mm, "height": mm}}}``, names
-#:   ``seat:0`` … ``seat:N-1``, ``turn_up``, ``stock`` (rectangles on the table plane, millimetres).
-#: - ``claim_flush``     ``{"player": str, "cards": [5 cards]}``: a stander shows a flush (five-card
-#:   Loo, phase ``flush``); the engine judges it (a false claim is recorded as such).
-#: - ``show_pam``        ``{"player": str}``: after a flush has won, a player shows Pam.
-#: - ``call_civil``      ``{}``: "Pam be civil", right after the ace of trumps is led
-#:   (option ``pam_be_civil = on_call``).
-#: - ``misdeal``         ``{}``: before the first card is played; settled by the ``misdeal`` option.
-COMMANDS: tuple[str, ...] = (
-    "confirm_card",
-    "correct_card",
-    "undo",
-    "adjust_chips",
-    "pause",
-    "resume",
-    "end_game",
-    "update_settings",
-    "set_zones",
-    "claim_flush",
-    "show_pam",
-    "call_civil",
-    "misdeal",
-)
+from web.commands import COMMANDS, DashboardCommand
+from web.snapshot import Snapshot
 
+__all__ = ["TableService", "COMMANDS"]
 
+#: Admin commands: one frozen dataclass each in `web.commands` (fields = the JSON payload, which
+#: docs/api.md documents); `web.commands.parse_command` checks a payload once and the service
+#: receives the dataclass. The game's rules stay the service's to judge.
 @runtime_checkable
 class TableService(Protocol):
     """What the controller gives the dashboard (implemented by ``table.service.TableService``)."""
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         """The whole visible table as JSON-safe data, with a monotonically increasing ``version``.
 
-        Shape (docs/architecture.md): ``version``, ``status`` ``{"state", "message"}`` (state in
-        ``ready``, ``paused``, ``attention``, ``fault``), ``variant``, ``deal_number``, ``phase``,
-        ``pool``, ``turn_up``, ``trump``, ``seats`` (``index``, ``name``, ``chips``, ``dealer``,
-        ``to_act``, ``declaration``, ``tricks_won``), ``trick`` ``{"number", "plays": [{"player",
-        "card"}]}`` or null, ``alerts`` (``id``, ``kind`` in ``revoke``, ``unsure``, ``out_of_turn``,
-        ``conflict``, ``camera``…, ``seat``, ``message``, ``needs_confirmation``, optional ``card``,
-        ``top3`` ``[[card, confidence], ...]``, ``evidence``), ``last_settlement``, ``game_over``;
-        optional (the controller adds them): ``paused``, ``chip_value``, ``camera`` ``{"ok",
-        "message"}``, ``flush_claims`` ``[{"player", "cards", "valid"}]``, ``pam_shown`` ``[player]``.
+        Shape: `web.snapshot.Snapshot` (docs/api.md); the optional keys are the controller's
+        additions (``paused``, ``chip_value``, ``camera``, ``flush_claims``, ``pam_shown``,
+        ``commands``), which a client must not rely on.
         """
         ...
 
@@ -101,7 +61,7 @@ class TableService(Protocol):
         ...
 
     def hand_records(self) -> list[dict[str, Any]]:
-        """Every finished deal as a ``loo-hand/1`` record (hand-record.md), oldest first."""
+        """Every finished deal as a ``loo-hand/1`` record (docs/hand-record.md), oldest first."""
         ...
 
     def ledger_rows(self) -> list[dict[str, Any]]:
@@ -123,8 +83,9 @@ class TableService(Protocol):
         string), ``zones`` (as in ``set_zones``), ``game_started`` (bool)."""
         ...
 
-    def command(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """Apply one admin command (see `COMMANDS`); returns ``{"ok": True, "version": int, ...}``.
+    def command(self, command: DashboardCommand) -> dict[str, Any]:
+        """Apply one admin command (a `web.commands` dataclass, already shape-checked); returns
+        ``{"ok": True, "version": int, ...}``.
 
         Raises ``ValueError`` with a reason and changes nothing when the command is refused.
         """

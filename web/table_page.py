@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from flask import Blueprint, Response, render_template, request
@@ -27,7 +28,7 @@ def with_etag(resp: Response, etag: str, version: int) -> Response:
     return resp
 
 
-def fragment_response(kind: str, snapshot: dict[str, Any], render: Any, *, cache_control: str) -> Response:
+def fragment_response(kind: str, snapshot: Mapping[str, Any], render: Any, *, cache_control: str) -> Response:
     """A live HTML fragment for `snapshot`, or 304 when the client already has this version."""
     version = int(snapshot.get("version", 0))
     etag = etag_for(kind, version)
@@ -38,7 +39,7 @@ def fragment_response(kind: str, snapshot: dict[str, Any], render: Any, *, cache
     return with_etag(resp, etag, version)
 
 
-def render_table_partial(snapshot: dict[str, Any]) -> str:
+def render_table_partial(snapshot: Mapping[str, Any]) -> str:
     """The live part of the Table page, rendered once per version however many phones ask."""
     return web_state().fragment("table", int(snapshot.get("version", 0)),
                                 lambda: render_template("_table.html", s=snapshot))

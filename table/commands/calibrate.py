@@ -22,8 +22,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from table.cli import CommandError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from table.config import TableConfig
 
 
 def _point(text: str) -> tuple[float, float]:
@@ -55,14 +61,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="leave exposure, white balance and focus automatic (store no camera controls)")
 
 
-def _frame_from_camera(config, *, settle_s: float, lock: bool) -> tuple[object, dict]:  # noqa: ANN001
+def _frame_from_camera(config: TableConfig, *, settle_s: float, lock: bool) -> tuple[np.ndarray, dict[str, Any]]:
     """A frame from the configured camera, and the controls that hold its picture ({} when the
     camera reports none: a USB camera, or ``lock`` off)."""
     from vision.sources import SourceError, open_source
     from vision.sources.picamera2 import AF_CONTINUOUS, locked_controls
 
     cam = config.camera
-    spec = {"source": cam.source, "device": cam.device, "width": cam.width, "height": cam.height, "fps": cam.fps}
+    spec: dict[str, Any] = {"source": cam.source, "device": cam.device, "width": cam.width, "height": cam.height, "fps": cam.fps}
     if cam.source == "picamera2":  # everything automatic while it settles (unsupported ones are skipped)
         spec["controls"] = {"AeEnable": True, "AwbEnable": True, "AfMode": AF_CONTINUOUS}
     frames = max(5, round(settle_s * cam.fps))
@@ -76,7 +82,7 @@ def _frame_from_camera(config, *, settle_s: float, lock: bool) -> tuple[object, 
     return frame.image, (locked_controls(metadata) if lock else {})
 
 
-def _describe_controls(controls: dict) -> str:
+def _describe_controls(controls: dict[str, Any]) -> str:
     parts = []
     if "ExposureTime" in controls:
         parts.append(f"exposure {controls['ExposureTime'] / 1000:.1f} ms, gain {controls['AnalogueGain']:.2f}")
@@ -100,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             config = load_config(args.config)
         except ConfigError as exc:
             raise CommandError(str(exc)) from None
-    controls: dict = {}
+    controls: dict[str, Any] = {}
     if args.image is not None:
         from vision.image_file import UnreadableImage, read_image
 
@@ -109,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         except UnreadableImage as exc:
             raise CommandError(str(exc)) from None
     else:
+        assert config is not None  # loaded above whenever no --image is given
         image, controls = _frame_from_camera(config, settle_s=args.settle, lock=not args.no_lock)
     seats = args.seats or (len(config.game.players) if config is not None else 4)
     h, w = image.shape[:2]

@@ -10,6 +10,11 @@ inconsistent). ``--text`` is the terminal mode (``table.terminal_demo``): the en
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from web.snapshot import Snapshot
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--misdeal-rate", type=float, default=0.03, metavar="P",
                         help="--text only: chance that a deal is a misdeal (default: 0.03)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="a house rule of loo-rules.md §3, e.g. --option loo_mode=unlimited (repeatable)")
+                        help="a house rule of docs/rules.md §3, e.g. --option loo_mode=unlimited (repeatable)")
     parser.add_argument("--ascii", action="store_true", help="print cards as 10H, JC (no suit symbols, no colour)")
     parser.add_argument("--text", action="store_true",
                         help="terminal mode: the engine and bots only, printed as text (any variant)")
@@ -176,30 +181,31 @@ def run_table(args: argparse.Namespace) -> int:
             tmp.cleanup()
 
 
-def _printer(demo: object) -> object:
+def _printer(demo: object) -> Callable[[Snapshot], None]:
     """One line per deal and per revoke on the terminal while the dashboard shows the rest."""
-    seen: dict[str, object] = {"deal": 0, "alerts": set()}
+    last_deal = [0]
+    alerts_seen: set[int] = set()
 
-    def on_change(snap: dict) -> None:
-        if snap["deal_number"] != seen["deal"]:
-            seen["deal"] = snap["deal_number"]
+    def on_change(snap: Snapshot) -> None:
+        if snap["deal_number"] != last_deal[0]:
+            last_deal[0] = snap["deal_number"]
             chips = ", ".join(f"{s['name']} {s['chips']}" for s in snap["seats"])
             print(f"deal {snap['deal_number']}: {chips}; pool {snap['pool']}", flush=True)
         for alert in snap["alerts"]:
-            if alert["id"] not in seen["alerts"] and alert["kind"] in ("revoke", "unsure", "out_of_turn"):
-                seen["alerts"].add(alert["id"])  # type: ignore[union-attr]
+            if alert["id"] not in alerts_seen and alert["kind"] in ("revoke", "unsure", "out_of_turn"):
+                alerts_seen.add(alert["id"])
                 print(f"  ! {alert['message']}", flush=True)
 
     return on_change
 
 
-def _progress(hands: int | None) -> object:
+def _progress(hands: int | None) -> Callable[[Snapshot], None]:
     """Headless: one progress line per deal on stderr (stdout carries only the JSON summary)."""
     import sys
 
     seen = {"deal": 0}
 
-    def on_change(snap: dict) -> None:
+    def on_change(snap: Snapshot) -> None:
         if snap["deal_number"] != seen["deal"]:
             seen["deal"] = snap["deal_number"]
             print(f"deal {snap['deal_number']}/{hands or '?'} …", file=sys.stderr, flush=True)

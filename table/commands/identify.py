@@ -12,8 +12,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from table.cli import CommandError
+
+if TYPE_CHECKING:
+    from vision.classifier import CardClassifier
 
 
 def default_model() -> Path:
@@ -50,11 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="find cards with the contour cues alone (faster; only cards lying apart on a plain table)")
 
 
-def load_classifier(args: argparse.Namespace, **kw: object):  # type: ignore[no-untyped-def]
+def load_classifier(args: argparse.Namespace, *, threshold: float | None = None,
+                    margin: float | None = None, prototypes: Path | None = None) -> CardClassifier:
     from vision.classifier import CardClassifier, ModelError
 
     try:
-        return CardClassifier(args.model or default_model(), threads=args.threads, providers=args.provider, **kw)
+        return CardClassifier(args.model or default_model(), threads=args.threads, providers=args.provider,
+                              threshold=threshold, margin=margin, prototypes=prototypes)
     except (ModelError, ValueError) as exc:
         raise CommandError(str(exc)) from None
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING, Any
 
 from table.cli import CommandError
+
+if TYPE_CHECKING:
+    from table.config import TableConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
 
-def wiring_rows(config, seats: int | None = None) -> list[dict]:
+def wiring_rows(config: TableConfig, seats: int | None = None) -> list[dict[str, Any]]:
     """One row per pin in use, sorted by physical header pin."""
     from table.config import HEADER
 
@@ -27,7 +31,7 @@ def wiring_rows(config, seats: int | None = None) -> list[dict]:
     return sorted(rows, key=lambda r: r["physical"])
 
 
-def render(rows: list[dict], fmt: str) -> str:
+def render(rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(rows, indent=1)
     if fmt == "markdown":

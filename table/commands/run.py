@@ -103,7 +103,7 @@ class Controller:
         self.parts.append(self.controls)
         self.referee.outputs = self.controls
         with self.referee.lock:
-            self.referee._after_step()  # show the state on the LEDs at once  # noqa: SLF001
+            self.referee.publish()  # show the state on the LEDs at once
 
         self.source, layout, calibration = self._camera(cfg, load_calibration)
         from vision.events import TableWatcher
@@ -170,6 +170,7 @@ class Controller:
         and the layout and calibration the watcher needs (a bad calibration file IS refused)."""
         from vision.calibration import load_camera_controls
         from vision.sources import Backoff, SourceError, open_source
+        from vision.sources.synthetic import SyntheticSource
 
         cam = {"source": cfg.camera.source, "device": cfg.camera.device, "width": cfg.camera.width,
                "height": cfg.camera.height, "fps": cfg.camera.fps, "seats": cfg.seats, "realtime": True,
@@ -196,7 +197,7 @@ class Controller:
                 layout, cal = load_calibration(cfg.camera.calibration, cfg.seats)
             except ValueError as exc:
                 raise CommandError(str(exc)) from None
-        elif cfg.camera.source == "synthetic":
+        elif isinstance(source, SyntheticSource):
             source.read()  # the synthetic table knows its own geometry
             layout, cal = source.table.layout, source.table.calibration
         else:

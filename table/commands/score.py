@@ -1,4 +1,4 @@
-"""`loo-table score FILE`: score loo-hand/1 records, one JSON line per record (hand-record.md).
+"""`loo-table score FILE`: score loo-hand/1 records, one JSON line per record (docs/hand-record.md).
 
 An invalid record is not scored: one line ``error: <id>: <what is wrong>`` goes to stderr, the
 remaining records are still scored, and the exit status is 2 at the end. A file that cannot be read

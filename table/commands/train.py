@@ -8,26 +8,31 @@ none of the artwork and finishes in seconds.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import sys
+from types import ModuleType
 
 from table.cli import CommandError
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from models.train import add_arguments as recipe_arguments
+def _recipe() -> ModuleType:
+    """``models.train``, loaded by name: the recipe is a development tool outside the typed
+    runtime packages (``make typecheck`` covers engine, vision, table and web)."""
+    return importlib.import_module("models.train")
 
-    recipe_arguments(parser)
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _recipe().add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     for mod in ("torch", "onnx", "tqdm"):
         if importlib.util.find_spec(mod) is None:
             raise CommandError(f"the training extra is not installed ({mod} missing): pip install -e '.[train]'")
-    from models.train import config_from_args, run_recipe
-
+    recipe = _recipe()
     try:
-        run_recipe(config_from_args(args), args.out, quantise_int8=not args.no_int8,
+        recipe.run_recipe(recipe.config_from_args(args), args.out, quantise_int8=not args.no_int8,
                    log=lambda m: print(m, file=sys.stderr, flush=True), evaluate_only=args.evaluate_only)
     except SystemExit as exc:  # the recipe's one-line reasons (missing artwork, rsvg-convert)
         if exc.code not in (0, None):

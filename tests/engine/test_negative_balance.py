@@ -1,4 +1,4 @@
-"""``allow_negative_balance = false`` (loo-rules.md §14.5): a player who cannot cover a loo may not
+"""``allow_negative_balance = false`` (docs/rules.md §14.5): a player who cannot cover a loo may not
 stand, and in a forced deal (bold stand, must, club law) he is excused and passes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Options of loo-rules.md §3: defaults per variant, validation, round trip."""
+"""Options of docs/rules.md §3: defaults per variant, validation, round trip."""
 
 from __future__ import annotations
 

@@ -318,7 +318,7 @@ def test_defend_miss_without_a_lone_stander() -> None:
 def test_exchange_in_three_card() -> None:
     r = rec("TC01")
     r["exchanges"] = {"A": 1}
-    bad(r, "exchanges", "A")
+    bad(r, "exchanges: there is no exchange in three-card Loo")
 
 
 def test_exchange_by_a_passer() -> None:

@@ -1,4 +1,4 @@
-"""`loo-table score FILE`: output format, error lines, exit status (hand-record.md)."""
+"""`loo-table score FILE`: output format, error lines, exit status (docs/hand-record.md)."""
 
 from __future__ import annotations
 

@@ -5,24 +5,11 @@ every committed event (the acknowledgement: COMMIT has returned). The test kills
 """
 
 import sys
-from dataclasses import dataclass
 
 from table.ledger import Ledger
 from table.referee import Referee
 from table.simulate import DirectTransport, VirtualPlayers, run_night
-
-
-@dataclass(frozen=True)
-class CardEvent:
-    """The fields of vision.events.VisionEvent the referee reads (importing OpenCV would cost
-    0.3 s per restart, and this test restarts 50 times)."""
-
-    kind: str
-    zone: str
-    timestamp: float
-    card: str | None = None
-    confidence: float | None = None
-    top3: tuple = ()
+from vision.event_types import VisionEvent  # plain values: no OpenCV to load on each restart
 
 
 def main() -> None:
@@ -45,7 +32,7 @@ def run(db: str, seed: int, out: object) -> None:
             out.write(f"ack {state.last_seq} {state.digest()}\n")
             out.flush()
 
-    run_night(referee, VirtualPlayers(seed, revoke_rate=0.05), DirectTransport(referee, event_type=CardEvent), on_step=on_step)
+    run_night(referee, VirtualPlayers(seed, revoke_rate=0.05), DirectTransport(referee, event_type=VisionEvent), on_step=on_step)
     out.write("done\n")
     out.flush()
 

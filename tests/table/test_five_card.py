@@ -54,11 +54,11 @@ def test_a_flush_claimed_on_the_dashboard_wins_and_pam_escapes(five):
 
 
 @pytest.mark.parametrize(("payload", "needle"), [
-    ({"player": "Ann", "cards": FLUSH[:4]}, "five cards"),
-    ({"player": "Ann", "cards": "2S 5S 9S QS KS"}, "five cards"),
+    ({"player": "Ann", "cards": FLUSH[:4]}, "the 5 cards shown"),
+    ({"player": "Ann", "cards": "2S 5S 9S QS KS"}, "the 5 cards shown"),
     ({"player": "Ann", "cards": ["2S", "5S", "9S", "QS", "ZZ"]}, "ZZ"),
     ({"player": "Zed", "cards": FLUSH}, "not at the table"),
-    ({"cards": FLUSH}, "not at the table"),
+    ({"cards": FLUSH}, "player must be a non-empty string"),
     ({"player": "Ann", "cards": ["2S", "5S", "9S", "QS", "7H"]}, "turn-up"),
     ({"player": "Ann", "cards": ["2S", "2S", "9S", "QS", "KS"]}, "five different"),
 ])
@@ -75,7 +75,7 @@ def test_pam_and_civil_only_when_the_rules_allow(five):
     before = frozen(five)
     with pytest.raises(ValueError, match="only to escape a flush"):
         five.ref.call("show_pam", {"player": "Bea"})
-    with pytest.raises(ValueError, match="not at the table"):
+    with pytest.raises(ValueError, match="player must be a non-empty string"):
         five.ref.call("show_pam", {"player": 3})
     with pytest.raises(ValueError, match="not now"):  # no card led yet
         five.ref.call("call_civil", {})

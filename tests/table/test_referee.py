@@ -64,6 +64,18 @@ def test_a_whole_deal_from_presses_and_cards(table):
     assert outcome == ours
 
 
+def test_the_snapshot_says_which_host_commands_the_engine_allows(table):
+    table.dealer()
+    assert table.snap()["commands"]["misdeal"] is True  # dealt, no card played yet
+    start = table.snap()["commands"]
+    assert start["claim_flush"] == [] and start["call_civil"] is False
+    table.card("turn_up", "7H")
+    for p in ["Ann", "Bea", "Cal", "Dot"]:
+        table.press(p)
+    table.card("Ann", "KS")
+    assert table.snap()["commands"]["misdeal"] is False  # a card is on the table
+
+
 def test_revoke_alert_flash_and_buzzer(table):
     start_deal(table)
     for p, c in REVOKE_DEAL[:10]:
@@ -210,8 +222,9 @@ def test_ledger_failure_stops_the_referee(table):
     con = table.ledger._con
     pages = con.execute("PRAGMA page_count").fetchone()[0]
     con.execute(f"PRAGMA max_page_count={pages}")
-    with pytest.raises(ValueError, match="not written"):
-        table.ref.call("adjust_chips", {"player": "Ann", "delta": 5, "reason": "x" * 9000})
+    with pytest.raises(ValueError, match="not written"):  # the ledger's file fills up
+        for _ in range(500):
+            table.ref.call("adjust_chips", {"player": "Ann", "delta": 5, "reason": "x" * 200})
     snap = table.snap()
     assert snap["status"]["state"] == "fault" and "disk is full" in snap["status"]["message"]
     before = table.ref.state.digest()
@@ -433,3 +446,23 @@ def test_presses_after_a_restart_are_not_taken_for_old_ones(tmp_path):
     assert again.ref.state.deal.to_act == "Cal"
     assert not pressed & {e.key for e in again.ledger.events()[-1:]}
     again.close()
+
+
+def test_a_known_card_never_played_makes_the_referee_ask_the_host(tmp_path):
+    """§10.5: Dot took the turn-up 7H; the camera reads his last card as 8C. The play is refused
+    (no revoke is built on 7H), the host sees why, and the right card then counts."""
+    from conftest import Table
+
+    t = Table(tmp_path / "turnup.db", options={"dealer_takes_turnup": True})
+    try:
+        start_deal(t)
+        for p, c in REVOKE_DEAL[:8]:  # Dot won trick 2 and leads trick 3 with his last card
+            t.card(p, c)
+        t.card("Dot", "8C")
+        refused = [a["message"] for a in t.snap()["alerts"] if a["kind"] == "refused"]
+        assert refused and "Dot cannot play 8C: he is known to hold 7H" in refused[-1]
+        assert t.snap()["trick"]["number"] == 2  # nothing was played
+        t.ref.call("correct_card", {"card": "7H", "zone": "seat:3"})
+        assert t.snap()["trick"]["plays"] == [{"player": "Dot", "card": "7H"}]
+    finally:
+        t.close()

@@ -77,11 +77,11 @@ def test_history_views(table, service):
 
 @pytest.mark.parametrize("name, payload, needle", [
     ("adjust_chips", {"player": "Zed", "delta": 5, "reason": "x"}, "not at the table"),
-    ("adjust_chips", {"player": "Ann", "delta": 0, "reason": "x"}, "non-zero"),
+    ("adjust_chips", {"player": "Ann", "delta": 0, "reason": "x"}, "must not be 0"),
     ("resume", {}, "not paused"),
     ("undo", {}, "nothing to undo"),
     ("confirm_card", {"alert_id": 1}, "not waiting"),
-    ("update_settings", {"variant": "whist"}, "whist"),
+    ("update_settings", {"variant": "whist"}, "variant must be one of"),
     ("update_settings", {"options": {"ante_amount": -3}}, "ante_amount"),
     ("reboot", {}, "unknown command"),
 ])

@@ -186,7 +186,7 @@ def test_admin_partial_etag(admin, service):
 
 
 def test_a_service_bug_is_a_json_500_and_the_server_keeps_serving(admin, service, monkeypatch):
-    def broken(name, payload):
+    def broken(command):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(service, "command", broken)

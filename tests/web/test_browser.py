@@ -285,7 +285,9 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
 
     service = FakeService()
     service.set_options(pam=True, pam_be_civil="on_call")
-    service.set_state(variant="five_card", phase="flush", trick=None)
+    none = {"misdeal": False, "call_civil": False, "replay": False, "claim_flush": [], "show_pam": []}
+    service.set_state(variant="five_card", phase="flush", trick=None,
+                      commands={**none, "claim_flush": ["Ann", "Bea"]})  # as the engine says
     app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN})
     server = make_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -334,7 +336,8 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         table.locator(".flushes").screenshot(path=str(ARTIFACTS / "table-phone-360-flush.png"))
 
         # the next deal: the ace of trumps is led and the house calls "Pam be civil"
-        service.set_state(phase="play", trick={"number": 1, "plays": [{"player": "Cal", "card": "AH"}]})
+        service.set_state(phase="play", trick={"number": 1, "plays": [{"player": "Cal", "card": "AH"}]},
+                          commands={**none, "call_civil": True})
         civil = admin.locator('button[data-command="call_civil"]')
         expect(civil).to_be_visible(timeout=3000)
         civil.click()

@@ -1,5 +1,5 @@
 """The deal's own admin commands on the pages: Claim flush, Show Pam, Misdeal and "Pam be civil"
-appear only when the snapshot says they make sense, post the right payload shape, and the Table
+appear only when the snapshot's ``commands`` (the engine's) open them, post the right payload shape, and the Table
 page shows the flush claims and who showed Pam."""
 
 # ruff: noqa: F811 (the fixtures imported from web_fakes are test arguments of the same name)
@@ -37,63 +37,44 @@ def partial(admin) -> str:
     return str(admin[0].get("/admin/partial").get_data(as_text=True))
 
 
-@pytest.mark.parametrize("state, options, expected", [
-    # the fake's table: trick 2 under way, nothing to offer
-    ({}, {}, set()),
-    # a deal dealt but no card played yet: misdeal is possible in every phase before the lead
-    ({"phase": "turn_up", "trick": None, "turn_up": None, "trump": None}, {}, {"misdeal"}),
-    ({"phase": "declare", "trick": None}, {}, {"misdeal"}),
-    ({"phase": "exchange", "trick": None}, {}, {"misdeal"}),
-    # the flush window
-    ({"phase": "flush", "trick": None}, {}, {"claim", "misdeal"}),
-    # a flush has won: Pam may be shown, another stander may still show a flush; no misdeal
-    ({"phase": "over", "trick": None, "flush_claims": [VALID]}, {}, {"claim", "pam"}),
-    # only a false claim: no Pam to show (play goes on)
-    ({"phase": "over", "trick": None, "flush_claims": [FALSE]}, {}, set()),
-    ({"phase": "play", "trick": None, "flush_claims": [FALSE]}, {}, {"misdeal"}),
-    # between deals and before the night: nothing
-    ({"phase": "waiting", "trick": None}, {}, set()),
-    ({"phase": "setup", "trick": None}, {}, set()),
-    ({"phase": "over", "trick": None}, {}, set()),
-    # "Pam be civil": right after the ace of trumps is led, only when the house calls it
-    ({"trick": {"number": 1, "plays": [{"player": "Ann", "card": "AH"}]}}, FIVE_CARD, {"civil"}),
-    ({"trick": {"number": 1, "plays": [{"player": "Ann", "card": "AH"}]}}, {"pam": True, "pam_be_civil": "automatic"}, set()),
-    ({"trick": {"number": 1, "plays": [{"player": "Ann", "card": "AH"}]}}, {"pam": False, "pam_be_civil": "on_call"}, set()),
-    ({"trick": {"number": 1, "plays": [{"player": "Ann", "card": "KH"}]}}, FIVE_CARD, set()),
-    ({"trick": {"number": 1, "plays": [{"player": "Ann", "card": "AS"}]}}, FIVE_CARD, set()),
-    ({"trick": {"number": 1, "plays": [{"player": "Ann", "card": "AH"}, {"player": "Bea", "card": "2H"}]}},
-     FIVE_CARD, set()),
+NONE = {"misdeal": False, "call_civil": False, "replay": False, "claim_flush": [], "show_pam": []}
+
+
+@pytest.mark.parametrize("commands, expected", [
+    ({}, set()),
+    ({"misdeal": True}, {"misdeal"}),
+    ({"claim_flush": ["Ann", "Bea"], "misdeal": True}, {"claim", "misdeal"}),
+    ({"claim_flush": ["Ann"], "show_pam": ["Ann"]}, {"claim", "pam"}),
+    ({"call_civil": True}, {"civil"}),
+    ({"replay": True}, set()),  # offered on the deal's own page, not among these controls
 ])
-def test_controls_follow_the_snapshot(admin, service, state, options, expected):
-    service.set_options(**options)
-    service.set_state(**state)
+def test_controls_follow_the_engines_commands(admin, service, commands, expected):
+    """The page shows what the snapshot's ``commands`` (the engine's ``table_commands()``) open;
+    when each applies is the engine's to say (tests/engine/test_table_commands.py)."""
+    service.set_state(commands={**NONE, **commands})
     html = partial(admin)
     assert shown(html) == expected
     assert shown(admin[0].get("/admin").get_data(as_text=True)) == expected  # the full page too
 
 
-def test_flush_form_offers_the_standers_who_have_not_claimed(admin, service):
-    service.set_state(phase="flush", trick=None)  # Ann and Bea play, Cal passed
+def test_flush_form_offers_the_players_the_engine_names(admin, service):
+    service.set_state(phase="flush", trick=None, commands={**NONE, "claim_flush": ["Ann", "Bea"]})
     html = partial(admin)
     assert options_of(html, "flush-form") == ["Ann", "Bea"]
     assert html.count('name="card" maxlength="3"') == 5
-    service.set_state(phase="over", flush_claims=[VALID])
+    service.set_state(phase="over", flush_claims=[VALID],
+                      commands={**NONE, "claim_flush": ["Ann"], "show_pam": ["Ann"]})
     html = partial(admin)
     assert options_of(html, "flush-form") == ["Ann"]
-    assert options_of(html, "pam-form") == ["Ann"]  # Bea's flush won; Cal's hand is dead
-    service.set_state(pam_shown=["Ann"], flush_claims=[VALID, FALSE])
+    assert options_of(html, "pam-form") == ["Ann"]
+    service.set_state(pam_shown=["Ann"], flush_claims=[VALID, FALSE], commands=NONE)
     assert shown(partial(admin)) == set()  # nobody left to claim or show
-
-
-def test_before_the_declarations_anyone_is_offered(admin, service):
-    seats = [dict(s, declaration=None) for s in service.snapshot()["seats"]]
-    service.set_state(phase="flush", trick=None, seats=seats)
-    assert options_of(partial(admin), "flush-form") == ["Ann", "Bea", "Cal"]
 
 
 def test_civil_button_names_the_leader_and_posts_call_civil(admin, service):
     service.set_options(**FIVE_CARD)
-    service.set_state(trick={"number": 3, "plays": [{"player": "Cal", "card": "AH"}]})
+    service.set_state(trick={"number": 3, "plays": [{"player": "Cal", "card": "AH"}]},
+                      commands={**NONE, "call_civil": True})
     html = partial(admin)
     assert "Cal led the ace of trumps." in html and ">Pam be civil</button>" in html
     client, token = admin
@@ -102,7 +83,7 @@ def test_civil_button_names_the_leader_and_posts_call_civil(admin, service):
 
 
 def test_misdeal_button_asks_first(admin, service):
-    service.set_state(phase="declare", trick=None)
+    service.set_state(phase="declare", trick=None, commands={**NONE, "misdeal": True})
     html = partial(admin)
     assert re.search(r'data-command="misdeal" class="danger" data-confirm="Call a misdeal\?', html)
 
@@ -131,7 +112,7 @@ def test_the_admin_script_posts_the_new_shapes():
 
 
 def test_claim_flush_and_show_pam_reach_the_table_page(admin, client, service):
-    service.set_state(phase="flush", trick=None)
+    service.set_state(phase="flush", trick=None, commands={**NONE, "claim_flush": ["Ann", "Bea"]})
     c, token = admin
     headers = {"Origin": ORIGIN, "X-CSRF-Token": token}
     assert "Flush claims" not in client.get("/").get_data(as_text=True)

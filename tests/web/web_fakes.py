@@ -1,5 +1,8 @@
 """Test doubles for the dashboard tests: an in-memory TableService and request helpers.
 
+The fake's snapshot is a ``web.snapshot.Snapshot`` like the controller's; test_snapshot_shape.py
+checks both against that shape.
+
 Kept in a uniquely named module instead of a conftest.py: several test folders have no
 ``__init__.py``, and pytest keeps only one module named ``conftest`` in ``sys.modules``, so a
 second conftest would break ``from conftest import ...`` elsewhere. Test modules import the
@@ -15,6 +18,8 @@ from typing import Any
 import pytest
 
 from web import create_app
+from web.commands import DashboardCommand, parse_command, to_payload
+from web.snapshot import Snapshot
 
 PIN = "246810"
 ORIGIN = "http://localhost"
@@ -32,7 +37,7 @@ class FakeService:
             "starting_chips": 50, "chip_value": "0.10", "game_started": True,
             "zones": {"seat:0": {"x": 0.0, "y": 0.0, "width": 120.0, "height": 160.0}},
         }
-        self._state: dict[str, Any] = {
+        self._state: Snapshot = {
             "version": 1, "status": {"state": "ready", "message": ""}, "variant": "three_card",
             "deal_number": 2, "phase": "play", "pool": 9, "turn_up": "7H", "trump": "H",
             "seats": [
@@ -48,6 +53,8 @@ class FakeService:
                         "needs_confirmation": True, "card": "8C", "top3": [["8C", 0.61], ["6C", 0.3], ["9C", 0.05]]}],
             "last_settlement": {"paid": {"Bea": 3}, "looed": {"Cal": 3}, "pool_after": 3},
             "game_over": False,
+            "commands": {"misdeal": False, "call_civil": False, "replay": False,
+                         "claim_flush": [], "show_pam": []},
         }
         self._history: list[dict[str, Any]] = [copy.deepcopy(self._state)]
         self.history = {"Ann": [50, 50, 47], "Bea": [50, 47, 53], "Cal": [50, 53, 41]}  # pool holds 9
@@ -70,7 +77,7 @@ class FakeService:
         ]
 
     # ---------------------------------------------------------------- protocol
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         with self._cond:
             return copy.deepcopy(self._state)
 
@@ -99,7 +106,10 @@ class FakeService:
         with self._cond:
             return copy.deepcopy(self._settings)
 
-    def command(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def command(self, command: DashboardCommand | str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        if isinstance(command, str):  # a test's shortcut: checked as the dashboard checks it
+            command = parse_command(command, payload or {}, self.settings())
+        name, payload = command.NAME, to_payload(command)
         with self._cond:
             if self.refuse:
                 raise ValueError(self.refuse)
@@ -134,12 +144,18 @@ class FakeService:
                 valid = len({c[-1] for c in payload["cards"]}) == 1  # the engine also ranks Pam etc.
                 self._state.setdefault("flush_claims", []).append(
                     {"player": payload["player"], "cards": payload["cards"], "valid": valid})
+                commands = self._state["commands"]
+                commands["claim_flush"] = [n for n in commands["claim_flush"] if n != payload["player"]]
                 if valid:
                     self._state["phase"] = "over"
+                    commands["show_pam"] = list(commands["claim_flush"])
             elif name == "show_pam":
                 self._state.setdefault("pam_shown", []).append(payload["player"])
+                commands = self._state["commands"]
+                commands["show_pam"] = [n for n in commands["show_pam"] if n != payload["player"]]
             elif name == "misdeal":
                 self._state["phase"], self._state["trick"] = "over", None
+                self._state["commands"] = {**self._state["commands"], "misdeal": False}
             elif name in ("update_settings", "set_zones"):
                 self._settings.update(payload)
             self.commands.append((name, payload))

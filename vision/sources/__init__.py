@@ -45,7 +45,7 @@ def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
         from vision.sources.picamera2 import Picamera2Source
 
         lores = tuple(config.get("lores", (320, 180)))
-        return Picamera2Source(camera=int(config.get("device", 0) or 0), size=size, lores=lores,  # type: ignore[arg-type]
+        return Picamera2Source(camera=int(config.get("device", 0) or 0), size=size, lores=lores,
                                fps=fps, controls=config.get("controls") or None, **inject)
     if kind == "opencv":
         from vision.sources.opencv import OpenCVSource

@@ -48,7 +48,7 @@ class OpenCVSource(FrameSource):
 
             # V4L2 offers YUYV before MJPG, and uncompressed 1080p over USB 2 runs at about 5 fps:
             # ask for MJPG, and before the size (the driver lists sizes per format).
-            cap.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*"MJPG"))
+            cap.set(cv2.CAP_PROP_FOURCC, cv2.VideoWriter_fourcc(*"MJPG"))  # type: ignore[attr-defined]
             if self.size:
                 cap.set(cv2.CAP_PROP_FRAME_WIDTH, self.size[0])
                 cap.set(cv2.CAP_PROP_FRAME_HEIGHT, self.size[1])

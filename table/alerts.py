@@ -1,0 +1,82 @@
+"""The referee's hold and alert keeper: the alerts the dashboard shows, the one hold that stops the
+game until the host answers it, and one alert per revoke the engine has proven.
+
+A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes below are set by
+`Referee.__init__`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from table.state import TableState
+from web.snapshot import Alert
+
+__all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
+
+FLASH_SECONDS = 3.0
+MAX_INFO_ALERTS = 8
+
+
+class AlertKeeper:
+    """Alerts, the hold, and the revoke alerts kept in step with the engine."""
+
+    state: TableState
+    outputs: Any
+    clock: Callable[[], float]
+    alerts: list[Alert]
+    _alert_id: int
+    hold: Alert | None
+    deferred: list[Any]
+    _flash_until: dict[int, float]
+    _revoke_keys: dict[tuple[Any, ...], int]
+    stats: dict[str, int]
+
+    def _alert(self, kind: str, message: str, *, seat: str | None = None,
+               needs_confirmation: bool = False, **extra: Any) -> Alert:
+        self._alert_id += 1
+        alert = cast(Alert, {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
+                             "needs_confirmation": needs_confirmation, **extra})
+        self.alerts.append(alert)
+        return alert
+
+    def _info_alert(self, kind: str, message: str) -> None:
+        self._alert(kind, message)
+        info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "game_over", "error")]
+        for old in info[:-MAX_INFO_ALERTS]:
+            self.alerts.remove(old)
+
+    def _sync_revokes(self, *, announce: bool) -> None:
+        """One alert per revoke the engine has proven in this deal; new ones flash and buzz."""
+        deal = self.state.deal
+        revokes = list(deal.revokes) if deal is not None else []
+        keys = {(r.player, r.trick, r.rule, str(r.witness)): r for r in revokes}
+        for key in list(self._revoke_keys):
+            if key not in keys:  # a correction withdrew it
+                aid = self._revoke_keys.pop(key)
+                self.alerts = [a for a in self.alerts if a["id"] != aid]
+        for key, r in keys.items():
+            if key in self._revoke_keys:
+                continue
+            alert = self._alert("revoke", r.describe(), seat=r.player, rule=r.rule, trick=r.trick,
+                                card=str(r.card), evidence=f"witness {r.witness} seen in trick {r.detected_in_trick}")
+            self._revoke_keys[key] = alert["id"]
+            if announce:
+                self.stats["revokes_caught"] += 1
+                if r.player in self.state.players:
+                    self._flash_until[self.state.players.index(r.player)] = self.clock() + FLASH_SECONDS
+                if self.outputs is not None:
+                    self.outputs.alarm()
+
+    def _hold_unsure(self, ev: Any, zone: str, seat: int | None) -> None:
+        top3 = [[str(c), float(p)] for c, p in (getattr(ev, "top3", None) or [])]
+        proposal = top3[0][0] if top3 and top3[0][0] not in ("back", "None") else None
+        who = self.state.players[seat] if seat is not None else "the turn-up"
+        self.stats["holds"] += 1
+        self.hold = self._alert(
+            "unsure", f"the camera cannot read the card of {who} for sure"
+            + (f" (best guess {proposal})" if proposal else ""),
+            seat=self.state.players[seat] if seat is not None else None, needs_confirmation=True,
+            card=proposal, top3=top3, zone=zone,
+        )

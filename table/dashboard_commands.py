@@ -1,0 +1,178 @@
+"""The referee's dashboard commands: what the host asks for on the Admin page, checked against
+the game and turned into ledger events. Each arrives as its `web.commands` dataclass, its shape
+checked once by `web.commands.parse_command`.
+
+A mixin of `table.referee.Referee` (moved out of it unchanged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
+from table.interpreter import Interpreter
+from table.state import StateError
+from vision.event_types import TURN_UP, ZoneId
+from web import commands as cmd
+
+__all__ = ["DashboardCommands"]
+
+
+class DashboardCommands(Interpreter):
+    """The Admin page's commands (`web.commands`, through `Referee.call`)."""
+
+    on_zones: Callable[[dict[str, Any]], None] | None
+
+    def _command(self, c: cmd.DashboardCommand) -> dict[str, Any]:
+        st = self.state
+        if isinstance(c, cmd.ConfirmCard):
+            return self._resolve(c.alert_id, None)
+        if isinstance(c, cmd.CorrectCard):
+            card = Card.parse(c.card)
+            if c.alert_id is not None:
+                return self._resolve(c.alert_id, card)
+            if c.zone is not None:
+                return self._enter_card(card, c.zone)
+            if c.trick is None or c.player is None:
+                raise StateError("correct_card needs alert_id, zone, or trick and player")
+            return self._correct_played(card, c.trick, c.player)
+        if isinstance(c, cmd.Undo):
+            self._undo()
+            return {}
+        if isinstance(c, cmd.AdjustChips):
+            self._commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
+            return {}
+        if isinstance(c, cmd.Pause):
+            if st.paused:
+                raise StateError("the game is already paused")
+            self._commit("pause", {})
+            return {}
+        if isinstance(c, cmd.Resume):
+            if not st.paused:
+                raise StateError("the game is not paused")
+            self._commit("resume", {})
+            if self.hold is None:
+                self._release()
+            return {}
+        if isinstance(c, cmd.EndGame):
+            if st.deal is not None and st.deal.is_over:
+                self._commit_many([self._close_item(), ("end_game", {}, None)])
+            else:
+                self._commit("end_game", {})
+            return {}
+        if isinstance(c, cmd.UpdateSettings):
+            data = cmd.to_payload(c)
+            if not data:
+                raise StateError("no settings given")
+            if st.deal is not None and st.deal.is_over:
+                self._commit_many([self._close_item(), ("settings", data, None)])
+            else:
+                self._commit("settings", data)
+            return {}
+        if isinstance(c, cmd.ClaimFlush):
+            shown = tuple(Card.parse(x) for x in c.cards)
+            self._act(ClaimFlush(self._player(c.player), shown), source="dashboard")
+            return {}
+        if isinstance(c, cmd.ShowPam):
+            self._act(ShowPam(self._player(c.player)), source="dashboard")
+            return {}
+        if isinstance(c, cmd.CallCivil):
+            self._act(CallCivil(), source="dashboard")
+            return {}
+        if isinstance(c, cmd.Misdeal):
+            if st.deal is None or st.deal.is_over:
+                raise StateError("no deal in progress to call a misdeal on")
+            self._act(Misdeal(), source="dashboard")  # settled by the engine's `misdeal` option
+            if self.hold is not None:  # whatever the game waited for belongs to the misdealt deal
+                self.alerts = [a for a in self.alerts if a["id"] != self.hold["id"]]
+                self._release()
+            self.pending_plays = {}
+            return {}
+        if isinstance(c, cmd.SetZones):
+            zones = {name: dict(rect) for name, rect in c.zones.items()}
+            if self.on_zones is not None:
+                self.on_zones(zones)  # raises ValueError for zones the camera cannot use
+            self._commit("zones", {"zones": zones})
+            return {}
+        raise StateError(f"unknown command {c!r}")
+
+    def _player(self, name: str) -> str:
+        if name.strip() not in self.state.players:
+            raise StateError(f"{name!r} is not at the table")
+        return name.strip()
+
+    def _resolve(self, alert_id: int, card: Card | None) -> dict[str, Any]:
+        """Answer the alert that holds the game: confirm its card, or give the right one."""
+        hold = self.hold
+        if hold is None or hold["id"] != alert_id:
+            raise StateError(f"alert {alert_id} is not waiting for a confirmation")
+        proposed = hold.get("card")
+        chosen = card if card is not None else (Card.parse(proposed) if proposed else None)
+        if chosen is None:
+            raise StateError("the camera proposed no card; send correct_card with the right one")
+        deal = self.state.deal
+        if deal is None:
+            raise StateError("no deal in progress")
+        if hold["kind"] == "out_of_turn":
+            player = hold["seat"]
+            assert player is not None  # an out-of-turn hold names its seat
+            self._act(Expose(player, (chosen,), out_of_turn=True), source="dashboard")
+            self.pending_plays[self.state.players.index(player)] = chosen
+        elif hold.get("zone") == str(TURN_UP):
+            self._act(TurnUp(chosen), source="dashboard")
+        else:
+            seat = ZoneId.parse(hold["zone"]).seat
+            assert seat is not None  # holds are raised for a seat's zone or the turn-up
+            self.hold = None  # _place may raise a new hold (out of turn)
+            self._place(seat, chosen, source="dashboard")
+            if card is not None and hold.get("card") and str(card) != hold["card"]:
+                self.stats["corrections"] += 1
+        self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
+        if self.hold is hold:
+            self.hold = None
+        if self.hold is None:
+            self._play_pending()
+            self._release()
+        return {}
+
+    def _enter_card(self, card: Card, zone: str) -> dict[str, Any]:
+        """The host says which card lies in `zone`: the camera missed it, or misread the turn-up."""
+        st = self.state
+        deal = st.deal
+        if deal is None or deal.is_over:
+            raise StateError("no deal in progress")
+        if zone == str(TURN_UP):
+            entry = next((e for e in st.entries if isinstance(e.action, TurnUp)), None)
+            if entry is None:
+                self._act(TurnUp(card), source="dashboard")
+            else:
+                self._commit("correct", {"target": entry.seq, "card": str(card)})
+                self.stats["corrections"] += 1
+            return {}
+        seat = self._seat_of_zone(zone)
+        if seat is None:
+            raise StateError(f"unknown zone {zone!r} (seat:0 … seat:{len(st.players) - 1} or turn_up)")
+        if deal.phase not in ("play", "flush"):
+            raise StateError("cards are played only once everyone has declared")
+        before = st.last_seq
+        self._place(seat, card, source="dashboard")
+        if st.last_seq == before and self.hold is None:
+            raise StateError(f"{card} is already on the table in this deal")
+        self._play_pending()
+        return {}
+
+    def _correct_played(self, card: Card, trick: int, player: str) -> dict[str, Any]:
+        st = self.state
+        deal = st.deal
+        if deal is None:
+            raise StateError("no deal in progress; only the current deal can be corrected")
+        flat = [(i + 1, p) for i, t in enumerate(list(deal.tricks) + [deal.current_trick]) for p, _ in t]
+        plays = [e for e in st.entries if isinstance(e.action, Play)]
+        for (t, p), entry in zip(flat, plays, strict=False):
+            if t == trick and p == player:
+                self._commit("correct", {"target": entry.seq, "card": str(card)})
+                self.stats["corrections"] += 1
+                self._sync_revokes(announce=True)
+                return {}
+        raise StateError(f"{player} has no card in trick {trick} of this deal")

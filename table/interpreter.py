@@ -1,0 +1,294 @@
+"""The referee's interpreter: seat gestures and camera events become engine actions, written to
+the ledger first and applied second.
+
+A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes below are set by
+`Referee.__init__`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
+from table.alerts import AlertKeeper
+from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
+from table.ledger import Event, Ledger
+from table.state import StateError
+from vision.event_types import TURN_UP, ZoneId
+
+__all__ = ["Interpreter", "CameraStatus", "DECLARE_GESTURES"]
+
+# What a seat's gesture means while declaring, in order of preference: when the rules refuse the
+# first (a dealer who may not pass against a lone stander), the next is tried.
+DECLARE_GESTURES = {PRESS: ("play",), HOLD: ("pass", "defend_miss"), DOUBLE: ("take_miss",)}
+
+
+@dataclass(frozen=True)
+class CameraStatus:
+    ok: bool
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """An event not yet in the ledger (tried on a clone first)."""
+
+    seq: int
+    kind: str
+    data: dict[str, Any]
+
+
+class Interpreter(AlertKeeper):
+    """Buttons and the camera, turned into ledger events and engine actions."""
+
+    ledger: Ledger
+    fault: str | None
+    message: str
+    _run: str
+    _exchange_counts: dict[str, int]
+    pending_plays: dict[int, Card]
+    camera_ok: bool
+    camera_message: str
+
+    def _input(self, item: Any) -> None:
+        """A button or camera event: held back while the game is on hold, paused or stopped."""
+        if self.fault is not None:
+            return
+        if self.hold is not None or self.state.paused:
+            if not (isinstance(item, ButtonEvent) and item.source == "dealer"):
+                self.deferred.append(item)
+                return
+        try:
+            if isinstance(item, ButtonEvent):
+                self._button(item)
+            else:
+                self._vision(item)
+            self._play_pending()
+        except StateError as exc:
+            self.message = str(exc)
+            self._info_alert("refused", str(exc))
+
+    def _play_pending(self) -> None:
+        """A card confirmed as played out of turn is played when its seat's turn comes."""
+        while self.hold is None and self.pending_plays:
+            deal = self.state.deal
+            if deal is None or deal.is_over or deal.phase != "play" or deal.to_act not in self.state.players:
+                return
+            seat = self.state.players.index(deal.to_act)
+            card = self.pending_plays.pop(seat, None)
+            if card is None:
+                return
+            self._act(Play(deal.to_act, card), source="table")
+
+    def _release(self) -> None:
+        """The hold was resolved: replay what arrived meanwhile, in order."""
+        self.hold = None
+        pending, self.deferred = self.deferred, []
+        for i, item in enumerate(pending):
+            if self.hold is not None or self.state.paused:
+                self.deferred.extend(pending[i:])
+                return
+            self._input(item)
+
+    def _commit(self, kind: str, data: dict[str, Any], key: str | None = None) -> Event:
+        return self._commit_many([(kind, data, key)])[-1]
+
+    def _commit_many(self, items: list[tuple[str, dict[str, Any], str | None]]) -> list[Event]:
+        if self.fault is not None:
+            raise ValueError(f"the table stopped accepting events: {self.fault}")
+        trial = self.state.clone()
+        seq = self.state.last_seq
+        for kind, data, _ in items:  # raises StateError (a ValueError) and writes nothing
+            seq += 1
+            trial.apply(_Pending(seq, kind, data))
+        events = self.ledger.append_many(items)
+        for ev in events:
+            if ev.seq > self.state.last_seq:  # an idempotent retry is not applied twice
+                self.state.apply(ev)
+        return events
+
+    def _act(self, action: Any, **meta: Any) -> Event:
+        key = meta.pop("key", None)
+        ev = self._commit("action", {"action": str(action), **meta}, key=key)
+        self._sync_revokes(announce=True)
+        return ev
+
+    def _button(self, ev: ButtonEvent) -> None:
+        st = self.state
+        if not st.started:
+            return
+        if ev.source == "dealer":
+            if ev.gesture == HOLD:
+                self._undo()
+            else:
+                self._dealer_press()
+            return
+        deal = st.deal
+        if deal is None or deal.is_over or ev.seat is None or ev.seat >= len(st.players):
+            return
+        player = st.players[ev.seat]
+        if deal.to_act != player:
+            return  # a press out of turn means nothing; the LEDs show whose turn it is
+        key = f"button:{self._run}:{ev.seat}:{ev.gesture}:{ev.timestamp!r}"
+        if deal.phase == "declare":
+            first: StateError | None = None
+            for choice in DECLARE_GESTURES.get(ev.gesture, ()):
+                try:
+                    self._act(Declare(player, choice), source="button", key=key)
+                    return
+                except StateError as exc:
+                    first = first or exc
+            if first is not None:
+                raise first
+        elif deal.phase == "exchange":
+            if ev.gesture == HOLD:
+                count = self._exchange_counts.pop(player, 0)
+                self._act(Exchange(player, count), source="button", key=key)
+            else:
+                self._exchange_counts[player] = self._exchange_counts.get(player, 0) + 1
+                self.message = f"{player} exchanges {self._exchange_counts[player]}; hold to finish"
+
+    def _dealer_press(self) -> None:
+        """Start the next deal (closing the finished one first), or acknowledge a gathered trick."""
+        st = self.state
+        if st.game_over:
+            self._info_alert("game_over", "The game is over.")
+            return
+        if st.deal is not None:
+            if not st.deal.is_over:
+                self.message = "trick gathered"
+                return
+            self._commit(*self._close_item())
+            if st.game_over:  # that deal ended the night (§9.7)
+                self._new_deal()
+                return
+        self._commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
+        self._new_deal()
+
+    def _close_item(self) -> tuple[str, dict[str, Any], str | None]:
+        st = self.state
+        settlement = st.settlement()
+        return ("deal_closed", {"number": st.deal_number, "record": st.hand_record(),
+                                "outcome": settlement.to_dict()}, f"close:{st.deal_number}")
+
+    def _new_deal(self) -> None:
+        self._exchange_counts = {}
+        self.pending_plays = {}
+        self.alerts = [a for a in self.alerts if a["kind"] == "camera"]
+        self._revoke_keys = {}
+        self._flash_until = {}
+        variant_three = self.state.variant == "three_card"
+        if self.outputs is not None and hasattr(self.outputs, "set_double_press"):
+            self.outputs.set_double_press(variant_three)
+
+    def _undo(self) -> None:
+        st = self.state
+        if st.deal is None:
+            raise StateError("nothing to undo: no deal in progress")
+        last = st.entries[-1].action if st.entries else None
+        target = st.entries[-1].seq if st.entries else st.deal_info["seq"]
+        self._commit("undo", {"target": target})
+        if isinstance(last, Expose) and last.player in st.players:
+            self.pending_plays.pop(st.players.index(last.player), None)  # that card was never played
+        if st.deal is None:
+            self.pending_plays = {}
+        self._sync_revokes(announce=False)
+
+    def _seat_of_zone(self, zone: str) -> int | None:
+        i = ZoneId.seat_of(zone)
+        return i if i is not None and i < len(self.state.players) else None
+
+    def _vision(self, ev: Any) -> None:
+        st = self.state
+        deal = st.deal
+        kind, zone = ev.kind, str(ev.zone or "")
+        if kind == "conflict":
+            self._info_alert("conflict", f"the camera is not sure what lies in {zone}: {ev.card or ''}".strip())
+            return
+        if deal is None or deal.is_over or kind not in ("card_placed", "card_unsure"):
+            return
+        card = str(ev.card) if ev.card else None
+        where = _zone_or_none(zone)
+        if where is not None and (where == TURN_UP or where.is_seat):
+            self.stats["cards_seen"] += 1  # read or unsure: a card the camera saw arrive
+        if where == TURN_UP:
+            if deal.phase != "turn_up":
+                return
+            if kind == "card_unsure" or card is None:
+                self._hold_unsure(ev, zone, None)
+                return
+            self._act(TurnUp(Card.parse(card)), source="camera", confidence=_conf(ev),
+                      key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}")
+            return
+        seat = self._seat_of_zone(zone)
+        if seat is None or deal.phase not in ("play", "flush"):
+            return
+        if kind == "card_unsure" or card is None:
+            self._hold_unsure(ev, zone, seat)
+            return
+        self._place(seat, Card.parse(card), source="camera", confidence=_conf(ev),
+                    key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}", ev=ev)
+
+    def _played_cards(self) -> set[Card]:
+        deal = self.state.deal
+        assert deal is not None
+        seen = {c for t in deal.tricks for _, c in t} | {c for _, c in deal.current_trick}
+        if deal.turn_up is not None and deal.turn_up_holder is None:
+            seen.add(deal.turn_up)  # a turn-up the dealer took is his to play (dealer_takes_turnup)
+        return seen | set(self.pending_plays.values())
+
+    def _place(self, seat: int, card: Card, *, source: str, key: str | None = None,
+               confidence: float | None = None, ev: Any = None) -> None:
+        """A card appeared in seat `seat`'s zone (or was confirmed there on the dashboard)."""
+        st = self.state
+        deal = st.deal
+        assert deal is not None
+        player = st.players[seat]
+        if card in self._played_cards():
+            return  # the same card seen again (nudged, gathered across a zone): not a new play
+        actor = deal.to_act
+        if actor == MISS and seat == st.players.index(st.deal_info["dealer"]):
+            actor_seat = seat  # the dealer lays out the miss he defends
+            player = MISS
+        elif actor is None or actor not in st.players:
+            return
+        else:
+            actor_seat = st.players.index(actor)
+        if actor_seat != seat:
+            self.stats["holds"] += 1
+            self.hold = self._alert(
+                "out_of_turn", f"{st.players[seat]} played {card} out of turn ({actor} is to play)",
+                seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
+                evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
+            )
+            return
+        meta: dict[str, Any] = {"source": source}
+        if confidence is not None:
+            meta["confidence"] = confidence
+        if key is not None:
+            meta["key"] = key
+        self._act(Play(player, card), **meta)
+
+    def _camera(self, status: CameraStatus) -> None:
+        was = self.camera_ok
+        self.camera_ok = status.ok
+        self.camera_message = status.message
+        self.alerts = [a for a in self.alerts if a["kind"] != "camera"]
+        if not status.ok:
+            self._alert("camera", status.message or "the camera is not delivering pictures; "
+                        "check its cable (the game waits)")
+        elif not was:
+            self.message = "camera back; the deal goes on"
+
+
+def _zone_or_none(name: str) -> ZoneId | None:
+    try:
+        return ZoneId.parse(name)
+    except ValueError:
+        return None
+
+
+def _conf(ev: Any) -> float | None:
+    c = getattr(ev, "confidence", None)
+    return None if c is None else round(float(c), 4)

@@ -1,0 +1,95 @@
+"""What the camera reports, as plain values: event kinds, zone names and ``VisionEvent``.
+
+Kept apart from ``vision.events`` (which needs OpenCV and numpy) so that the referee, the
+simulators and the tests can recognise and build events by type without loading the vision stack;
+``vision.events`` re-exports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ["EVENT_KINDS", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
+
+EVENT_KINDS: Final = ("card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure",
+                      "conflict")
+
+_PLACES: Final = ("turn_up", "stock")
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneId:
+    """A zone of the table as a value: a seat's place (``seat`` is its index, 0 = the first seat)
+    or one of the middle places ``turn_up`` and ``stock``. Written ``seat:2`` / ``turn_up`` in
+    calibration files, events and the dashboard's payloads."""
+
+    place: str
+    seat: int | None = None
+
+    @classmethod
+    def of_seat(cls, index: int) -> ZoneId:
+        if index < 0:
+            raise ValueError(f"a seat index is 0 or more, not {index}")
+        return cls("seat", index)
+
+    @classmethod
+    def parse(cls, text: str) -> ZoneId:
+        """``"seat:2"`` → seat 2; ``"turn_up"``, ``"stock"``; anything else is a ValueError."""
+        name = text.strip()
+        if name in _PLACES:
+            return cls(name)
+        kind, _, index = name.partition(":")
+        if kind == "seat" and index.isdigit():
+            return cls("seat", int(index))
+        raise ValueError(f"unknown zone {text!r} (seat:0, seat:1, …, turn_up or stock)")
+
+    @classmethod
+    def seat_of(cls, text: str) -> int | None:
+        """The seat index of a zone name, or None for a middle place or no zone at all."""
+        try:
+            return cls.parse(text).seat
+        except ValueError:
+            return None
+
+    @property
+    def is_seat(self) -> bool:
+        return self.seat is not None
+
+    def __str__(self) -> str:
+        return f"seat:{self.seat}" if self.seat is not None else self.place
+
+
+TURN_UP: Final = ZoneId("turn_up")
+STOCK: Final = ZoneId("stock")
+
+
+@dataclass(frozen=True)
+class VisionEvent:
+    """One thing that happened on the table. ``zone`` is a zone name (``str(ZoneId)``); ``card``
+    is a face label (``"QH"``, vision.labels) or ``None``; ``top3`` is set for ``card_unsure``;
+    ``zones`` lists both places of a ``conflict``; ``count`` is the number of face-down cards now
+    in the zone for ``card_face_down``."""
+
+    kind: str
+    zone: str
+    timestamp: float
+    card: str | None = None
+    confidence: float | None = None
+    top3: tuple[tuple[str, float], ...] = ()
+    zones: tuple[str, ...] = ()
+    count: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}
+        if self.card is not None:
+            out["card"] = self.card
+        if self.confidence is not None:
+            out["confidence"] = round(float(self.confidence), 4)
+        if self.top3:
+            out["top3"] = [[label, round(float(p), 4)] for label, p in self.top3]
+        if self.zones:
+            out["zones"] = list(self.zones)
+        if self.count is not None:
+            out["count"] = self.count
+        return out
