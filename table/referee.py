@@ -114,8 +114,13 @@ class Referee:
         clock: Callable[[], float] = time.monotonic,
         on_zones: Callable[[dict[str, Any]], None] | None = None,
         on_change: Callable[[dict[str, Any]], None] | None = None,
+        vet: Callable[[TableState], None] | None = None,
     ) -> None:
         self.ledger = ledger
+        # An outside check of what a dashboard command would make of the state (the demo's bots
+        # know their real hands): it raises ValueError to refuse, before anything is written.
+        self.vet = vet
+        self._in_command = False
         self.outputs = outputs
         self.clock = clock
         # Button and camera timestamps restart with the process (monotonic clock, sensor clock), so
@@ -178,7 +183,12 @@ class Referee:
             item = self.queue.get()
             if isinstance(item, Stop):
                 return
-            self.step(item)
+            try:
+                self.step(item)
+            except Exception as exc:  # nothing a phone or the camera sends may end this thread
+                log.exception("referee: %r failed after it was handled", item)
+                if isinstance(item, Command) and not item.reply.done():
+                    item.reply.set_exception(ValueError(f"the table could not do that ({exc})"))
 
     def call(self, name: str, payload: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
         """Send a dashboard command and wait for its answer (raises ValueError when refused)."""
@@ -228,14 +238,21 @@ class Referee:
 
     def _dispatch(self, item: Any) -> None:
         if isinstance(item, Command):
+            self._in_command = True
+            before = self.state.last_seq
             try:
                 result = self._command(item.name, item.payload)
             except LedgerWriteError:
                 raise
             except ValueError as exc:
                 item.reply.set_exception(ValueError(str(exc)))
+            except (KeyError, TypeError) as exc:  # a payload the dashboard did not shape-check
+                item.reply.set_exception(ValueError(f"{item.name}: missing or malformed {exc}"))
             else:
-                item.reply.set_result({"ok": True, **result})
+                # the ledger events it wrote (seq > after, <= last): the dashboard says what they did
+                item.reply.set_result({"ok": True, "after": before, "last": self.state.last_seq, **result})
+            finally:
+                self._in_command = False
         elif isinstance(item, Tick):
             pass
         elif isinstance(item, Barrier):
@@ -301,6 +318,8 @@ class Referee:
         for kind, data, _ in items:  # raises StateError (a ValueError) and writes nothing
             seq += 1
             trial.apply(_Pending(seq, kind, data))
+        if self.vet is not None and self._in_command:
+            self.vet(trial)
         events = self.ledger.append_many(items)
         for ev in events:
             if ev.seq > self.state.last_seq:  # an idempotent retry is not applied twice

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from table.describe import describe_events
 from table.referee import Referee
 
 __all__ = ["TableService", "COMMANDS"]
@@ -57,6 +58,11 @@ class TableService:
         with self.referee.lock:
             return {p: list(v) for p, v in self.referee.state.chip_history.items()}
 
+    def chips_in(self) -> dict[str, int]:
+        with self.referee.lock:
+            st = self.referee.state
+            return {p: st.starting_chips + st.brought_in.get(p, 0) for p in st.players}
+
     def settings(self) -> dict[str, Any]:
         from engine import Options
 
@@ -84,6 +90,14 @@ class TableService:
             raise ValueError("the payload must be a JSON object")
         result = self.referee.call(name, payload, timeout=self.timeout)
         result.setdefault("version", self.referee.version)
+        after, last = result.pop("after", None), result.pop("last", None)
+        if "message" not in result and after is not None and last is not None:
+            ledger = self.referee.ledger
+
+            def lookup(seq: int) -> Any:
+                return next(iter(ledger.events(seq - 1, until=seq)), None)
+
+            result["message"] = describe_events(ledger.events(after, until=last), lookup) or "Nothing changed."
         return result
 
 

@@ -24,7 +24,8 @@ def history() -> str:
 def settlement(chip_value_text: object) -> dict[str, Any]:
     """Net results and transfers at ``chip_value_text`` (ValueError on a bad value or a bad night)."""
     chip_value = parse_chip_value(chip_value_text)
-    net = net_results(web_state().service.chip_history())
+    service = web_state().service
+    net = net_results(service.chip_history(), service.chips_in())
     in_pool = -sum(net.values())  # chips still in the pool (the night is not over): no transfers yet
     transfers = fewest_transfers(net) if in_pool == 0 else []
     return {

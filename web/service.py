@@ -112,6 +112,12 @@ class TableService(Protocol):
         """Each player's chips at the start of the night and after every deal (equal-length lists)."""
         ...
 
+    def chips_in(self) -> dict[str, int]:
+        """Chips each player brought to the table: the starting chips plus every chip adjustment
+        (buy-in, rebuy, cash-out as a negative one). A result is chips now minus these, so the
+        night's results sum to zero once the pool is shared out."""
+        ...
+
     def settings(self) -> dict[str, Any]:
         """The host's settings: ``players`` (seat order), ``variant``, ``options`` (the full effective
         option mapping, ``engine.Options.to_dict()``), ``starting_chips``, ``chip_value`` (decimal
