@@ -231,6 +231,9 @@ class TableState:
 
     def _on_settings(self, seq: int, d: dict[str, Any]) -> None:
         game = self._require_started()
+        if set(d) == {"chip_value"}:  # money only, never the game: it may change at any time
+            self.chip_value = str(d["chip_value"])
+            return
         if game.current is not None:
             raise StateError("settings can change only between deals")
         variant = str(d.get("variant", self.variant))

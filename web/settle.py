@@ -38,7 +38,8 @@ def parse_chip_value(text: object) -> Decimal:
 
 
 def money(chips: int, chip_value: Decimal) -> str:
-    return str((chip_value * chips).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    amount = (chip_value * chips).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return str(amount.copy_abs() if amount == 0 else amount)  # never "-0.00" (a chip value of 0)
 
 
 def net_results(history: dict[str, list[int]], chips_in: dict[str, int] | None = None) -> dict[str, int]:

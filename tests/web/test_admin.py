@@ -163,8 +163,8 @@ def test_admin_page_offers_every_option_with_its_default(admin):
             assert f'name="{f.name}"' in html, f.name
     assert 'name="ante_amount"' in html and 'data-default=\'3\'' in html
     assert 'id="opt-must_undertrump" name="must_undertrump" data-kind="bool" data-default=\'false\'' in html
-    assert "default: dealer contests" in html  # three-card's lone_stander default
-    for section in ("Adjust chips", "Players and game", "Table zones", "Undo last event", "End the game", "Pause"):
+    assert "Usual: the dealer plays him." in html  # three-card's lone_stander default, in words
+    for section in ("Chips", "Players and game", "Table zones", "Undo last event", "End the game", "Pause"):
         assert section in html
     assert 'data-command="confirm_card" data-payload=\'{"alert_id": 5}\'' in html
 
