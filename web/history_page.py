@@ -5,20 +5,35 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, Response, render_template, request
 
 from web import web_state
 from web.chart import chip_chart
 from web.settle import fewest_transfers, money, net_results, parse_chip_value
+from web.table_page import fragment_response
 
 bp = Blueprint("history", __name__)
 
 
+def _history_context() -> dict[str, Any]:
+    service = web_state().service
+    return {"deals": service.deals(), "chart": chip_chart(service.chip_history()),
+            "records": len(service.hand_records())}
+
+
 @bp.get("/history")
 def history() -> str:
-    service = web_state().service
-    return render_template("history.html", deals=service.deals(), chart=chip_chart(service.chip_history()),
-                           records=len(service.hand_records()))
+    version = int(web_state().service.snapshot().get("version", 0))
+    return render_template("history.html", version=version, **_history_context())
+
+
+@bp.get("/history/partial")
+def partial() -> Response:
+    """The deals and the chart for the page's script: it refetches when the stream says the table
+    changed, so a finished deal appears without a reload."""
+    snapshot = web_state().service.snapshot()
+    return fragment_response("history", snapshot, lambda snap: render_template("_history.html", **_history_context()),
+                             cache_control="no-cache")
 
 
 def settlement(chip_value_text: object) -> dict[str, Any]:

@@ -132,3 +132,23 @@ def test_adjusted_chips_and_end_of_night_balance(tmp_path):
     net = {p: history[p][-1] - chips_in[p] for p in PLAYERS}
     assert sum(net.values()) == 0 and ref.state.pool_now() == 0
     ledger.close()
+
+
+def test_demo_help_gives_the_full_tables_player_range(capsys):
+    from table.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["demo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "3..8 at the full table" in text and "3..17" not in text
+
+
+def test_the_chip_value_can_change_during_a_paused_deal(tmp_path):
+    ledger, ref, players, transport = night(tmp_path)
+    play_until_a_card_is_down(ref, players, transport)
+    ref.call("pause", {})
+    result = TableService(ref).command("update_settings", {"chip_value": "0.25"})
+    assert result["message"] == "Saved chip value." and ref.state.chip_value == "0.25"
+    with pytest.raises(ValueError, match="between deals"):
+        TableService(ref).command("update_settings", {"variant": "irish"})
+    ledger.close()

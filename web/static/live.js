@@ -102,7 +102,7 @@
   });
   source.addEventListener("error", function () {
     if (source && source.readyState === EventSource.CLOSED) { startPolling("stream closed"); return; }
-    say("reconnecting…");
+    say(document.documentElement.classList.contains("offline") ? "table offline: trying again…" : "reconnecting…");
     suspectOffline();
   });
   window.looLive = { refresh: refresh };
