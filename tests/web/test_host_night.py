@@ -44,3 +44,53 @@ def test_a_rebuy_then_end_of_night_balances(night):
     assert paid == net  # the transfers settle exactly the results shown
     page = client.get("/end").get_data(as_text=True)
     assert "still in the pool" not in page and "Who pays whom" in page
+
+
+def test_every_house_rule_has_a_plain_sentence_and_every_choice_words():
+    from dataclasses import fields
+
+    from engine.options import CHOICES, Options
+    from web.rules_text import CHOICE_WORDS, GROUPS, RULES
+
+    names = {f.name for f in fields(Options)} - {"variant"}
+    assert set(RULES) == names
+    assert all(r.sentence.endswith(".") and r.group in dict(GROUPS) for r in RULES.values())
+    assert all(r.needs in ("", *names) for r in RULES.values())
+    assert {v for values in CHOICES.values() for v in values} <= set(CHOICE_WORDS)
+
+
+def test_cards_money_and_the_phone_address_read_right():
+    from decimal import Decimal
+
+    from web.cards import card_text
+    from web.qr import phone_url
+    from web.settle import money
+
+    assert card_text("Bea revoked in trick 1: held 7C when 10D was led") == \
+        "Bea revoked in trick 1: held 7\u2663 when 10\u2666 was led"
+    assert money(-7, Decimal("0")) == "0.00" and money(-7, Decimal("0.10")) == "-0.70"
+    assert phone_url("http://pi.local:8000/") == "http://pi.local:8000/"
+    assert phone_url("http://127.0.0.1:8000/").endswith(":8000/")
+
+
+def test_without_javascript_the_forms_post_and_say_what_happened(night):
+    from web_fakes import ORIGIN, csrf_of
+
+    ref, players, transport, service, client = night
+    token = csrf_of(client)
+    resp = client.post("/admin/login", data={"pin": "000000", "csrf_token": token}, headers={"Origin": ORIGIN})
+    assert resp.status_code == 303
+    html = client.get("/admin").get_data(as_text=True)
+    assert "__loo_csrf__" not in html  # the live fragment carries this session's own token
+    token = html.split('name="csrf-token" content="')[1].split('"')[0]
+    resp = client.post("/admin/do/adjust_chips", data={"csrf_token": token, "player": "Bea", "step": "rebuy",
+                                                      "delta": "20", "reason": ""}, headers={"Origin": ORIGIN})
+    assert resp.status_code == 303 and resp.headers["Location"].endswith("/admin#now")
+    assert "Bea +20 chips (bought 20 more chips)." in client.get("/admin").get_data(as_text=True)
+    resp = client.post("/admin/do/adjust_chips", data={"csrf_token": token, "player": "Zed", "delta": "5",
+                                                      "reason": "x"}, headers={"Origin": ORIGIN})
+    page = client.get("/admin").get_data(as_text=True)
+    assert "Refused:" in page and "Nothing was changed." in page
+    assert service.chips_in()["Bea"] == 120
+    assert client.post("/admin/do/update_settings", data={"csrf_token": token},
+                       headers={"Origin": ORIGIN}).status_code == 404
