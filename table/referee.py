@@ -820,6 +820,11 @@ class Referee:
             trick = {"number": number, "plays": [{"player": p, "card": str(c)} for p, c in plays]}
             if number <= len(deal.trick_winners):
                 trick["winner"] = deal.trick_winners[number - 1]
+        last_trick = None  # the trick before the one on the table: who led it, who won it
+        if deal is not None and deal.tricks:
+            done = len(deal.tricks)
+            last_trick = {"number": done, "plays": [{"player": p, "card": str(c)} for p, c in deal.tricks[-1]],
+                          "winner": deal.trick_winners[done - 1] if done <= len(deal.trick_winners) else None}
         last = None
         if deal is not None and deal.is_over:
             last = {"deal": st.deal_number, **deal.settle().to_dict()}
@@ -836,6 +841,7 @@ class Referee:
             "trump": deal.trump if deal is not None else None,
             "seats": seats,
             "trick": trick,
+            "last_trick": last_trick,
             "alerts": [dict(a) for a in self.alerts],
             "last_settlement": last,
             "game_over": st.game_over,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from flask import Blueprint, Response, render_template, request
@@ -15,10 +14,28 @@ from web.table_page import fragment_response
 bp = Blueprint("history", __name__)
 
 
+def scoresheet(history: dict[str, list[int]]) -> list[dict[str, Any]]:
+    """The night as a score pad: one row per deal with each player's chips after it and the change
+    the deal made (row 0 is the start). Chip adjustments show in the deal they were made in."""
+    players = list(history)
+    rows = max((len(v) for v in history.values()), default=0)
+    out = []
+    for i in range(rows):
+        cells = []
+        for p in players:
+            chips = history[p]
+            now = chips[i] if i < len(chips) else chips[-1]
+            before = chips[i - 1] if 0 < i <= len(chips) else now
+            cells.append({"player": p, "chips": now, "change": now - before})
+        out.append({"deal": i, "cells": cells})
+    return out
+
+
 def _history_context() -> dict[str, Any]:
     service = web_state().service
-    return {"deals": service.deals(), "chart": chip_chart(service.chip_history()),
-            "records": len(service.hand_records())}
+    history = service.chip_history()
+    return {"deals": service.deals(), "chart": chip_chart(history), "records": len(service.hand_records()),
+            "players": list(history), "sheet": scoresheet(history)}
 
 
 @bp.get("/history")
@@ -53,6 +70,21 @@ def settlement(chip_value_text: object) -> dict[str, Any]:
     }
 
 
+def share_text(result: dict[str, Any], *, over: bool) -> str:
+    """The night's result as plain text that pastes into a chat: results, then who pays whom."""
+    lines = ["Loo night: " + ("final results" if over else "results so far")]
+    for r in result["net"]:
+        chips = r["chips"]
+        lines.append(f"{r['player']}: {chips:+d} chips" + (f" ({r['money']})" if r["money"] != "0.00" else ""))
+    if result["transfers"]:
+        lines.append("Who pays whom:")
+        lines += [f"{t['from']} pays {t['to']} {t['chips']} chips" + (f" ({t['money']})" if t["money"] != "0.00" else "")
+                  for t in result["transfers"]]
+    elif result["in_pool"]:
+        lines.append(f"{result['in_pool']} chips still in the pool.")
+    return "\n".join(lines)
+
+
 @bp.get("/end")
 def end_of_night() -> tuple[str, int] | str:
     service = web_state().service
@@ -63,5 +95,6 @@ def end_of_night() -> tuple[str, int] | str:
     except ValueError as err:
         return render_template("end.html", error=str(err), result=None, host_value=host_value,
                                snapshot=service.snapshot()), 400
-    return render_template("end.html", error=None, result=result, host_value=host_value,
-                           snapshot=service.snapshot(), Decimal=Decimal)
+    snapshot = service.snapshot()
+    return render_template("end.html", error=None, result=result, host_value=host_value, snapshot=snapshot,
+                           share=share_text(result, over=bool(snapshot.get("game_over"))))

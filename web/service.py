@@ -76,7 +76,7 @@ class TableService(Protocol):
         ``conflict``, ``camera``…, ``seat``, ``message``, ``needs_confirmation``, optional ``card``,
         ``top3`` ``[[card, confidence], ...]``, ``evidence``), ``last_settlement``, ``game_over``;
         optional (the controller adds them): ``paused``, ``chip_value``, ``camera`` ``{"ok",
-        "message"}``, ``flush_claims`` ``[{"player", "cards", "valid"}]``, ``pam_shown`` ``[player]``.
+        "message"}``, ``last_trick`` ``{"number", "plays", "winner"}``, ``flush_claims`` ``[{"player", "cards", "valid"}]``, ``pam_shown`` ``[player]``.
         """
         ...
 

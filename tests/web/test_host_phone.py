@@ -224,7 +224,8 @@ def test_save_a_house_rule_and_the_game(night, browser):
     admin.locator("#rules-form button").click()
     expect(admin.locator("#rules-form .result-ok")).to_contain_text("Saved house rules")
     assert n.ref.state.options.get("club_law") is True
-    shot(admin.locator("#rules-dealing"), "admin-phone-rules")
+    admin.evaluate("document.getElementById('rules-h').scrollIntoView()")
+    shot(admin, "admin-phone-rules")
     # rules that matter only with another on are hidden until it is (Pam's rules need Pam)
     expect(admin.locator("#opt-pam_identity")).to_be_hidden()
     admin.locator("#opt-pam").check()
@@ -344,3 +345,65 @@ def test_lighthouse_style_checks_on_every_page(night, browser, scheme):
             if path == "/admin" and text_size == "100%":
                 shot(page, f"admin-phone-{scheme}")
     assert not problems, problems
+
+
+BUZZ = "navigator.vibrate = (p) => { window.__buzz = (window.__buzz || 0) + 1; return true; };"
+
+
+def test_players_see_their_seat_their_turn_the_last_trick_and_the_scoresheet(night, browser):
+    n, base = night
+    n.until(card_down)
+    phone = browser.new_context(**PHONE).new_page()
+    phone.add_init_script(COUNT_SWAPS + ";\n" + BUZZ)
+    phone.goto(base + "/")
+    swapped(phone)
+    actor = next(s["name"] for s in n.ref.snapshot()["seats"] if s["to_act"])
+    phone.select_option("#me", actor)  # "I'm Bea"
+    expect(phone.locator(f'.seat.mine[data-name="{actor}"]')).to_be_visible()
+    expect(phone.locator("#your-turn")).to_be_visible()
+    assert phone.evaluate("window.__buzz") == 1
+    shot(phone, "table-phone-your-turn")
+    n.act()  # the turn moves on: no banner, and no second buzz
+    expect(phone.locator("#your-turn")).to_be_hidden(timeout=3000)
+    phone.reload()  # the phone remembers whose it is
+    expect(phone.locator(f'.seat.mine[data-name="{actor}"]')).to_be_visible()
+
+    history = browser.new_context(**PHONE).new_page()
+    history.add_init_script(COUNT_SWAPS)
+    history.goto(base + "/history")
+    expect(history.locator("#sheet-h")).to_have_count(0)
+    # the second trick: the first shows as the last trick, with who led it and who won it
+    n.until(lambda st: len(st.deal.tricks) == 1 and bool(st.deal.current_trick))
+    first = n.ref.snapshot()["last_trick"]
+    last = phone.locator(".last-trick")
+    expect(last).to_contain_text(f"{first['plays'][0]['player']} led", timeout=3000)
+    expect(last).to_contain_text(f"{first['winner']} won it.")
+    n.until(lambda st: st.deal is not None and st.deal.is_over)
+    looed = set(n.ref.snapshot()["last_settlement"]["looed"])
+    expect(phone.locator(".seat.looed")).to_have_count(len(looed), timeout=3000)
+    for name in looed:
+        expect(phone.locator(f'.seat[data-name="{name}"] .badge-looed')).to_have_text("looed")
+    # the dealer's press closes the deal: the History page grows a scoresheet row without a reload
+    n.until(lambda st: len(st.finished) == 1)
+    expect(history.locator("table.sheet tbody tr")).to_have_count(2, timeout=3000)
+    after = {p: chips[1] for p, chips in n.service.chip_history().items()}
+    row = history.locator("table.sheet tbody tr").nth(1)
+    for i, name in enumerate(PLAYERS):
+        expect(row.locator("td").nth(i)).to_contain_text(str(after[name]))
+    shot(history, "history-phone")
+
+
+def test_the_nights_result_as_text_to_share(night, browser):
+    n, base = night
+    n.until(lambda st: st.deal is not None and st.deal.is_over)
+    n.ref.call("end_game", {})
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(base + "/end")
+    text = page.locator("#share-text").input_value()
+    assert text.startswith("Loo night: final results\n")
+    for r in n.ref.snapshot()["seats"]:
+        assert f"{r['name']}: " in text
+    transfers = page.locator("ul.transfers li").all_inner_texts()
+    assert all(t.split(" = ")[0] in text for t in transfers) and ("Who pays whom:" in text) == bool(transfers)
+    page.locator("#copy-share").click()
+    expect(page.locator("#share-result")).to_have_text("Copied: paste it into the chat.")
