@@ -7,6 +7,8 @@ Lighthouse-style checks (contrast in both themes, 44 px targets, 200 % text, lab
 page. ``LOO_DOCS_SCREENSHOTS=1`` also writes the phone views into ``docs/img/``.
 """
 
+# ruff: noqa: F811 (the browser fixture imported from test_browser is a test argument of the same name)
+
 from __future__ import annotations
 
 import os
@@ -15,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, COUNT_SWAPS, swapped
+from test_browser import CHROMIUM, COUNT_SWAPS, browser, swapped  # noqa: F401 (browser: a fixture)
 
 pytestmark = [
     pytest.mark.browser,
@@ -98,14 +100,6 @@ def night(tmp_path):
     except Exception:  # already stopped by the test
         pass
     n.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def login(browser, base, **extra):
