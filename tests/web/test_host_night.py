@@ -94,3 +94,25 @@ def test_without_javascript_the_forms_post_and_say_what_happened(night):
     assert service.chips_in()["Bea"] == 120
     assert client.post("/admin/do/update_settings", data={"csrf_token": token},
                        headers={"Origin": ORIGIN}).status_code == 404
+
+
+def test_an_alert_is_said_once(client_fake):
+    """The camera's fault is an alert; the status banner points to it instead of repeating it."""
+    service, client = client_fake
+    message = "the camera is not delivering pictures; check its cable (the game waits)"
+    service.set_state(status={"state": "fault", "message": message},
+                      alerts=[{"id": 9, "kind": "camera", "seat": None, "message": message, "needs_confirmation": False}])
+    html = client.get("/table/partial").get_data(as_text=True)
+    assert html.count("check its cable") == 1 and "see the alert below" in html
+    service.set_state(status={"state": "paused", "message": "the game is paused"}, alerts=[])
+    html = client.get("/table/partial").get_data(as_text=True)
+    assert "Paused by the host." in html and "the game is paused" not in html
+
+
+@pytest.fixture
+def client_fake(tmp_path):
+    from web_fakes import FakeService
+
+    service = FakeService()
+    app = create_app(service, config={"STATE_DIR": tmp_path / "web", "ADMIN_PIN": "000000"})
+    return service, app.test_client()
