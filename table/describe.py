@@ -27,6 +27,7 @@ from engine.errors import LooError
 
 __all__ = ["describe_events"]
 
+VARIANT_NAMES = {"three_card": "three-card Loo", "irish": "Irish Loo", "five_card": "five-card Loo"}
 Lookup = Callable[[int], Any]  # seq -> the ledger event with that seq (or None)
 
 
@@ -85,9 +86,10 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "deal_closed":
         return f"Closed deal {d.get('number')}"
     if kind == "settings":
-        saved = [{"players": "players", "variant": "variant", "options": "house rules",
-                  "starting_chips": "starting chips", "chip_value": "chip value"}[k] for k in d if k in
-                 ("players", "variant", "options", "starting_chips", "chip_value")]
+        variant = VARIANT_NAMES.get(str(d.get("variant")), str(d.get("variant")))
+        words = {"players": "players", "options": f"house rules ({variant})", "starting_chips": "starting chips",
+                 "chip_value": "chip value"}  # the variant comes with its house rules
+        saved = [w for k, w in words.items() if k in d] or (["variant"] if "variant" in d else [])
         return "Saved " + (", ".join(saved) if saved else "the settings")
     if kind == "zones":
         return f"Saved {len(d.get('zones') or {})} table zones"

@@ -65,9 +65,66 @@ def admin() -> tuple[str, int] | str:
 
 #: form fields that are whole numbers (everything else is text)
 INT_FIELDS = frozenset({"alert_id", "trick", "delta"})
-#: commands a plain HTML form may send (without JavaScript): the ones made of simple fields
+#: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "misdeal", "call_civil", "show_pam"})
+                           "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones"})
+
+
+def _rules_form(variant: str) -> dict[str, Any]:
+    """The House rules form as an ``update_settings`` payload: a switch left off is not sent by a
+    browser, so every yes/no rule of the variant is read as on when present, off when absent."""
+    options: dict[str, Any] = {}
+    for f in grouped_fields(variant):
+        for field in f[2]:
+            raw = request.form.get(field.name)
+            if field.kind == "bool":
+                value: Any = raw is not None
+            elif raw is None:
+                continue  # a disabled field (cards per hand) is not sent
+            elif field.kind == "choice":
+                value = raw
+            elif raw.strip() == "":
+                value = None
+            else:
+                try:
+                    value = int(raw)
+                except ValueError:
+                    raise ApiError(400, f"{field.label}: a whole number, please") from None
+            if value != field.default:
+                options[field.name] = value
+    return {"variant": variant, "options": options}
+
+
+def _game_form(settings: dict[str, Any]) -> dict[str, Any]:
+    """The Players and game form: only the fields that changed (a disabled one is not sent)."""
+    payload: dict[str, Any] = {}
+    form = request.form
+    if "players" in form:
+        players = [p.strip() for p in form["players"].splitlines() if p.strip()]
+        if players != settings.get("players"):
+            payload["players"] = players
+    if form.get("variant") and form["variant"] != settings.get("variant"):
+        payload.update(variant=form["variant"], options={})
+    if form.get("starting_chips") and form["starting_chips"] != str(settings.get("starting_chips")):
+        try:
+            payload["starting_chips"] = int(form["starting_chips"])
+        except ValueError:
+            raise ApiError(400, "starting chips: a whole number, please") from None
+    if form.get("chip_value") is not None and form["chip_value"].strip() != settings.get("chip_value"):
+        payload["chip_value"] = form["chip_value"].strip()
+    return payload
+
+
+def _zones_form() -> dict[str, Any]:
+    zones: dict[str, dict[str, Any]] = {}
+    for key, raw in request.form.items():
+        if "." in key and raw.strip():
+            name, part = key.rsplit(".", 1)
+            try:
+                zones.setdefault(name, {})[part] = float(raw)
+            except ValueError:
+                raise ApiError(400, f"zone {name}: {part} must be a number") from None
+    return {"zones": zones}
 
 
 def _form_payload() -> dict[str, Any]:
@@ -106,9 +163,18 @@ def do(name: str) -> Any:
     with one sentence saying what happened (the script answers in place, without a reload)."""
     if name not in FORM_COMMANDS:
         raise ApiError(404, f"{name!r} needs the page's script (or the JSON API)")
+    service = web_state().service
+    settings = service.settings() if name == "update_settings" else {}
+    if name == "update_settings":
+        form_of = request.form.get("form")
+        payload = _rules_form(str(settings.get("variant"))) if form_of == "rules" else _game_form(settings)
+    elif name == "set_zones":
+        payload = _zones_form()
+    else:
+        payload = _form_payload()
     try:
-        clean = check_command(name, _form_payload(), {})
-        result = web_state().service.command(name, clean)
+        clean = check_command(name, payload, settings)
+        result = service.command(name, clean)
         flash(card_text(result.get("message") or "Done."), "ok")
     except ValueError as err:
         flash(f"Refused: {card_text(str(err))} Nothing was changed.", "fault")

@@ -92,8 +92,8 @@ def test_without_javascript_the_forms_post_and_say_what_happened(night):
     page = client.get("/admin").get_data(as_text=True)
     assert "Refused:" in page and "Nothing was changed." in page
     assert service.chips_in()["Bea"] == 120
-    assert client.post("/admin/do/update_settings", data={"csrf_token": token},
-                       headers={"Origin": ORIGIN}).status_code == 404
+    assert client.post("/admin/do/claim_flush", data={"csrf_token": token},
+                       headers={"Origin": ORIGIN}).status_code == 404  # five cards: the script's job
 
 
 def test_an_alert_is_said_once(client_fake):
@@ -116,3 +116,34 @@ def client_fake(tmp_path):
     service = FakeService()
     app = create_app(service, config={"STATE_DIR": tmp_path / "web", "ADMIN_PIN": "000000"})
     return service, app.test_client()
+
+
+def test_without_javascript_rules_players_and_zones_post_too(night):
+    from web_fakes import ORIGIN, csrf_of
+
+    from engine.options import Options
+
+    ref, players, transport, service, client = night
+    token = csrf_of(client)
+    client.post("/admin/login", data={"pin": "000000", "csrf_token": token}, headers={"Origin": ORIGIN})
+    html = client.get("/admin").get_data(as_text=True)
+    token = html.split('name="csrf-token" content="')[1].split('"')[0]
+    # what a browser sends for the rules form: every switch that is on, every other field's value
+    form = {"csrf_token": token, "form": "rules"}
+    for name, value in Options.defaults("three_card").items():
+        if name in ("variant", "hand_size"):
+            continue
+        if value is True or name == "club_law":
+            form[name] = "on"
+        elif value is not False:
+            form[name] = "" if value is None else str(value)
+    assert client.post("/admin/do/update_settings", data=form, headers={"Origin": ORIGIN}).status_code == 303
+    assert ref.state.options.get("club_law") is True
+    assert "Saved house rules (three-card Loo)." in client.get("/admin").get_data(as_text=True)
+    assert Options.from_dict("three_card", ref.state.options).must_head is True  # a switch left on stays on
+    resp = client.post("/admin/do/update_settings", data={"csrf_token": token, "form": "game", "chip_value": "0.20",
+                                                         "players": "Ann\nBea\nCal\nDot"}, headers={"Origin": ORIGIN})
+    assert resp.status_code == 303 and ref.state.chip_value == "0.20"
+    zones = {"csrf_token": token, "turn_up.x": "10", "turn_up.y": "20", "turn_up.width": "60", "turn_up.height": "90"}
+    assert client.post("/admin/do/set_zones", data=zones, headers={"Origin": ORIGIN}).status_code == 303
+    assert ref.state.zones == {"turn_up": {"x": 10.0, "y": 20.0, "width": 60.0, "height": 90.0}}

@@ -216,7 +216,7 @@ def test_save_a_house_rule_and_the_game(night, browser):
     expect(admin.locator("#rules-play")).to_contain_text("When clubs are trumps, everyone must play.")
     box.check()
     admin.locator("#rules-form button").click()
-    expect(admin.locator("#rules-form .result-ok")).to_contain_text("Saved house rules")
+    expect(admin.locator("#rules-form .result-ok")).to_have_text("Saved house rules (three-card Loo).")
     assert n.ref.state.options.get("club_law") is True
     admin.evaluate("document.getElementById('rules-h').scrollIntoView()")
     shot(admin, "admin-phone-rules")
