@@ -147,3 +147,18 @@ def test_without_javascript_rules_players_and_zones_post_too(night):
     zones = {"csrf_token": token, "turn_up.x": "10", "turn_up.y": "20", "turn_up.width": "60", "turn_up.height": "90"}
     assert client.post("/admin/do/set_zones", data=zones, headers={"Origin": ORIGIN}).status_code == 303
     assert ref.state.zones == {"turn_up": {"x": 10.0, "y": 20.0, "width": 60.0, "height": 90.0}}
+
+
+def test_a_revoke_reads_as_one_sentence_with_its_proof(client_fake):
+    from engine import Card
+    from engine.outcome import Revoke
+
+    service, client = client_fake
+    lead = Revoke("Ann", 2, "lead_highest_trump", Card.parse("9D"), Card.parse("JS"), 3)
+    assert "a higher trump" not in lead.describe()  # 9D is no trump: the sentence says what was owed
+    service.set_state(alerts=[{"id": 3, "kind": "revoke", "seat": "Bea", "card": "2H", "needs_confirmation": False,
+                               "message": "Bea revoked in trick 1: held 7C when clubs were led",
+                               "evidence": "witness 7C seen in trick 3"}])
+    html = client.get("/table/partial").get_data(as_text=True)
+    assert "Revoke:</b>\nBea revoked in trick 1: held 7\u2663 when clubs were led (7\u2663 seen in trick 3 proves it)." in html
+    assert "witness" not in html and "7C" not in html
