@@ -121,6 +121,7 @@ class Referee:
         # know their real hands): it raises ValueError to refuse, before anything is written.
         self.vet = vet
         self._in_command = False
+        self._written: list[Event] = []  # the ledger events of the command being handled
         self.outputs = outputs
         self.clock = clock
         # Button and camera timestamps restart with the process (monotonic clock, sensor clock), so
@@ -238,8 +239,7 @@ class Referee:
 
     def _dispatch(self, item: Any) -> None:
         if isinstance(item, Command):
-            self._in_command = True
-            before = self.state.last_seq
+            self._in_command, self._written = True, []
             try:
                 result = self._command(item.name, item.payload)
             except LedgerWriteError:
@@ -249,8 +249,8 @@ class Referee:
             except (KeyError, TypeError) as exc:  # a payload the dashboard did not shape-check
                 item.reply.set_exception(ValueError(f"{item.name}: missing or malformed {exc}"))
             else:
-                # the ledger events it wrote (seq > after, <= last): the dashboard says what they did
-                item.reply.set_result({"ok": True, "after": before, "last": self.state.last_seq, **result})
+                # the ledger events it wrote: the dashboard says what they did
+                item.reply.set_result({"ok": True, "events": list(self._written), **result})
             finally:
                 self._in_command = False
         elif isinstance(item, Tick):
@@ -321,6 +321,8 @@ class Referee:
         if self.vet is not None and self._in_command:
             self.vet(trial)
         events = self.ledger.append_many(items)
+        if self._in_command:
+            self._written.extend(events)
         for ev in events:
             if ev.seq > self.state.last_seq:  # an idempotent retry is not applied twice
                 self.state.apply(ev)

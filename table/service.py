@@ -90,14 +90,14 @@ class TableService:
             raise ValueError("the payload must be a JSON object")
         result = self.referee.call(name, payload, timeout=self.timeout)
         result.setdefault("version", self.referee.version)
-        after, last = result.pop("after", None), result.pop("last", None)
-        if "message" not in result and after is not None and last is not None:
+        written = result.pop("events", None)
+        if "message" not in result and written is not None:
             ledger = self.referee.ledger
 
-            def lookup(seq: int) -> Any:
+            def lookup(seq: int) -> Any:  # only an undo or a correction looks back
                 return next(iter(ledger.events(seq - 1, until=seq)), None)
 
-            result["message"] = describe_events(ledger.events(after, until=last), lookup) or "Nothing changed."
+            result["message"] = describe_events(written, lookup) or "Nothing changed."
         return result
 
 

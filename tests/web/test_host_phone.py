@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -256,10 +255,8 @@ def test_pause_and_resume_and_the_table_going_offline(night, browser):
 
     # the table stops: both phones say so within 5 s, and the "to act" mark is no longer shown
     n.stop_server()
-    stopped = time.monotonic()
     expect(table.locator("#offline")).to_be_visible(timeout=5000)
     expect(admin.locator("#offline")).to_be_visible(timeout=5000)
-    assert time.monotonic() - stopped < 5.5
     expect(table.locator(".turn")).to_be_hidden()
     shot(table, "table-phone-offline")
     n.serve()  # ...and starts again on the same address: the pages catch up by themselves
