@@ -31,31 +31,28 @@ VARIANT_NAMES = {"three_card": "three-card Loo", "irish": "Irish Loo", "five_car
 Lookup = Callable[[int], Any]  # seq -> the ledger event with that seq (or None)
 
 
+#: each kind of recorded action as a phrase
+PHRASES: dict[type, Callable[[Any], str]] = {
+    Play: lambda a: f"{a.player}'s {a.card}",
+    TurnUp: lambda a: f"the turn-up {a.card}",
+    Declare: lambda a: f"{a.player}'s declaration ({a.action.replace('_', ' ')})",
+    Exchange: lambda a: f"{a.player}'s exchange of {a.count} card{'s' if a.count != 1 else ''}",
+    ClaimFlush: lambda a: f"{a.player}'s flush claim",
+    ShowPam: lambda a: f"{a.player} showing Pam",
+    Expose: lambda a: f"{a.player}'s card {' '.join(map(str, a.cards))} played out of turn",
+    CallCivil: lambda a: '"Pam be civil"',
+    Misdeal: lambda a: "the misdeal",
+}
+
+
 def _action_text(text: str) -> str:
     """What a recorded action was, as a phrase: "Ann's 10D", "the turn-up 7H", "Bea's declaration (pass)"."""
     try:
         action = parse_action(text)
     except LooError:
         return text
-    if isinstance(action, Play):
-        return f"{action.player}'s {action.card}"
-    if isinstance(action, TurnUp):
-        return f"the turn-up {action.card}"
-    if isinstance(action, Declare):
-        return f"{action.player}'s declaration ({action.action.replace('_', ' ')})"
-    if isinstance(action, Exchange):
-        return f"{action.player}'s exchange of {action.count} card{'s' if action.count != 1 else ''}"
-    if isinstance(action, ClaimFlush):
-        return f"{action.player}'s flush claim"
-    if isinstance(action, ShowPam):
-        return f"{action.player} showing Pam"
-    if isinstance(action, Expose):
-        return f"{action.player}'s card {' '.join(map(str, action.cards))} played out of turn"
-    if isinstance(action, CallCivil):
-        return '"Pam be civil"'
-    if isinstance(action, Misdeal):
-        return "the misdeal"
-    return text
+    phrase = PHRASES.get(type(action))
+    return phrase(action) if phrase is not None else text
 
 
 def _one(event: Any, lookup: Lookup) -> str:

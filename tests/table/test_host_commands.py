@@ -152,3 +152,25 @@ def test_the_chip_value_can_change_during_a_paused_deal(tmp_path):
     with pytest.raises(ValueError, match="between deals"):
         TableService(ref).command("update_settings", {"variant": "irish"})
     ledger.close()
+
+
+def test_each_command_says_what_it_did():
+    from table.describe import describe_events
+    from table.ledger import Event
+
+    log = {1: Event(1, None, "deal_started", {"number": 2, "dealer": "Ann"}, ""),
+           2: Event(2, None, "action", {"action": "*up:7H"}, ""),
+           3: Event(3, None, "action", {"action": "Bea:pass"}, ""),
+           4: Event(4, None, "action", {"action": "Cal:10D"}, "")}
+
+    def said(kind, data):
+        return describe_events([Event(9, None, kind, data, "")], log.get)
+
+    assert said("undo", {"target": 4}) == "Undid Cal's 10D."
+    assert said("undo", {"target": 3}) == "Undid Bea's declaration (pass)."
+    assert said("undo", {"target": 1}) == "Undid the start of deal 2."
+    assert said("correct", {"target": 2, "card": "7D"}) == "Corrected the turn-up 7H to 7D."
+    assert said("adjust_chips", {"player": "Ann", "delta": -1, "reason": "miscount"}) == "Ann -1 chip (miscount)."
+    assert said("settings", {"variant": "irish", "options": {}}) == "Saved house rules (Irish Loo)."
+    assert said("pause", {}) == "Paused: buttons and cards wait until you resume."
+    assert describe_events([], log.get) == ""
