@@ -23,7 +23,8 @@ _WHAT = {
     "must_undertrump": "played {card} while holding {witness}, a trump",
     "pam_civil": "played Pam ({card}) to the civil ace while holding {witness}",
     "lead_boss_trump": "led {card} while holding {witness}, the top trump",
-    "lead_highest_trump": "led {card} while holding {witness}, a higher trump",
+    # also raised when a plain card is led by a player holding two trumps: say what was owed
+    "lead_highest_trump": "led {card} while holding {witness}: the lead had to be the highest trump held",
     "lead_a_trump": "led {card} while holding two trumps ({witness} the second seen)",
     "lead_trump_after_first_trick": "led {card} after winning trick 1 while holding {witness}",
     "lead_highest_card": "led {card} while holding {witness}, a higher card",

@@ -154,6 +154,7 @@ class TableDemo:
         self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier, stable_s=0.3)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
         self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
+        self.referee.vet = self.players.vet  # the host's corrections must fit the bots' real cards
         self.summary = DemoSummary(worn_cards=worn_cards,
                                    enrolled_deck=getattr(classifier, "prototypes", None) is not None)
         self._tricks_seen = 0

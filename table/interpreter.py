@@ -50,6 +50,9 @@ class Interpreter(AlertKeeper):
     pending_plays: dict[int, Card]
     camera_ok: bool
     camera_message: str
+    vet: Any  # Callable[[TableState], None] | None: an outside check of a command's trial state
+    _in_command: bool
+    _written: list[Event]
 
     def _input(self, item: Any) -> None:
         """A button or camera event: held back while the game is on hold, paused or stopped."""
@@ -102,7 +105,11 @@ class Interpreter(AlertKeeper):
         for kind, data, _ in items:  # raises StateError (a ValueError) and writes nothing
             seq += 1
             trial.apply(_Pending(seq, kind, data))
+        if self.vet is not None and self._in_command:
+            self.vet(trial)  # raises ValueError to refuse, before anything is written
         events = self.ledger.append_many(items)
+        if self._in_command:
+            self._written.extend(events)
         for ev in events:
             if ev.seq > self.state.last_seq:  # an idempotent retry is not applied twice
                 self.state.apply(ev)

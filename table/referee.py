@@ -91,8 +91,14 @@ class Referee(DashboardCommands):
         clock: Callable[[], float] = time.monotonic,
         on_zones: Callable[[dict[str, Any]], None] | None = None,
         on_change: Callable[[Snapshot], None] | None = None,
+        vet: Callable[[TableState], None] | None = None,
     ) -> None:
         self.ledger = ledger
+        # An outside check of what a dashboard command would make of the state (the demo's bots
+        # know their real hands): it raises ValueError to refuse, before anything is written.
+        self.vet = vet
+        self._in_command = False
+        self._written: list[Event] = []  # the ledger events of the command being handled
         self.outputs = outputs
         self.clock = clock
         # Button and camera timestamps restart with the process (monotonic clock, sensor clock), so
@@ -155,7 +161,12 @@ class Referee(DashboardCommands):
             item = self.queue.get()
             if isinstance(item, Stop):
                 return
-            self.step(item)
+            try:
+                self.step(item)
+            except Exception as exc:  # nothing a phone or the camera sends may end this thread
+                log.exception("referee: %r failed after it was handled", item)
+                if isinstance(item, Command) and not item.reply.done():
+                    item.reply.set_exception(ValueError(f"the table could not do that ({exc})"))
 
     def call(self, command: DashboardCommand | str, payload: Mapping[str, Any] | None = None,
              timeout: float = 10.0) -> dict[str, Any]:
@@ -213,14 +224,20 @@ class Referee(DashboardCommands):
 
     def _dispatch(self, item: Any) -> None:
         if isinstance(item, Command):
+            self._in_command, self._written = True, []
             try:
                 result = self._command(item.command)
             except LedgerWriteError:
                 raise
             except ValueError as exc:
                 item.reply.set_exception(ValueError(str(exc)))
+            except (KeyError, TypeError) as exc:  # a payload the dashboard did not shape-check
+                item.reply.set_exception(ValueError(f"{item.command.NAME}: missing or malformed {exc}"))
             else:
-                item.reply.set_result({"ok": True, **result})
+                # the ledger events it wrote: the dashboard says what they did
+                item.reply.set_result({"ok": True, "events": list(self._written), **result})
+            finally:
+                self._in_command = False
         elif isinstance(item, Tick):
             pass
         elif isinstance(item, Barrier):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from table.describe import describe_events
 from table.referee import Referee
 from web.commands import COMMANDS, DashboardCommand
 from web.snapshot import Snapshot
@@ -59,6 +60,11 @@ class TableService:
         with self.referee.lock:
             return {p: list(v) for p, v in self.referee.state.chip_history.items()}
 
+    def chips_in(self) -> dict[str, int]:
+        with self.referee.lock:
+            st = self.referee.state
+            return {p: st.starting_chips + st.brought_in.get(p, 0) for p in st.players}
+
     def settings(self) -> dict[str, Any]:
         from engine import Options
 
@@ -87,6 +93,14 @@ class TableService:
             raise ValueError("the payload must be a JSON object")
         result = self.referee.call(command, payload, timeout=self.timeout)
         result.setdefault("version", self.referee.version)
+        written = result.pop("events", None)
+        if "message" not in result and written is not None:
+            ledger = self.referee.ledger
+
+            def lookup(seq: int) -> Any:  # only an undo or a correction looks back
+                return next(iter(ledger.events(seq - 1, until=seq)), None)
+
+            result["message"] = describe_events(written, lookup) or "Nothing changed."
         return result
 
 

@@ -18,6 +18,7 @@ enters them: on the dashboard's command path (`claim_flush`, `show_pam`).
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +93,17 @@ class VirtualPlayers:
                 shadow.push(action)
             self._synced.append(str(e.action))
         return shadow
+
+    def vet(self, state: Any) -> None:
+        """Refuse what the bots' real cards make impossible, before the referee writes it: a host
+        who "fixes" Ann's 10D to a 2C she does not hold is told so, as a real player would tell
+        him, and the bots keep following the deal the table has (`Referee(vet=...)`)."""
+        probe = VirtualPlayers(self.seed, revoke_rate=self.revoke_rate)
+        probe._discards = self._discards
+        try:
+            probe.shadow(state)
+        except IllegalActionError as exc:
+            raise ValueError(str(exc)) from None
 
     def _real_exchange(self, shadow: Deal, seen: Exchange, key: Any) -> Exchange:
         """The table saw only how many cards were exchanged; the bot knows which it threw."""
@@ -193,13 +205,24 @@ class Stuck(RuntimeError):
     """The table refused the virtual players' acts too many times in a row (a bug, not a game)."""
 
 
+PAUSE_POLL_S = 0.2
+
+
 def run_night(referee: Any, players: VirtualPlayers, transport: Any, *, max_deals: int | None = None,
-              max_steps: int = 1_000_000, on_step: Any = None) -> int:
+              max_steps: int = 1_000_000, on_step: Any = None, wait: Any = time.sleep) -> int:
     """Let the virtual players act until the night ends (or `max_deals` deals are closed); returns
-    the number of intents delivered. `on_step(intent)` runs after each one (the demo's checks)."""
+    the number of intents delivered. `on_step(intent)` runs after each one (the demo's checks).
+
+    While the host has paused the game the players wait (`wait(PAUSE_POLL_S)` each time round), as
+    people at a table do: their acts would only be held back, and counting them as refused made
+    a pause of half a minute end the night with `Stuck`."""
     state = referee.state
     steps = 0
     while steps < max_steps:
+        if state.paused and not state.game_over:
+            players.attempts = 0
+            wait(PAUSE_POLL_S)
+            continue
         deal = state.deal
         intents = players.next_intents(state)
         if (max_deals is not None and deal is not None and deal.is_over and not state.game_over

@@ -64,6 +64,7 @@ class TableState:
         self.finished: list[dict[str, Any]] = []
         self.chip_history: dict[str, list[int]] = {}
         self.adjust: dict[str, int] = {}  # adjustments made during a deal, added when it closes
+        self.brought_in: dict[str, int] = {}  # every player's adjustments of the night (buy-ins...)
         self.paused = False
         self.ended_by_host = False
         self.last_seq = 0
@@ -88,6 +89,7 @@ class TableState:
         other.finished = list(self.finished)
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
         other.adjust = dict(self.adjust)
+        other.brought_in = dict(self.brought_in)
         other.game = self.game.copy() if self.game is not None else None
         return other
 
@@ -218,6 +220,7 @@ class TableState:
         self.variant, self.options, self.starting_chips = variant, options, chips
         self.chip_history = {p: [chips] for p in players}
         self.adjust = {}
+        self.brought_in = {p: 0 for p in players}
 
     def _on_game_started(self, seq: int, d: dict[str, Any]) -> None:
         if self.deal_number > 0:
@@ -228,6 +231,9 @@ class TableState:
 
     def _on_settings(self, seq: int, d: dict[str, Any]) -> None:
         game = self._require_started()
+        if set(d) == {"chip_value"}:  # money only, never the game: it may change at any time
+            self.chip_value = str(d["chip_value"])
+            return
         if game.current is not None:
             raise StateError("settings can change only between deals")
         variant = str(d.get("variant", self.variant))
@@ -365,6 +371,7 @@ class TableState:
             raise StateError(f"{player!r} is not at the table")
         if delta == 0 or not reason:
             raise StateError("a chip adjustment needs a non-zero amount and a reason")
+        self.brought_in[player] = self.brought_in.get(player, 0) + delta
         if game.current is None:
             self.chip_history[player][-1] = game.adjust_chips(player, delta)
         else:  # the deal in progress settles from the balances it started with

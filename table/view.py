@@ -97,6 +97,12 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
         trick = {"number": number, "plays": [{"player": p, "card": str(c)} for p, c in plays]}
         if number <= len(deal.trick_winners):
             trick["winner"] = deal.trick_winners[number - 1]
+    last_trick: Trick | None = None  # the trick before the one on the table: who led it, who won it
+    if deal is not None and deal.tricks:
+        done = len(deal.tricks)
+        last_trick = {"number": done, "plays": [{"player": p, "card": str(c)} for p, c in deal.tricks[-1]]}
+        if done <= len(deal.trick_winners):
+            last_trick["winner"] = deal.trick_winners[done - 1]
     last: dict[str, Any] | None = None
     if deal is not None and deal.is_over:
         last = {"deal": st.deal_number, **deal.settle().to_dict()}
@@ -113,6 +119,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
         "trump": deal.trump if deal is not None else None,
         "seats": seats,
         "trick": trick,
+        "last_trick": last_trick,
         "alerts": [a.copy() for a in alerts],
         "last_settlement": last,
         "game_over": st.game_over,

@@ -3,29 +3,58 @@
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    flash,
+    get_flashed_messages,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 
 from web import web_state
-from web.options import VARIANTS, option_fields
+from web.cards import card_text
+from web.options import VARIANTS, grouped_fields
+from web.qr import phone_url, qr_svg
+from web.rules_text import choice_label
 from web.security import (
     ApiError,
+    admin_required,
     check_pin,
     client_address,
+    csrf_token,
     end_all_sessions,
     is_admin,
     open_admin_session,
     pin_hash,
 )
 from web.table_page import fragment_response
+from web.validate import check_command
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
 
 def _wants_json() -> bool:
     return request.is_json or request.accept_mimetypes.best == "application/json"
+
+
+ZONE_KEYS = ("x", "y", "width", "height")
+
+
+def zone_rows(settings: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(zone name, what the host reads, rectangle) for every zone the table can use."""
+    zones = settings.get("zones") or {}
+    names = [(f"seat:{i}", f"{p}'s place") for i, p in enumerate(settings.get("players") or [])]
+    names += [("turn_up", "Turn-up (trumps)"), ("stock", "Stock")]
+    return [(name, label, dict(zones.get(name) or {})) for name, label in names]
 
 
 @bp.get("")
@@ -36,13 +65,132 @@ def admin() -> tuple[str, int] | str:
     settings = service.settings()
     snapshot = service.snapshot()
     variant = settings.get("variant", VARIANTS[0])
-    fields_by_variant = {v: option_fields(v) for v in VARIANTS}
+    url = phone_url(request.host_url)
     return render_template(
         "admin.html", settings=settings, s=snapshot, variants=VARIANTS, variant=variant,
-        fields=fields_by_variant[variant], options=settings.get("options", {}),
-        zones_json=json.dumps(settings.get("zones", {}), indent=1, sort_keys=True),
-        partial=render_admin_partial(snapshot),
+        groups=grouped_fields(variant), options=settings.get("options", {}),
+        zones=zone_rows(settings), zone_keys=ZONE_KEYS, choice_label=choice_label,
+        partial=personal(render_admin_partial(snapshot), csrf_token()), in_deal=snapshot.get("phase") in IN_DEAL,
+        qr=qr_svg(url), url=url, flashed=get_flashed_messages(with_categories=True),
     )
+
+
+#: form fields that are whole numbers (everything else is text)
+INT_FIELDS = frozenset({"alert_id", "trick", "delta"})
+#: commands a plain HTML form may send (without JavaScript)
+FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
+                           "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones"})
+
+
+def _rules_form(variant: str) -> dict[str, Any]:
+    """The House rules form as an ``update_settings`` payload: a switch left off is not sent by a
+    browser, so every yes/no rule of the variant is read as on when present, off when absent."""
+    options: dict[str, Any] = {}
+    for f in grouped_fields(variant):
+        for field in f[2]:
+            raw = request.form.get(field.name)
+            if field.kind == "bool":
+                value: Any = raw is not None
+            elif raw is None:
+                continue  # a disabled field (cards per hand) is not sent
+            elif field.kind == "choice":
+                value = raw
+            elif raw.strip() == "":
+                value = None
+            else:
+                try:
+                    value = int(raw)
+                except ValueError:
+                    raise ApiError(400, f"{field.label}: a whole number, please") from None
+            if value != field.default:
+                options[field.name] = value
+    return {"variant": variant, "options": options}
+
+
+def _game_form(settings: dict[str, Any]) -> dict[str, Any]:
+    """The Players and game form: only the fields that changed (a disabled one is not sent)."""
+    payload: dict[str, Any] = {}
+    form = request.form
+    if "players" in form:
+        players = [p.strip() for p in form["players"].splitlines() if p.strip()]
+        if players != settings.get("players"):
+            payload["players"] = players
+    if form.get("variant") and form["variant"] != settings.get("variant"):
+        payload.update(variant=form["variant"], options={})
+    if form.get("starting_chips") and form["starting_chips"] != str(settings.get("starting_chips")):
+        try:
+            payload["starting_chips"] = int(form["starting_chips"])
+        except ValueError:
+            raise ApiError(400, "starting chips: a whole number, please") from None
+    if form.get("chip_value") is not None and form["chip_value"].strip() != settings.get("chip_value"):
+        payload["chip_value"] = form["chip_value"].strip()
+    return payload
+
+
+def _zones_form() -> dict[str, Any]:
+    zones: dict[str, dict[str, Any]] = {}
+    for key, raw in request.form.items():
+        if "." in key and raw.strip():
+            name, part = key.rsplit(".", 1)
+            try:
+                zones.setdefault(name, {})[part] = float(raw)
+            except ValueError:
+                raise ApiError(400, f"zone {name}: {part} must be a number") from None
+    return {"zones": zones}
+
+
+def _form_payload() -> dict[str, Any]:
+    payload: dict[str, Any] = {}
+    for key, value in request.form.items():
+        if key in ("csrf_token", "step") or value == "":
+            continue
+        if key in INT_FIELDS:
+            try:
+                payload[key] = int(value)
+            except ValueError:
+                raise ApiError(400, f"{key} must be a whole number") from None
+        else:
+            payload[key] = value
+    return chip_step(request.form.get("step"), payload)
+
+
+def chip_step(step: str | None, payload: dict[str, Any]) -> dict[str, Any]:
+    """The Chips form's step as an adjustment (the page's script does the same): a rebuy adds,
+    a cash-out takes away, each with a note of its own when the host wrote none."""
+    delta = payload.get("delta")
+    if step not in ("rebuy", "cash_out") or not isinstance(delta, int):
+        if step == "fix":
+            payload.setdefault("reason", "chip count corrected")
+        return payload
+    n = abs(delta)
+    payload["delta"] = n if step == "rebuy" else -n
+    payload.setdefault("reason", f"bought {n} more chips" if step == "rebuy" else f"cashed out {n} chips")
+    return payload
+
+
+@bp.post("/do/<name>")
+@admin_required
+def do(name: str) -> Any:
+    """The same commands for a phone without JavaScript: a plain form POST, then back to the page
+    with one sentence saying what happened (the script answers in place, without a reload)."""
+    if name not in FORM_COMMANDS:
+        raise ApiError(404, f"{name!r} needs the page's script (or the JSON API)")
+    service = web_state().service
+    settings = service.settings() if name == "update_settings" else {}
+    if name == "update_settings":
+        form_of = request.form.get("form")
+        payload = _rules_form(str(settings.get("variant"))) if form_of == "rules" else _game_form(settings)
+    elif name == "set_zones":
+        payload = _zones_form()
+    else:
+        payload = _form_payload()
+    try:
+        clean = check_command(name, payload, settings)
+        result = service.command(name, clean)
+        flash(card_text(result.get("message") or "Done."), "ok")
+    except ValueError as err:
+        flash(f"Refused: {card_text(str(err))} Nothing was changed.", "fault")
+    return redirect(url_for("admin.admin") + "#now", code=303)
 
 
 @bp.post("/login")
@@ -98,12 +246,22 @@ def deal_actions(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+#: stands for the session's CSRF token in the shared fragment (a token is per session, the
+#: fragment is rendered once for every admin); `personal` puts each response's own token in
+CSRF_SLOT = "__loo_csrf__"
+
+
 def render_admin_partial(snapshot: Mapping[str, Any]) -> str:
     """The admin's live fragment, rendered once per version (shared by every admin stream)."""
     def render() -> str:
-        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot))
+        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot), CSRF=CSRF_SLOT)
 
     return web_state().fragment("admin", int(snapshot.get("version", 0)), render)
+
+
+def personal(html: str, token: str) -> str:
+    """The shared fragment with this session's CSRF token in its forms (plain posts without JS)."""
+    return html.replace(CSRF_SLOT, token)
 
 
 @bp.get("/partial")
@@ -111,5 +269,7 @@ def partial() -> Response:
     """Alerts with their confirm/correct buttons and the current trick, for the admin's live view."""
     if not is_admin():
         raise ApiError(401, "admin login required")
-    return fragment_response("admin", web_state().service.snapshot(), render_admin_partial,
+    token = csrf_token()
+    return fragment_response("admin", web_state().service.snapshot(),
+                             lambda snap: personal(render_admin_partial(snap), token),
                              cache_control="no-cache, private")

@@ -73,6 +73,15 @@ def card_image(code: object, width: int = 56) -> Markup:
         return Markup("<span class=\"card-text\">{}</span>").format(code)
 
 
+_CODE_IN_TEXT = re.compile(r"\b(10|[2-9JQKA])([CDHS])\b")
+
+
+def card_text(text: object) -> str:
+    """A sentence with its card codes as rank and suit ("held 7C" -> "held 7♣"): the engine and
+    the controller write codes; people read suits. One style on every page and in every answer."""
+    return _CODE_IN_TEXT.sub(lambda m: m.group(1) + SUITS[m.group(2)], str(text))
+
+
 def evidence_markup(value: object, width: int = 28) -> Markup:
     """A revoke's evidence: a list of cards, or a sentence whose card codes become small images."""
     if isinstance(value, list | tuple):

@@ -2,29 +2,62 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, Response, render_template, request
 
 from web import web_state
 from web.chart import chip_chart
 from web.settle import fewest_transfers, money, net_results, parse_chip_value
+from web.table_page import fragment_response
 
 bp = Blueprint("history", __name__)
 
 
+def scoresheet(history: dict[str, list[int]]) -> list[dict[str, Any]]:
+    """The night as a score pad: one row per deal with each player's chips after it and the change
+    the deal made (row 0 is the start). Chip adjustments show in the deal they were made in."""
+    players = list(history)
+    rows = max((len(v) for v in history.values()), default=0)
+    out = []
+    for i in range(rows):
+        cells = []
+        for p in players:
+            chips = history[p]
+            now = chips[i] if i < len(chips) else chips[-1]
+            before = chips[i - 1] if 0 < i <= len(chips) else now
+            cells.append({"player": p, "chips": now, "change": now - before})
+        out.append({"deal": i, "cells": cells})
+    return out
+
+
+def _history_context() -> dict[str, Any]:
+    service = web_state().service
+    history = service.chip_history()
+    return {"deals": service.deals(), "chart": chip_chart(history), "records": len(service.hand_records()),
+            "players": list(history), "sheet": scoresheet(history), "head": service.ledger_head()}
+
+
 @bp.get("/history")
 def history() -> str:
-    service = web_state().service
-    return render_template("history.html", deals=service.deals(), chart=chip_chart(service.chip_history()),
-                           records=len(service.hand_records()), head=service.ledger_head())
+    version = int(web_state().service.snapshot().get("version", 0))
+    return render_template("history.html", version=version, **_history_context())
+
+
+@bp.get("/history/partial")
+def partial() -> Response:
+    """The deals and the chart for the page's script: it refetches when the stream says the table
+    changed, so a finished deal appears without a reload."""
+    snapshot = web_state().service.snapshot()
+    return fragment_response("history", snapshot, lambda snap: render_template("_history.html", **_history_context()),
+                             cache_control="no-cache")
 
 
 def settlement(chip_value_text: object) -> dict[str, Any]:
     """Net results and transfers at ``chip_value_text`` (ValueError on a bad value or a bad night)."""
     chip_value = parse_chip_value(chip_value_text)
-    net = net_results(web_state().service.chip_history())
+    service = web_state().service
+    net = net_results(service.chip_history(), service.chips_in())
     in_pool = -sum(net.values())  # chips still in the pool (the night is not over): no transfers yet
     transfers = fewest_transfers(net) if in_pool == 0 else []
     return {
@@ -37,6 +70,21 @@ def settlement(chip_value_text: object) -> dict[str, Any]:
     }
 
 
+def share_text(result: dict[str, Any], *, over: bool) -> str:
+    """The night's result as plain text that pastes into a chat: results, then who pays whom."""
+    lines = ["Loo night: " + ("final results" if over else "results so far")]
+    for r in result["net"]:
+        chips = r["chips"]
+        lines.append(f"{r['player']}: {chips:+d} chips" + (f" ({r['money']})" if r["money"] != "0.00" else ""))
+    if result["transfers"]:
+        lines.append("Who pays whom:")
+        lines += [f"{t['from']} pays {t['to']} {t['chips']} chips" + (f" ({t['money']})" if t["money"] != "0.00" else "")
+                  for t in result["transfers"]]
+    elif result["in_pool"]:
+        lines.append(f"{result['in_pool']} chips still in the pool.")
+    return "\n".join(lines)
+
+
 @bp.get("/end")
 def end_of_night() -> tuple[str, int] | str:
     service = web_state().service
@@ -47,5 +95,6 @@ def end_of_night() -> tuple[str, int] | str:
     except ValueError as err:
         return render_template("end.html", error=str(err), result=None, host_value=host_value,
                                snapshot=service.snapshot()), 400
-    return render_template("end.html", error=None, result=result, host_value=host_value,
-                           snapshot=service.snapshot(), Decimal=Decimal)
+    snapshot = service.snapshot()
+    return render_template("end.html", error=None, result=result, host_value=host_value, snapshot=snapshot,
+                           share=share_text(result, over=bool(snapshot.get("game_over"))))

@@ -18,7 +18,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, request
 
 from web import WebState, web_state
-from web.security import ApiError, client_address, is_admin
+from web.security import ApiError, client_address, csrf_token, is_admin
 
 bp = Blueprint("live", __name__, url_prefix="/api")
 
@@ -122,7 +122,7 @@ def _renderer(view: str | None) -> Callable[[dict[str, Any]], str] | None:
     stream's body runs after the request is over)."""
     if view is None:
         return None
-    from web.admin_page import render_admin_partial
+    from web.admin_page import personal, render_admin_partial
     from web.table_page import render_table_partial
 
     views = {"table": render_table_partial, "admin": render_admin_partial}
@@ -132,10 +132,12 @@ def _renderer(view: str | None) -> Callable[[dict[str, Any]], str] | None:
         raise ApiError(401, "admin login required")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     fragment = views[view]
+    token = csrf_token() if view == "admin" else ""  # the stream's own session, read now
 
     def render(snapshot: dict[str, Any]) -> str:
         with app.app_context():
-            return fragment(snapshot)
+            html = fragment(snapshot)
+        return personal(html, token) if token else html
 
     return render
 

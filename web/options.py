@@ -6,6 +6,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from engine.options import CHOICES, Options, Variant
+from web.rules_text import GROUPS, rule_text
 
 VARIANTS: tuple[str, ...] = tuple(str(v) for v in Variant)
 # Options that are consequences of the variant rather than house rules: shown, not editable.
@@ -23,7 +24,25 @@ class OptionField:
 
     @property
     def label(self) -> str:
-        return self.name.replace("_", " ")
+        return rule_text(self.name).title
+
+    @property
+    def sentence(self) -> str:
+        return rule_text(self.name).sentence
+
+    @property
+    def group(self) -> str:
+        return rule_text(self.name).group
+
+    @property
+    def needs(self) -> str:
+        return rule_text(self.name).needs
+
+
+def grouped_fields(variant: str) -> list[tuple[str, str, list[OptionField]]]:
+    """``option_fields(variant)`` as (group id, heading, fields) in the order of ``GROUPS``."""
+    all_fields = option_fields(variant)
+    return [(gid, heading, [f for f in all_fields if f.group == gid]) for gid, heading in GROUPS]
 
 
 def option_fields(variant: str) -> list[OptionField]:

@@ -32,6 +32,20 @@ def dashboard_url(host: str, port: int) -> str:
     return f"http://{host}:{port}/"
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def phone_url(host_url: str) -> str:
+    """The address a phone should open, from the one this page was asked for: a page opened on the
+    Pi itself says 127.0.0.1, which no phone can reach, so that becomes the LAN address."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(host_url)
+    if (parts.hostname or "") in LOOPBACK:
+        return dashboard_url("0.0.0.0", parts.port or 80)
+    return host_url
+
+
 @lru_cache(maxsize=8)
 def qr_svg(url: str) -> Markup:
     """The QR code as inline SVG, black on white with its quiet zone (dark mode would hurt scanning)."""

@@ -35,7 +35,7 @@ class TableService(Protocol):
         """The whole visible table as JSON-safe data, with a monotonically increasing ``version``.
 
         Shape: `web.snapshot.Snapshot` (docs/api.md); the optional keys are the controller's
-        additions (``paused``, ``chip_value``, ``camera``, ``flush_claims``, ``pam_shown``,
+        additions (``paused``, ``chip_value``, ``camera``, ``last_trick``, ``flush_claims``, ``pam_shown``,
         ``commands``), which a client must not rely on.
         """
         ...
@@ -75,6 +75,12 @@ class TableService(Protocol):
 
     def chip_history(self) -> dict[str, list[int]]:
         """Each player's chips at the start of the night and after every deal (equal-length lists)."""
+        ...
+
+    def chips_in(self) -> dict[str, int]:
+        """Chips each player brought to the table: the starting chips plus every chip adjustment
+        (buy-in, rebuy, cash-out as a negative one). A result is chips now minus these, so the
+        night's results sum to zero once the pool is shared out."""
         ...
 
     def settings(self) -> dict[str, Any]:

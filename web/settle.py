@@ -38,12 +38,16 @@ def parse_chip_value(text: object) -> Decimal:
 
 
 def money(chips: int, chip_value: Decimal) -> str:
-    return str((chip_value * chips).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    amount = (chip_value * chips).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return str(amount.copy_abs() if amount == 0 else amount)  # never "-0.00" (a chip value of 0)
 
 
-def net_results(history: dict[str, list[int]]) -> dict[str, int]:
-    """Each player's chips now minus chips at the start of the night."""
-    return {name: (chips[-1] - chips[0]) if chips else 0 for name, chips in history.items()}
+def net_results(history: dict[str, list[int]], chips_in: dict[str, int] | None = None) -> dict[str, int]:
+    """Each player's chips now minus the chips they brought: ``chips_in`` (starting chips plus
+    buy-ins, rebuys and cash-outs), else the chips at the start of the night. A rebuy of 20 is
+    money paid in, not a win: counting it as one made the results of a night not sum to zero."""
+    return {name: (chips[-1] - (chips_in[name] if chips_in and name in chips_in else chips[0])) if chips else 0
+            for name, chips in history.items()}
 
 
 def _greedy(items: list[tuple[str, int]]) -> list[Transfer]:

@@ -89,6 +89,7 @@ class Snapshot(TypedDict):
     trump: str | None
     seats: list[Seat]
     trick: Trick | None
+    last_trick: NotRequired[Trick | None]
     alerts: list[Alert]
     last_settlement: dict[str, Any] | None
     game_over: bool

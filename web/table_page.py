@@ -8,7 +8,7 @@ from typing import Any
 from flask import Blueprint, Response, render_template, request
 
 from web import web_state
-from web.qr import qr_svg
+from web.qr import phone_url, qr_svg
 
 bp = Blueprint("table", __name__)
 
@@ -48,10 +48,8 @@ def render_table_partial(snapshot: Mapping[str, Any]) -> str:
 @bp.get("/")
 def index() -> str:
     snapshot = web_state().service.snapshot()
-    return render_template(
-        "table.html", s=snapshot, partial=render_table_partial(snapshot), qr=qr_svg(request.host_url),
-        url=request.host_url,
-    )
+    url = phone_url(request.host_url)
+    return render_template("table.html", s=snapshot, partial=render_table_partial(snapshot), qr=qr_svg(url), url=url)
 
 
 @bp.get("/table/partial")
@@ -63,4 +61,4 @@ def partial() -> Response:
 
 @bp.get("/qr.svg")
 def qr() -> Response:
-    return Response(str(qr_svg(request.host_url)), mimetype="image/svg+xml")
+    return Response(str(qr_svg(phone_url(request.host_url))), mimetype="image/svg+xml")

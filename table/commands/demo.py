@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", choices=("three_card", "irish", "five_card"), default="three_card",
                         help="which Loo to play (default: three_card)")
     parser.add_argument("--players", default="4", metavar="N|NAMES",
-                        help="how many bot players (3..17), or their names separated by commas (default: 4)")
+                        help="how many bot players, or their names separated by commas: 3..8 at the full "
+                             "table, up to the variant's most with --text (default: 4)")
     parser.add_argument("--hands", type=int, default=None, metavar="N",
                         help="stop after N deals (default: play the whole night by the end-of-game rule)")
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default: 1)")

@@ -161,10 +161,10 @@ def test_admin_page_offers_every_option_with_its_default(admin):
     for f in fields(Options):
         if f.name != "variant":
             assert f'name="{f.name}"' in html, f.name
-    assert 'name="ante_amount"' in html and 'data-default="3"' in html
-    assert 'id="opt-must_undertrump" name="must_undertrump" data-kind="bool" data-default="false"' in html
-    assert "default: dealer contests" in html  # three-card's lone_stander default
-    for section in ("Adjust chips", "Players and game", "Table zones", "Undo last event", "End the game", "Pause"):
+    assert 'name="ante_amount"' in html and 'data-default=\'3\'' in html
+    assert 'id="opt-must_undertrump" name="must_undertrump" data-kind="bool" data-default=\'false\'' in html
+    assert "Usual: the dealer plays him." in html  # three-card's lone_stander default, in words
+    for section in ("Chips", "Players and game", "Table zones", "Undo last event", "End the game", "Pause"):
         assert section in html
     assert 'data-command="confirm_card" data-payload=\'{"alert_id": 5}\'' in html
 
@@ -194,3 +194,25 @@ def test_a_service_bug_is_a_json_500_and_the_server_keeps_serving(admin, service
     assert resp.status_code == 500 and resp.get_json()["error"] == "internal error: RuntimeError"
     assert "disk on fire" not in resp.get_data(as_text=True)
     assert admin[0].get("/api/state").status_code == 200
+
+
+def test_every_rule_default_is_an_attribute_that_parses_as_json(admin):
+    """The rules form's script reads ``data-default`` with JSON.parse: an attribute rendered as
+    ``data-default=""lowest_card""`` made Save house rules throw and send nothing."""
+    import json
+    from html.parser import HTMLParser
+
+    client, _ = admin
+    defaults: dict[str, str] = {}
+
+    class Defaults(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if "data-default" in a:
+                defaults[str(a["name"])] = str(a["data-default"])
+
+    Defaults().feed(client.get("/admin").get_data(as_text=True))
+    expected = Options.defaults("three_card")
+    assert set(defaults) == {f.name for f in fields(Options)} - {"variant"}
+    for name, text in defaults.items():
+        assert json.loads(text) == expected[name], name

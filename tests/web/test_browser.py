@@ -147,7 +147,7 @@ def test_phone_sees_the_table_live_and_the_admin_corrects_a_card(served, browser
     assert fix.locator('input[name="card"]').input_value() == "qc"  # ...and the field is left alone
     ctl.ref.call("resume", {})
     fix.locator("button").click()
-    expect(admin.locator("#admin-message")).to_contain_text("correct", ignore_case=True)
+    expect(admin.locator("#now-result")).to_contain_text("Corrected Ann's")
     expect(admin.locator('[data-chips-of="Ann"]')).to_have_text("102", timeout=1000)
     expect(page.locator('.seat:has-text("Ann") .chips')).to_contain_text("102", timeout=1000)
     expect(page.locator('.seat:has-text("Cal") .chips')).to_contain_text("97", timeout=1000)
@@ -246,7 +246,7 @@ def test_admin_calls_a_misdeal_and_enters_cards_the_camera_missed(served, browse
     dialogs: list[str] = []
     admin.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))
     misdeal.click()
-    expect(admin.locator("#admin-message")).to_contain_text("misdeal", ignore_case=True)
+    expect(admin.locator("#now-result")).to_contain_text("misdeal", ignore_case=True)
     assert dialogs and dialogs[0].startswith("Call a misdeal?")
     await_phase(ctl, "over")
     expect(misdeal).to_have_count(0, timeout=1000)
@@ -274,7 +274,7 @@ def test_admin_calls_a_misdeal_and_enters_cards_the_camera_missed(served, browse
     # a card already on the table cannot be entered twice: a clear refusal, nothing changes
     missed.locator('input[name="card"]').fill("KS")
     missed.locator("button").click()
-    expect(admin.locator("#admin-message.banner-fault")).to_contain_text("already on the table")
+    expect(missed.locator(".result.result-fault")).to_contain_text("already on the table")
     assert page.evaluate("window.__noReload") is True and admin.evaluate("window.__noReload") is True
 
 
@@ -317,12 +317,12 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         for i, card in enumerate(["2h", "5H", "9h", "jh", "th"]):
             form.locator('input[name="card"]').nth(i).fill(card)
         form.locator("button").click()
-        expect(admin.locator("#admin-message")).to_contain_text("claim_flush done")
+        expect(admin.locator("#now-result")).to_contain_text("claim_flush done")
         assert service.commands[-1] == ("claim_flush", {"player": "Bea", "cards": ["2H", "5H", "9H", "JH", "10H"]})
         pam = admin.locator("#pam-form")
         expect(pam).to_be_visible(timeout=3000)  # the fake settled the flush: phase over
         pam.locator("button").click()
-        expect(admin.locator("#admin-message")).to_contain_text("show_pam done")
+        expect(admin.locator("#now-result")).to_contain_text("show_pam done")
         assert service.commands[-1] == ("show_pam", {"player": "Ann"})
 
         table = browser.new_context(viewport=viewport, is_mobile=True, has_touch=True,
@@ -341,7 +341,7 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         civil = admin.locator('button[data-command="call_civil"]')
         expect(civil).to_be_visible(timeout=3000)
         civil.click()
-        expect(admin.locator("#admin-message")).to_contain_text("call_civil done")
+        expect(admin.locator("#now-result")).to_contain_text("call_civil done")
         assert service.commands[-1] == ("call_civil", {})
         admin.screenshot(path=str(ARTIFACTS / "admin-phone-360-civil.png"), full_page=True)
     finally:

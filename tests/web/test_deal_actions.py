@@ -106,9 +106,9 @@ def test_the_admin_script_posts_the_new_shapes():
     from pathlib import Path
 
     js = (Path(__file__).resolve().parents[2] / "web" / "static" / "admin.js").read_text()
-    assert 'send("claim_flush", { player: f.player.value, cards: cards })' in js
-    assert 'send("show_pam", { player: f.player.value })' in js
-    assert 'send("correct_card", { zone: f.zone.value, card: f.card.value.trim() })' in js
+    assert '["claim_flush", { player: f.player.value, cards: cs }, true]' in js
+    assert '["show_pam", { player: f.player.value }, false]' in js
+    assert '["correct_card", { zone: f.zone.value, card: f.card.value.trim() }, true]' in js
 
 
 def test_claim_flush_and_show_pam_reach_the_table_page(admin, client, service):

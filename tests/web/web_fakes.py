@@ -102,6 +102,9 @@ class FakeService:
     def chip_history(self) -> dict[str, list[int]]:
         return copy.deepcopy(self.history)
 
+    def chips_in(self) -> dict[str, int]:
+        return {p: chips[0] for p, chips in self.history.items()}
+
     def settings(self) -> dict[str, Any]:
         with self._cond:
             return copy.deepcopy(self._settings)

@@ -1,88 +1,156 @@
 // Admin actions: every change is a JSON POST with the session's CSRF token (same origin).
+// The answer is shown next to the control that was used (not at the top of a long page), the
+// control is disabled while its request is out (a second tap cannot apply it twice), and a form
+// that worked is cleared. Without this script the same forms post to /admin/do/<command>.
 (function () {
   "use strict";
   var token = document.querySelector('meta[name="csrf-token"]').content;
-  var msg = document.getElementById("admin-message");
+  var SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
 
-  function show(text, ok) {
-    msg.hidden = false; msg.textContent = text;
-    msg.className = "banner " + (ok ? "banner-ok" : "banner-fault");
+  function cards(text) {
+    return String(text).replace(/\b(10|[2-9JQKA])([CDHS])\b/g, function (m, r, s) { return r + SUITS[s]; });
   }
 
-  function send(command, payload) {
+  function resultFor(origin) {
+    // the live fragment is replaced on every change: its answers go just below it
+    if (origin && origin.closest && origin.closest("#live")) return document.getElementById("now-result");
+    var el = origin && (origin.querySelector ? origin.querySelector(".result") : null);
+    if (!el && origin) {
+      var box = origin.closest(".controls, .end-zone, .actions, .deal-actions, section");
+      el = box && box.querySelector(".result");
+    }
+    return el;
+  }
+
+  function show(origin, text, ok) {
+    var el = origin && origin.nodeType === 1 && origin.classList.contains("result") ? origin : resultFor(origin);
+    if (!el) return;
+    el.hidden = false;
+    el.textContent = text;
+    el.className = "result " + (ok ? "result-ok" : "result-fault");
+    el.setAttribute("role", ok ? "status" : "alert");
+  }
+
+  function send(command, payload, origin, button) {
+    if (button) { if (button.disabled) return Promise.resolve(null); button.disabled = true; }
+    origin = resultFor(origin) || origin;  // found now: a live update may detach the form meanwhile
     return fetch("/api/admin/" + command, {
       method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRF-Token": token },
       body: JSON.stringify(payload || {})
     }).then(function (resp) {
       return resp.json().catch(function () { return {}; }).then(function (body) {
-        if (!resp.ok) { show(body.error || ("refused (HTTP " + resp.status + ")"), false); return null; }
-        show(body.message || (command.replace(/_/g, " ") + ": done"), true);
+        if (!resp.ok) {
+          show(origin, "Refused: " + cards(body.error || ("HTTP " + resp.status)) + ". Nothing was changed.", false);
+          return null;
+        }
+        show(origin, cards(body.message || "Done."), true);
         if (window.looLive) window.looLive.refresh();
         return body;
       });
-    }).catch(function (err) { show("network error: " + err.message, false); return null; });
+    }).catch(function () {
+      show(origin, "The table did not answer: it may be off or out of Wi-Fi range. Check the page before trying again.", false);
+      return null;
+    }).finally(function () { if (button && button.isConnected) button.disabled = false; });
   }
+
+  function chipStep(f) {
+    var n = parseInt(f.delta.value, 10), note = f.reason.value.trim();
+    var step = (f.querySelector('input[name="step"]:checked') || {}).value || "fix";
+    if (step === "rebuy") return { player: f.player.value, delta: Math.abs(n), reason: note || ("bought " + Math.abs(n) + " more chips") };
+    if (step === "cash_out") return { player: f.player.value, delta: -Math.abs(n), reason: note || ("cashed out " + Math.abs(n) + " chips") };
+    return { player: f.player.value, delta: n, reason: note || "chip count corrected" };
+  }
+
+  function changedSettings(f) {
+    var payload = {};
+    if (!f.players.disabled && f.players.value.trim() !== f.players.dataset.initial.trim()) {
+      payload.players = f.players.value.split("\n").map(function (s) { return s.trim(); }).filter(Boolean);
+    }
+    if (!f.starting_chips.disabled && f.starting_chips.value !== f.starting_chips.dataset.initial) {
+      payload.starting_chips = parseInt(f.starting_chips.value, 10);
+    }
+    if (f.chip_value.value.trim() !== f.chip_value.dataset.initial) payload.chip_value = f.chip_value.value.trim();
+    if (!f.variant.disabled && f.variant.value !== f.variant.dataset.initial) { payload.variant = f.variant.value; payload.options = {}; }
+    return payload;
+  }
+
+  function rulesPayload(f) {
+    var options = {};
+    Array.prototype.forEach.call(f.querySelectorAll("[data-kind]"), function (el) {
+      if (el.disabled) return;
+      var def = JSON.parse(el.dataset["default"]), value;
+      if (el.dataset.kind === "bool") value = el.checked;
+      else if (el.dataset.kind === "choice") value = el.value;
+      else if (el.value === "") value = null;
+      else value = Number(el.value);
+      if (value !== def) options[el.name] = value;
+    });
+    return { variant: f.dataset.variant, options: options };
+  }
+
+  function zonesPayload(f) {
+    var zones = {};
+    Array.prototype.forEach.call(f.querySelectorAll("fieldset[data-zone]"), function (fs) {
+      var rect = {}, filled = 0;
+      Array.prototype.forEach.call(fs.querySelectorAll("input"), function (el) {
+        if (el.value !== "") { rect[el.name.split(".")[1]] = Number(el.value); filled += 1; }
+      });
+      if (filled) zones[fs.dataset.zone] = rect;
+    });
+    return { zones: zones };
+  }
+
+  // rules that matter only when another is on ("Which jack is Pam" needs Pam)
+  function showNeeded() {
+    Array.prototype.forEach.call(document.querySelectorAll("[data-needs]"), function (row) {
+      var box = document.getElementById("opt-" + row.dataset.needs);
+      row.hidden = !!(box && !box.checked);
+    });
+  }
+  document.addEventListener("change", function (ev) { if (ev.target.dataset && ev.target.dataset.kind === "bool") showNeeded(); });
+  showNeeded();
 
   document.addEventListener("click", function (ev) {
     var btn = ev.target.closest("button[data-command]");
     if (!btn) return;
     ev.preventDefault();
     if (btn.dataset.confirm && !window.confirm(btn.dataset.confirm)) return;
-    send(btn.dataset.command, btn.dataset.payload ? JSON.parse(btn.dataset.payload) : {});
+    send(btn.dataset.command, btn.dataset.payload ? JSON.parse(btn.dataset.payload) : {}, btn.parentNode, btn);
   });
 
+  var FORMS = {
+    "fix-any-form": function (f) { return ["correct_card", { trick: parseInt(f.trick.value, 10), player: f.player.value, card: f.card.value.trim() }, true]; },
+    "missed-form": function (f) { return ["correct_card", { zone: f.zone.value, card: f.card.value.trim() }, true]; },
+    "adjust-form": function (f) { return ["adjust_chips", chipStep(f), true]; },
+    "flush-form": function (f) {
+      var cs = Array.prototype.map.call(f.querySelectorAll('input[name="card"]'), function (el) { return el.value.trim(); });
+      return ["claim_flush", { player: f.player.value, cards: cs }, true];
+    },
+    "pam-form": function (f) { return ["show_pam", { player: f.player.value }, false]; },
+    "game-form": function (f) { return ["update_settings", changedSettings(f), false]; },
+    "rules-form": function (f) { return ["update_settings", rulesPayload(f), false]; },
+    "zones-form": function (f) { return ["set_zones", zonesPayload(f), false]; }
+  };
+
   document.addEventListener("submit", function (ev) {
-    var f = ev.target;
-    if (f.classList.contains("correct-form")) {
-      ev.preventDefault();
-      send("correct_card", { alert_id: parseInt(f.dataset.alertId, 10), card: f.card.value.trim() });
-    } else if (f.classList.contains("fix-form")) {
-      ev.preventDefault();
-      send("correct_card", { trick: parseInt(f.dataset.trick, 10), player: f.dataset.player, card: f.card.value.trim() });
-    } else if (f.id === "fix-any-form") {
-      ev.preventDefault();
-      send("correct_card", { trick: parseInt(f.trick.value, 10), player: f.player.value, card: f.card.value.trim() });
-    } else if (f.id === "flush-form") {
-      ev.preventDefault();
-      var cards = Array.prototype.map.call(f.querySelectorAll('input[name="card"]'), function (el) { return el.value.trim(); });
-      send("claim_flush", { player: f.player.value, cards: cards });
-    } else if (f.id === "pam-form") {
-      ev.preventDefault();
-      send("show_pam", { player: f.player.value });
-    } else if (f.id === "missed-form") {
-      ev.preventDefault();
-      send("correct_card", { zone: f.zone.value, card: f.card.value.trim() });
-    } else if (f.id === "adjust-form") {
-      ev.preventDefault();
-      send("adjust_chips", { player: f.player.value, delta: parseInt(f.delta.value, 10), reason: f.reason.value });
-    } else if (f.id === "game-form") {
-      ev.preventDefault();
-      var payload = {
-        players: f.players.value.split("\n").map(function (s) { return s.trim(); }).filter(Boolean),
-        starting_chips: parseInt(f.starting_chips.value, 10), chip_value: f.chip_value.value.trim()
-      };
-      var rules = document.getElementById("rules-form");
-      if (f.variant.value !== rules.dataset.variant) { payload.variant = f.variant.value; payload.options = {}; }
-      send("update_settings", payload).then(function (ok) { if (ok && payload.variant) location.reload(); });
-    } else if (f.id === "rules-form") {
-      ev.preventDefault();
-      var options = {};
-      Array.prototype.forEach.call(f.querySelectorAll("[data-kind]"), function (el) {
-        if (el.disabled) return;
-        var def = JSON.parse(el.dataset.default), value;
-        if (el.dataset.kind === "bool") value = el.checked;
-        else if (el.dataset.kind === "choice") value = el.value;
-        else if (el.value === "") value = null;
-        else value = Number(el.value);
-        if (value !== def) options[el.name] = value;
+    var f = ev.target, spec = null;
+    if (f.classList.contains("correct-form")) spec = ["correct_card", { alert_id: parseInt(f.dataset.alertId, 10), card: f.card.value.trim() }, true];
+    else if (f.classList.contains("fix-form")) spec = ["correct_card", { trick: parseInt(f.dataset.trick, 10), player: f.dataset.player, card: f.card.value.trim() }, true];
+    else if (FORMS[f.id]) spec = FORMS[f.id](f);
+    else return;  // login, logout: plain posts
+    ev.preventDefault();
+    if (f.id === "game-form" && !Object.keys(spec[1]).length) { show(f, "Nothing to save: no field was changed.", true); return; }
+    var button = f.querySelector("button:not([type=button])");
+    send(spec[0], spec[1], f, button).then(function (body) {
+      if (!body) return;
+      if (spec[2]) f.reset();  // a one-off entry: cleared, so a second tap cannot repeat it
+      if (spec[1].variant && f.id === "game-form") { setTimeout(function () { location.reload(); }, 1200); return; }
+      Array.prototype.forEach.call(f.querySelectorAll("[data-initial]"), function (el) { el.dataset.initial = el.value; });
+      Array.prototype.forEach.call(f.querySelectorAll(".rule"), function (row) {
+        var el = row.querySelector("[data-kind]");
+        row.classList.toggle("changed", !!(el && spec[1].options && el.name in spec[1].options));
       });
-      send("update_settings", { variant: f.dataset.variant, options: options });
-    } else if (f.id === "zones-form") {
-      ev.preventDefault();
-      var zones;
-      try { zones = JSON.parse(f.zones.value); } catch (e) { show("zones: not valid JSON (" + e.message + ")", false); return; }
-      send("set_zones", { zones: zones });
-    }
+    });
   });
 })();

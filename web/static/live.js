@@ -12,6 +12,21 @@
 
   function say(text) { if (statusEl) statusEl.textContent = text; }
 
+  // A table that stopped answering must not look live: within a few seconds the page says so
+  // (a banner, and the stale "to act" marks are hidden) until the table answers again.
+  var OFFLINE_AFTER_MS = 2500, offlineTimer = null, offlineEl = document.getElementById("offline");
+  function setOffline(on) {
+    if (offlineTimer) { clearTimeout(offlineTimer); offlineTimer = null; }
+    document.documentElement.classList.toggle("offline", on);
+    if (offlineEl) offlineEl.hidden = !on;
+    if (on) say("table offline");
+  }
+  function suspectOffline() {
+    if (!offlineTimer && !document.documentElement.classList.contains("offline")) {
+      offlineTimer = setTimeout(function () { offlineTimer = null; setOffline(true); }, OFFLINE_AFTER_MS);
+    }
+  }
+
   // Swap in a new fragment, but never under the fingers of someone typing in it (the admin's
   // correction fields): keep the newest one and swap once the typing is over.
   var pending = null;
@@ -37,6 +52,7 @@
     var headers = etag ? { "If-None-Match": etag } : {};
     fetch(partialUrl, { headers: headers, credentials: "same-origin", cache: "no-store" })
       .then(function (resp) {
+        setOffline(false);
         if (resp.status === 304) return null;
         if (!resp.ok) throw new Error("HTTP " + resp.status);
         etag = resp.headers.get("ETag");
@@ -47,7 +63,10 @@
           swap(html, v);
         });
       })
-      .catch(function (err) { say("update failed: " + err.message); })
+      .catch(function (err) {
+        if (err instanceof TypeError) setOffline(true);  // no answer at all: the table is gone
+        else say("update failed: " + err.message);
+      })
       .finally(function () { busy = false; if (again) { again = false; refresh(); } });
   }
 
@@ -61,7 +80,13 @@
 
   if (!window.EventSource || !root.dataset.stream) { startPolling("no live stream"); return; }
   source = new EventSource(root.dataset.stream);
-  source.addEventListener("open", function () { say("live"); });
+  var wasOffline = false;
+  source.addEventListener("open", function () {
+    wasOffline = document.documentElement.classList.contains("offline");
+    setOffline(false);
+    say("live");
+    if (wasOffline) refresh();  // a restarted table: show its state now
+  });
   source.addEventListener("html", function (ev) {
     // the server rendered the fragment once for every phone: no request needed
     etag = null;
@@ -76,8 +101,9 @@
     startPolling("server busy");
   });
   source.addEventListener("error", function () {
-    if (source && source.readyState === EventSource.CLOSED) startPolling("stream closed");
-    else say("reconnecting…");
+    if (source && source.readyState === EventSource.CLOSED) { startPolling("stream closed"); return; }
+    say(document.documentElement.classList.contains("offline") ? "table offline: trying again…" : "reconnecting…");
+    suspectOffline();
   });
   window.looLive = { refresh: refresh };
 })();

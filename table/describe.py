@@ -1,0 +1,101 @@
+"""One sentence for the host saying what a dashboard command did, read from the ledger events it wrote.
+
+The dashboard used to answer "undo: done"; a host who tapped Undo on a phone needs to know *what*
+was undone before the next card lands. The sentence is built from the committed events themselves
+(not from the request), so it says what really happened. Card codes stay codes ("10D"): the
+dashboard turns them into rank and suit for people.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine import (
+    CallCivil,
+    ClaimFlush,
+    Declare,
+    Exchange,
+    Expose,
+    Misdeal,
+    Play,
+    ShowPam,
+    TurnUp,
+    parse_action,
+)
+from engine.errors import LooError
+
+__all__ = ["describe_events"]
+
+VARIANT_NAMES = {"three_card": "three-card Loo", "irish": "Irish Loo", "five_card": "five-card Loo"}
+Lookup = Callable[[int], Any]  # seq -> the ledger event with that seq (or None)
+
+
+#: each kind of recorded action as a phrase
+PHRASES: dict[type, Callable[[Any], str]] = {
+    Play: lambda a: f"{a.player}'s {a.card}",
+    TurnUp: lambda a: f"the turn-up {a.card}",
+    Declare: lambda a: f"{a.player}'s declaration ({a.action.replace('_', ' ')})",
+    Exchange: lambda a: f"{a.player}'s exchange of {a.count} card{'s' if a.count != 1 else ''}",
+    ClaimFlush: lambda a: f"{a.player}'s flush claim",
+    ShowPam: lambda a: f"{a.player} showing Pam",
+    Expose: lambda a: f"{a.player}'s card {' '.join(map(str, a.cards))} played out of turn",
+    CallCivil: lambda a: '"Pam be civil"',
+    Misdeal: lambda a: "the misdeal",
+}
+
+
+def _action_text(text: str) -> str:
+    """What a recorded action was, as a phrase: "Ann's 10D", "the turn-up 7H", "Bea's declaration (pass)"."""
+    try:
+        action = parse_action(text)
+    except LooError:
+        return text
+    phrase = PHRASES.get(type(action))
+    return phrase(action) if phrase is not None else text
+
+
+def _one(event: Any, lookup: Lookup) -> str:
+    d = event.data
+    kind = event.kind
+    if kind == "undo":
+        target = lookup(int(d["target"]))
+        if target is not None and target.kind == "action":
+            return f"Undid {_action_text(str(target.data.get('action', '')))}"
+        if target is not None and target.kind == "deal_started":
+            return f"Undid the start of deal {target.data.get('number')}"
+        return "Undid the last event"
+    if kind == "correct":
+        target = lookup(int(d["target"]))
+        was = _action_text(str(target.data.get("action", ""))) if target is not None else "the card"
+        return f"Corrected {was} to {d['card']}"
+    if kind == "action":
+        return f"Recorded {_action_text(str(d.get('action', '')))}"
+    if kind == "adjust_chips":
+        delta = int(d["delta"])
+        return f"{d['player']} {delta:+d} chip{'s' if abs(delta) != 1 else ''} ({d['reason']})"
+    if kind == "pause":
+        return "Paused: buttons and cards wait until you resume"
+    if kind == "resume":
+        return "Resumed: play on"
+    if kind == "end_game":
+        return "The game is over: the End page shows who pays whom"
+    if kind == "deal_closed":
+        return f"Closed deal {d.get('number')}"
+    if kind == "settings":
+        variant = VARIANT_NAMES.get(str(d.get("variant")), str(d.get("variant")))
+        words = {"players": "players", "options": f"house rules ({variant})", "starting_chips": "starting chips",
+                 "chip_value": "chip value"}  # the variant comes with its house rules
+        saved = [w for k, w in words.items() if k in d] or (["variant"] if "variant" in d else [])
+        return "Saved " + (", ".join(saved) if saved else "the settings")
+    if kind == "zones":
+        return f"Saved {len(d.get('zones') or {})} table zones"
+    return kind.replace("_", " ").capitalize()
+
+
+def describe_events(events: list[Any], lookup: Lookup) -> str:
+    """The events one command wrote, as one sentence ("Undid Ann's 10D."); "" when it wrote none."""
+    parts = [_one(e, lookup) for e in events if e.kind != "deal_closed" or len(events) == 1]
+    if not parts:
+        return ""
+    return "; ".join(parts) + "."
