@@ -81,7 +81,8 @@ def photo(rng: np.random.Generator, art: dict[str, dict[str, np.ndarray]], kind:
     return cv2.imdecode(jpg, cv2.IMREAD_COLOR), labels, quads
 
 
-def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, Any]]:
+def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]],
+          detector: Any = None) -> dict[str, dict[str, Any]]:
     """Per kind of shot: found / precise / right / unsure / wrong / missed rates, phantoms, ms per photo."""
     from vision.finder import find_cards, overlap
 
@@ -96,7 +97,7 @@ def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]
         for _ in range(shots):
             img, labels, quads = photo(rng, art, kind)
             t0 = time.perf_counter()
-            found = find_cards(img)
+            found = find_cards(img, detector=detector)
             t1 = time.perf_counter()
             readings = clf.classify([f.crop for f in found]) if found else []
             t2 = time.perf_counter()
@@ -137,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--photos", type=int, default=40, help="photos per kind of shot (default 40; 12 MP shots: a quarter as many)")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--model", type=Path, default=ROOT / "models" / "card_classifier.onnx")
+    parser.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx",
+                        help="the card detector find_cards uses, as identify does (default: the shipped one)")
+    parser.add_argument("--no-detector", action="store_true", help="the contour cues alone")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = parser.parse_args(argv)
 
@@ -152,15 +156,22 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     art = {d.name: load_deck(d, height=480) for d in held}
     clf = CardClassifier(args.model, threads=1)
+    from vision.detector import CardDetector
+
+    detector = None if args.no_detector else CardDetector(args.detector, threads=1)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
           f"Python {platform.python_version()}; decks: {', '.join(sorted(art))}")
-    figures = score(clf, args.photos, args.seed, art)
+    figures = score(clf, args.photos, args.seed, art, detector)
     for kind, f in figures.items():
         size, _, heights = SHOTS[kind]
         print(f"{kind} ({size[0]}×{size[1]}, cards {heights[0]:.0f}-{heights[1]:.0f} px, {f['cards']} cards): "
               f"found {100 * f['found']:.1f}% (within 5%: {100 * f['precise']:.1f}%; median corner error "
               f"{f['median_corner_error_pct']}% of the height), right {100 * f['right']:.1f}%, unsure {100 * f['unsure']:.1f}%, wrong {100 * f['wrong']:.1f}%, "
               f"missed {100 * f['missed']:.1f}%, phantoms {f['phantoms']}; find {f['find_ms']} ms, read {f['read_ms']} ms")
+    import resource
+
+    print(f"finder: {'contour cues alone' if detector is None else 'detector ' + args.detector.name + ' and the contour cues'}; "
+          f"peak memory of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if args.json:
         print(json.dumps(figures))
     return 0

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 
 OUT = Path(__file__).resolve().parent
@@ -93,6 +94,21 @@ def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, s
             k += 1
     log(f"real crops: {sum(not h for h in held)} for training, {sum(held)} held back, from {k} photos")
     return {"x": np.stack(xs), "rank": np.array(ranks), "photo": np.array(photo), "held": np.array(held)}
+
+
+def demo_deck() -> dict[str, np.ndarray]:
+    """The demo deck's committed renders (``vision/assets/decks/heruka-2color``), label -> BGRA.
+
+    The recipe renders it from its npm package; where that is not installed the committed PNGs
+    stand in, so that the fine-tune keeps the deck the demo's synthetic table shows (it is sampled
+    ``Config.demo_weight`` times as often as another deck)."""
+    folder = OUT.parent / "vision" / "assets" / "decks" / "heruka-2color"
+    out = {}
+    for png in sorted(folder.glob("*.png")):
+        img = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
+        if img is not None and img.ndim == 3 and img.shape[2] == 4:
+            out[png.stem] = img
+    return out
 
 
 def _members(fp32: Path) -> tuple[list[Path], list[float], list[bool]]:
@@ -226,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     # or onnxruntime's thread pools have run can inherit a held lock and hang
     cfg = Config()
     train_decks, held_decks = load_artwork(cfg)
+    if "heruka-2color" not in train_decks:  # the demo's deck, as committed beside the synthetic table
+        train_decks["heruka-2color"] = demo_deck()
     rng = np.random.default_rng(args.seed)
     xs, ys = synthesise(train_decks, _plan(rng, args.rendered, train_decks, cfg, negatives=0.05), args.seed + 1,
                         cfg.workers, "rendered crops")

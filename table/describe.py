@@ -90,7 +90,7 @@ def _one(event: Any, lookup: Lookup) -> str:
         return "Saved " + (", ".join(saved) if saved else "the settings")
     if kind == "zones":
         return f"Saved {len(d.get('zones') or {})} table zones"
-    return kind.replace("_", " ").capitalize()
+    return str(kind).replace("_", " ").capitalize()
 
 
 def describe_events(events: list[Any], lookup: Lookup) -> str:

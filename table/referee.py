@@ -34,7 +34,7 @@ from table import view
 from table.dashboard_commands import DashboardCommands
 from table.inputs import ButtonEvent
 from table.interpreter import CameraStatus
-from table.ledger import Ledger, LedgerWriteError
+from table.ledger import Event, Ledger, LedgerWriteError
 from table.state import TableState
 from vision.event_types import VisionEvent
 from web.commands import DashboardCommand, parse_command

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,12 +14,12 @@ from flask import (
     redirect,
     render_template,
     request,
-    session,
     url_for,
 )
 
 from web import web_state
 from web.cards import card_text
+from web.commands import parse_command
 from web.options import VARIANTS, grouped_fields
 from web.qr import phone_url, qr_svg
 from web.rules_text import choice_label
@@ -37,7 +35,9 @@ from web.security import (
     pin_hash,
 )
 from web.table_page import fragment_response
-from web.validate import check_command
+
+#: The phases of a deal in progress (the admin page says what can change only between deals).
+IN_DEAL = frozenset({"turn_up", "take_turnup", "declare", "exchange", "flush", "play"})
 
 bp = Blueprint("admin", __name__, url_prefix="/admin")
 
@@ -185,8 +185,7 @@ def do(name: str) -> Any:
     else:
         payload = _form_payload()
     try:
-        clean = check_command(name, payload, settings)
-        result = service.command(name, clean)
+        result = service.command(parse_command(name, payload, settings))
         flash(card_text(result.get("message") or "Done."), "ok")
     except ValueError as err:
         flash(f"Refused: {card_text(str(err))} Nothing was changed.", "fault")

@@ -8,6 +8,7 @@ artwork to every phone would cost far more bytes than these ~500-byte images and
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from markupsafe import Markup, escape
@@ -79,7 +80,7 @@ _CODE_IN_TEXT = re.compile(r"\b(10|[2-9JQKA])([CDHS])\b")
 def card_text(text: object) -> str:
     """A sentence with its card codes as rank and suit ("held 7C" -> "held 7♣"): the engine and
     the controller write codes; people read suits. One style on every page and in every answer."""
-    return _CODE_IN_TEXT.sub(lambda m: m.group(1) + SUITS[m.group(2)], str(text))
+    return _CODE_IN_TEXT.sub(lambda m: str(m.group(1)) + PIPS[m.group(2)], str(text))
 
 
 def evidence_markup(value: object, width: int = 28) -> Markup:
