@@ -141,8 +141,9 @@ def main(argv: list[str] | None = None) -> int:
                    f"Python {platform.python_version()}",
     }
     print(f"machine: {out['machine']}")
-    for variant in ("fp32", "int8"):
-        path = args.models / f"card_classifier.{variant}.onnx"
+    # the shipped reader (int8, fine-tuned on photos) and the rendered-only recipe's fp32 network
+    for variant, name in (("fp32", "card_classifier.fp32.onnx"), ("int8", "card_classifier.onnx")):
+        path = args.models / name
         clf = CardClassifier(path, threads=1)
         for c in crops[:5]:
             clf.classify([c])

@@ -24,7 +24,16 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from models.synth import _colour, _finger, _light, _noise, _sensor, procedural_back, table_texture
+from models.synth import (
+    _colour,
+    _finger,
+    _light,
+    _noise,
+    _sensor,
+    motion_blur,
+    procedural_back,
+    table_texture,
+)
 
 
 @dataclass(frozen=True)
@@ -210,12 +219,7 @@ def scene(rng: np.random.Generator, faces: list[np.ndarray], surfaces: Surfaces,
     if r < 0.4:
         canvas = cv2.GaussianBlur(canvas, (0, 0), rng.uniform(0.3, 1.6))
     elif r < 0.55:
-        k = int(rng.integers(3, 7))
-        kern = np.zeros((k, k), np.float32)
-        kern[k // 2, :] = 1
-        m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
-        kern = cv2.warpAffine(kern, m, (k, k))
-        canvas = cv2.filter2D(canvas, -1, kern / max(float(kern.sum()), 1e-6))
+        canvas = motion_blur(rng, canvas, int(rng.integers(3, 7)))
     image = _sensor(rng, canvas) if rng.random() < 0.9 else np.clip(canvas + _noise(rng, canvas.shape, 2), 0, 255).astype(np.uint8)
     counts = np.bincount(owner[owner >= 0].ravel(), minlength=len(quads))
     cards = [SceneCard(q, float(counts[i]) / areas[i]) for i, q in enumerate(quads)]

@@ -193,14 +193,18 @@ def _blur(rng: np.random.Generator, img: np.ndarray, card_h: float) -> np.ndarra
         sigma = rng.uniform(0.3, 1.4) * card_h / 80
         img = cv2.GaussianBlur(img, (0, 0), sigma)
     elif r < 0.65:
-        k = int(rng.integers(3, 8))
-        kern = np.zeros((k, k), np.float32)
-        kern[k // 2, :] = 1
-        m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
-        kern = cv2.warpAffine(kern, m, (k, k))
-        kern /= max(kern.sum(), 1e-6)
-        img = cv2.filter2D(img, -1, kern)
+        img = motion_blur(rng, img, int(rng.integers(3, 8)))
     return img
+
+
+def motion_blur(rng: np.random.Generator, img: np.ndarray, k: int) -> np.ndarray:
+    """A ``k``-pixel streak at a random angle: the camera or the card moved while exposing."""
+    kern = np.zeros((k, k), np.float32)
+    kern[k // 2, :] = 1
+    m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
+    kern = cv2.warpAffine(kern, m, (k, k))
+    kern /= max(kern.sum(), 1e-6)
+    return cv2.filter2D(img, -1, kern)
 
 
 def _sensor(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
