@@ -83,16 +83,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector", type=Path, default=DEFAULT_DETECTOR, help="ONNX card detector (default: the shipped one)")
     ap.add_argument("--no-detector", action="store_true", help="the contour cues alone, without the detector")
     ap.add_argument("--threshold", type=float, default=None, help="detector peak threshold (default: the model's)")
+    ap.add_argument("--reader-threshold", type=float, action="append", default=None, metavar="T",
+                    help="score with this open-set threshold instead of the model's (repeatable: one line each, a risk-coverage curve)")
     ap.add_argument("--limit", type=int, default=None, help="score only the first N photos of each folder")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
     ap.add_argument("--wrong", action="store_true", help="also list every confidently wrong read")
     args = ap.parse_args(argv)
     try:
-        clf = CardClassifier(args.model, threads=1)
+        readers = [CardClassifier(args.model, threads=1, threshold=t) for t in (args.reader_threshold or [None])]
         detector = None if args.no_detector else CardDetector(args.detector, threshold=args.threshold)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    for clf in readers:
+        if args.reader_threshold:
+            print(f"reader threshold {clf.threshold}:")
+        status = score_all(args, clf, detector)
+        if status:
+            return status
+    return 0
+
+
+def score_all(args: argparse.Namespace, clf: CardClassifier, detector: CardDetector | None) -> int:
     grand = Tally()
     rows = {}
     for folder in args.folders:
