@@ -396,8 +396,8 @@ def _with_detections(detections: list[Detection], cues: list[tuple[float, np.nda
         centres.append((c, short))
         match = None
         for i, (_score, cq, _cue) in enumerate(cues):
-            if i not in used and overlap(quad, cq) >= 0.75 and \
-                    0.75 <= cv2.contourArea(cq) / max(cv2.contourArea(quad), 1.0) <= 1.33:
+            if i not in used and overlap(quad, cq) >= 0.5 and \
+                    0.6 <= cv2.contourArea(cq) / max(cv2.contourArea(quad), 1.0) <= 1.6:
                 match = i
                 break
         if match is not None:
