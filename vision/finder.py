@@ -79,13 +79,14 @@ def _colour_mask(img: np.ndarray) -> tuple[np.ndarray, bool]:
     lab = cv2.cvtColor(cv2.GaussianBlur(img, (3, 3), 0), cv2.COLOR_BGR2LAB)
     bg = _border_colour(lab)
     light = bool(bg[0] > 150)
-    diff = cv2.absdiff(lab, (float(bg[0]), float(bg[1]), float(bg[2]), 0.0))
+    # OpenCV's stubs have no overload for a scalar second operand, which absdiff takes
+    diff = cv2.absdiff(lab, (float(bg[0]), float(bg[1]), float(bg[2]), 0.0))  # type: ignore[call-overload]
     # lightness counts less than colour: uneven light shifts L across a table far more than a, b
     d8 = cv2.transform(diff, _WEIGHTS)  # uint8, saturating
     # the cut-off comes from the table itself: how far its own border pixels stray from its colour
     # (wood grain, cloth weave, noise), not from Otsu, which splits a card's print from its white
     t = max(14.0, 1.3 * _border_percentile(d8, 98) + 8.0)
-    mask = ((d8 >= t) * 255).astype(np.uint8)
+    mask: np.ndarray = ((d8 >= t) * 255).astype(np.uint8)
     k = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, k, iterations=2)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, k)
@@ -258,7 +259,7 @@ def _plausible(contour: np.ndarray, quad: np.ndarray, shape: tuple[int, int], mi
     x, y, bw, bh = cv2.boundingRect(contour.astype(np.float32))
     if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
         return 0.0  # cut off by the frame: a warp would cover only part of the card
-    sides = [np.linalg.norm(quad[i] - quad[(i + 1) % 4]) for i in range(4)]
+    sides = [float(np.linalg.norm(quad[i] - quad[(i + 1) % 4])) for i in range(4)]
     short = (sides[0] + sides[2]) / 2
     long_ = (sides[1] + sides[3]) / 2
     if short > long_:

@@ -24,6 +24,34 @@ from table.cli import CommandError
 DEFAULT_PIN = "000000"
 
 
+def ask_new_pin(source: object, *, ask: Any = None, tries: int = 3) -> str:
+    """At a terminal, the default PIN is replaced before the table starts: the host types a new
+    one twice (not echoed). It is kept hashed in the state folder like any PIN; the config still
+    says 000000 until the host edits it, so the next start at a terminal asks again."""
+    import getpass
+
+    from web.security import validate_pin_format
+
+    ask = ask or getpass.getpass
+    print(f"{source}: web.admin_pin is {DEFAULT_PIN}, a PIN anyone would try. Choose the table's admin PIN.",
+          file=sys.stderr)
+    for _ in range(tries):
+        pin = str(ask("New admin PIN (4 to 12 digits): ")).strip()
+        try:
+            validate_pin_format(pin)
+        except ValueError as exc:
+            print(f"  {exc}", file=sys.stderr)
+            continue
+        if pin == DEFAULT_PIN:
+            print(f"  not {DEFAULT_PIN}", file=sys.stderr)
+            continue
+        if str(ask("The same PIN again: ")).strip() != pin:
+            print("  the two did not match", file=sys.stderr)
+            continue
+        return pin
+    raise CommandError(f"{source}: no new admin PIN chosen; set web.admin_pin in the config")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="PATH", help="the TOML config (default: the shipped default)")
     parser.add_argument("--mock-pins", action="store_true",
@@ -72,9 +100,12 @@ class Controller:
             raise CommandError(str(exc)) from None
         self.cfg = cfg
         self.notifier = Notifier()
+        self.admin_pin: str | None = cfg.web.admin_pin or None
         if cfg.web.admin_pin == DEFAULT_PIN:
-            raise CommandError(f"{cfg.source}: web.admin_pin is {DEFAULT_PIN}, a PIN anyone would try; set your "
-                               "own 4 to 12 digits, or leave it empty to have one made up and shown at start")
+            if not sys.stdin.isatty():  # under systemd nobody can answer: refuse with the fix
+                raise CommandError(f"{cfg.source}: web.admin_pin is {DEFAULT_PIN}, a PIN anyone would try; set your "
+                                   "own 4 to 12 digits, or leave it empty to have one made up and shown at start")
+            self.admin_pin = ask_new_pin(cfg.source)
         try:
             self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir)
             self.parts.append(self.ledger)
@@ -128,7 +159,7 @@ class Controller:
         port = cfg.web.port if args.port is None else args.port
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
-                                 admin_pin=cfg.web.admin_pin or None, threads=cfg.web.threads)
+                                 admin_pin=self.admin_pin, threads=cfg.web.threads)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()

@@ -177,3 +177,13 @@ def test_restore_of_hostile_backups(tmp_path, capsys):
         err = _one_line_failure(capsys, ["backup", "--db", str(good), "--dest", str(dest), "--restore",
                                          f"ledger-2026010{n + 1}T000000Z.db"])
         assert "not usable" in err
+
+
+def test_run_at_a_terminal_asks_for_a_new_pin_instead_of_the_default():
+    from table.cli import CommandError
+    from table.commands.run import ask_new_pin
+
+    answers = iter(["12", "000000", "4321", "4322", "4321", "4321"])
+    assert ask_new_pin("cfg.toml", ask=lambda _prompt: next(answers), tries=4) == "4321"  # short, default, mismatch, ok
+    with pytest.raises(CommandError, match="no new admin PIN chosen"):
+        ask_new_pin("cfg.toml", ask=lambda _prompt: "000000")
