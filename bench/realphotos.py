@@ -33,20 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from vision.classifier import CardClassifier  # noqa: E402
 from vision.detector import CardDetector  # noqa: E402
 from vision.identify import identify  # noqa: E402
-from vision.image_file import IMAGE_EXTENSIONS, UnreadableImage, read_image  # noqa: E402
-from vision.voc import LabelError, Tally, quad_box, read_labels, score_photo  # noqa: E402
+from vision.image_file import UnreadableImage, read_image  # noqa: E402
+from vision.voc import LabelError, Tally, labelled_photos, quad_box, read_labels, score_photo  # noqa: E402
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "card_classifier.onnx"
 DEFAULT_DETECTOR = Path(__file__).resolve().parent.parent / "models" / "card_detector.onnx"
-
-
-def labelled_photos(folder: Path) -> list[tuple[Path, Path]]:
-    """(photo, label file) pairs of a folder, in name order."""
-    out = []
-    for p in sorted(folder.iterdir()):
-        if p.suffix.lower() in IMAGE_EXTENSIONS and p.with_suffix(".xml").is_file():
-            out.append((p, p.with_suffix(".xml")))
-    return out
 
 
 def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | None, *, limit: int | None = None) -> Tally:

@@ -56,7 +56,7 @@ def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, s
     from vision.detector import CardDetector
     from vision.finder import find_cards, warp_card
     from vision.image_file import read_image
-    from vision.voc import box_iou, quad_box, read_labels
+    from vision.voc import box_iou, labelled_photos, quad_box, read_labels
 
     detector = CardDetector(detector_path) if detector_path is not None else None
     rng = np.random.default_rng(seed)
@@ -66,10 +66,7 @@ def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, s
     held: list[bool] = []
     k = 0
     for folder in folders:
-        for xml in sorted(folder.glob("*.xml")):
-            path = next((p for p in (xml.with_suffix(e) for e in (".JPG", ".jpg", ".jpeg", ".png")) if p.is_file()), None)
-            if path is None:
-                continue
+        for path, xml in labelled_photos(folder):
             image = read_image(path)
             labels = read_labels(xml, (image.shape[1], image.shape[0]))
             is_held = k % hold_every == 0

@@ -58,14 +58,11 @@ class Surfaces:
 
     @classmethod
     def from_folders(cls, photo_dirs: list[Path], wallpapers: list[Path]) -> Surfaces:
-        from vision.voc import read_labels
+        from vision.voc import labelled_photos, read_labels
 
         out: list[np.ndarray] = []
         for folder in photo_dirs:
-            for xml in sorted(folder.glob("*.xml")):
-                photo = next((p for p in (xml.with_suffix(e) for e in (".JPG", ".jpg", ".jpeg", ".png")) if p.is_file()), None)
-                if photo is None:
-                    continue
+            for photo, xml in labelled_photos(folder):
                 im = cv2.imread(str(photo))
                 if im is None:
                     continue

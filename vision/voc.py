@@ -23,6 +23,14 @@ _RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 _SUITS = ("C", "D", "H", "S")
 
 
+def labelled_photos(folder: Path) -> list[tuple[Path, Path]]:
+    """(photo, label file) pairs of a folder, in name order: every photo with a ``.xml`` beside it."""
+    from vision.image_file import IMAGE_EXTENSIONS
+
+    return [(p, p.with_suffix(".xml")) for p in sorted(folder.iterdir())
+            if p.suffix.lower() in IMAGE_EXTENSIONS and p.with_suffix(".xml").is_file()]
+
+
 class LabelError(ValueError):
     """A label file that cannot be used; the message names the file and the reason."""
 

@@ -60,3 +60,11 @@ def test_a_loose_box_is_not_found() -> None:
     assert box_iou((0, 0, 100, 100), (50, 0, 150, 100)) == pytest.approx(1 / 3)
     t = score_photo([LabelledCard("Q", None, (0, 0, 100, 100))], [((50, 0, 150, 100), "QH")])
     assert (t.found, t.missed, t.extra) == (0, 1, 1)
+
+
+def test_labelled_photos_pairs_each_photo_with_its_label(tmp_path: Path) -> None:
+    from vision.voc import labelled_photos
+
+    for name in ("b.JPG", "b.xml", "a.png", "a.xml", "lonely.jpg", "notes.xml", "c.txt"):
+        (tmp_path / name).write_bytes(b"")
+    assert [(p.name, x.name) for p, x in labelled_photos(tmp_path)] == [("a.png", "a.xml"), ("b.JPG", "b.xml")]
