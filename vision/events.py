@@ -8,9 +8,13 @@ How a frame is handled (and why it is cheap):
    also catches a card slid slowly, a few pixels per frame.
 2. **Analysis only when a zone has been still**, at half of ``stable_s`` and again at
    ``stable_s``, and only when its pixels differ from what was last committed. The zone (plus a
-   margin) is rectified to the table plane at 1 px/mm, so a card is always about 63 × 88 px:
-   blobs of that size and shape are cards; anything else (a hand, a shadow, two overlapping
-   cards, a card half covered) makes the zone *obstructed*, which changes nothing.
+   margin) is rectified to the table plane at 1 px/mm, so a card is always about 63 × 88 px.
+   The cards in it are found by :func:`vision.finder.find_cards`, the finder that
+   ``loo-table identify`` runs on photos and ``bench/realphotos.py`` scores on real ones (with
+   the learned detector when the watcher is given one: cards that touch or overlap). Knowing the
+   scale adds two checks a photo cannot have: a find that is not card-sized is dropped, and a
+   blob of the zone's foreground that no card explains (a hand, a shadow, a sleeve) makes the
+   zone *obstructed*, which changes nothing.
 3. **Classification, batched**: every card crop of the frame goes to the classifier in one
    call; crops are warped from the full-resolution image straight to the canonical size.
 4. **Commit** when the two analyses of one still run agree; the difference between the old and
@@ -30,7 +34,9 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from vision.detector import CardDetector
 from vision.event_types import EVENT_KINDS, VisionEvent
+from vision.finder import find_cards
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
 
 __all__ = ["EVENT_KINDS", "VisionEvent", "Reader", "Content", "TableWatcher", "crop_card"]
@@ -85,13 +91,14 @@ class TableWatcher:
     Keyword-only tuning: ``stable_s`` (seconds a zone must lie still before its content counts),
     ``motion_threshold`` (grey levels on the small image), ``motion_fraction`` (share of a zone's
     small pixels that must change to count as motion), ``px_per_mm`` (rectification scale),
-    ``crop_scale`` (the crop is the card shrunk by this factor about its centre).
+    ``crop_scale`` (the crop is the card shrunk by this factor about its centre), ``detector``
+    (the learned card detector the finder merges with its contour cues, as ``identify`` does).
     """
 
     def __init__(self, layout: TableLayout, calibration: Calibration, classifier: Reader, *,
                  stable_s: float = 0.3, motion_threshold: int = 18, motion_fraction: float = 0.004,
                  px_per_mm: float = 1.0, margin_mm: float = 50.0, small_scale: float = 0.25,
-                 crop_scale: float = 0.95) -> None:
+                 crop_scale: float = 0.95, detector: CardDetector | None = None) -> None:
         if stable_s < 0:
             raise ValueError("stable_s must not be negative")
         self.layout = layout
@@ -104,6 +111,7 @@ class TableWatcher:
         self.margin_mm = float(margin_mm)
         self.small_scale = float(small_scale)
         self.crop_scale = float(crop_scale)
+        self.detector = detector
         self._zones = [_ZoneState(z) for z in layout.zones]
         self._small_shape: tuple[int, int] | None = None
         self._maps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -257,7 +265,7 @@ class TableWatcher:
             maps = cv2.convertMaps(pts[:, :, 0].astype(np.float32), pts[:, :, 1].astype(np.float32), cv2.CV_16SC2)
             self._maps[zone.name] = maps
         rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        quads = find_card_quads(rect, r, margin_mm=m)
+        quads = self._cards_in(rect)
         if quads is None:
             return _Observation(None)
         content = Content()
@@ -271,6 +279,23 @@ class TableWatcher:
             quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
             crops.append(crop_card(image, self.calibration.to_image(quad / r + [x0, y0]), self.canonical_size))
         return _Observation(content, crops)
+
+    def _cards_in(self, rect: np.ndarray) -> list[np.ndarray] | None:
+        """The cards of a rectified zone image (corners in its pixels), or None when something
+        that is not a card lies in it. The product's finder gives the cards; the zone's own
+        foreground blobs (:func:`zone_blobs`) add any card-shaped blob the finder missed and
+        tell whether something else is there."""
+        r = self.px_per_mm
+        blobs, others = zone_blobs(rect, r, margin_mm=self.margin_mm)
+        cw, ch = CARD_MM[0] * r, CARD_MM[1] * r
+        found = [f.corners.astype(np.float64) for f in find_cards(rect, detector=self.detector,
+                                                                  min_card_px=int(0.6 * cw))
+                 if _card_sized(f.corners, cw, ch)]
+        quads = found + [b for b in blobs if all(_centre_inside(b.mean(axis=0), f) is False for f in found)]
+        others = [o for o in others if not any(_centre_inside(np.array(o[4]), q) for q in quads)]
+        if others:
+            return None
+        return quads
 
     @staticmethod
     def _add_reading(content: Content, reading: Any) -> None:
@@ -331,12 +356,32 @@ class TableWatcher:
         return events
 
 
+def _card_sized(corners: np.ndarray, cw: float, ch: float, tolerance: float = 0.25) -> bool:
+    sides = [float(np.linalg.norm(corners[i] - corners[(i + 1) % 4])) for i in range(4)]
+    short, long_ = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    short, long_ = min(short, long_), max(short, long_)
+    return abs(short - cw) <= tolerance * cw and abs(long_ - ch) <= tolerance * ch
+
+
+def _centre_inside(point: np.ndarray, quad: np.ndarray) -> bool:
+    return bool(cv2.pointPolygonTest(quad.astype(np.float32).reshape(-1, 1, 2), (float(point[0]), float(point[1])), False) >= 0)
+
+
 def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
                     size_tolerance: float = 0.14, min_fill: float = 0.80) -> list[np.ndarray] | None:
-    """Card-shaped blobs in a zone image rectified to the table plane.
+    """Card-shaped blobs in a zone image rectified to the table plane, or ``None`` when
+    something that is not a card covers a noticeable part of it (see :func:`zone_blobs`)."""
+    quads, others = zone_blobs(rect, px_per_mm, margin_mm=margin_mm, size_tolerance=size_tolerance, min_fill=min_fill)
+    return None if others else quads
 
-    Returns each card's four corners (zone pixels), or ``None`` when something that is not a
-    card covers a noticeable part of the image (a hand, a shadow, cards overlapping). The table
+
+def zone_blobs(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
+               size_tolerance: float = 0.14, min_fill: float = 0.80,
+               ) -> tuple[list[np.ndarray], list[tuple[int, int, int, int, tuple[float, float]]]]:
+    """Card-shaped blobs in a zone image rectified to the table plane, and the other blobs.
+
+    Returns each card-shaped blob's four corners (zone pixels) and, for every other sizeable
+    blob inside the zone (a hand, a shadow, cards overlapping), its bounding box and centre. The table
     colour is the median of the image border (so light and dark cloths and wood all work); a
     pixel is foreground when it differs from it by more than the border's own spread allows.
     Why not the generic finder: here the scale is known, so a size-and-shape test in millimetres
@@ -380,9 +425,7 @@ def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: floa
                 quads.append(q)
         others = [b for b in others
                   if not any(cv2.pointPolygonTest(q.astype(np.float32), b[4], False) >= 0 for q in quads)]
-    if others:
-        return None
-    return quads
+    return quads, others
 
 
 def _card_blobs(fg: np.ndarray, cw: float, ch: float, size_tolerance: float, min_fill: float,

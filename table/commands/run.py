@@ -89,7 +89,14 @@ class Controller:
         from table.ledger import Ledger, LedgerError
         from table.notify import Notifier
         from table.referee import Referee
-        from table.runtime import CameraLoop, Watchdog, WebServer, load_calibration, load_classifier
+        from table.runtime import (
+            CameraLoop,
+            Watchdog,
+            WebServer,
+            load_calibration,
+            load_classifier,
+            load_detector,
+        )
         from table.service import TableService
         from vision.classifier import ModelError
 
@@ -116,6 +123,7 @@ class Controller:
         try:
             classifier = load_classifier(cfg.model.path or None, threads=cfg.model.threads,
                                          prototypes=cfg.model.prototypes or None)
+            self._detector = load_detector(cfg.model.detector or None, threads=cfg.model.threads)
         except (ModelError, OSError) as exc:
             raise CommandError(f"card model: {exc}") from None
 
@@ -148,7 +156,7 @@ class Controller:
                 layout = _layout_from_zones(zones, layout)
             except ValueError as exc:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
-        watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s)
+        watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s, detector=self._detector)
         self.camera = CameraLoop(self.source, watcher, self.referee.submit)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
@@ -245,7 +253,7 @@ class Controller:
         except GeometryError as exc:
             raise ValueError(str(exc)) from None
         self.camera.watcher = TableWatcher(layout, self._calibration, self._classifier,
-                                           stable_s=self.cfg.camera.stable_s)
+                                           stable_s=self.cfg.camera.stable_s, detector=self._detector)
 
     def loop(self) -> None:
         interval = self.notifier.watchdog_interval() or 1.0
