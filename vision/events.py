@@ -13,8 +13,9 @@ How a frame is handled (and why it is cheap):
    ``loo-table identify`` runs on photos and ``bench/realphotos.py`` scores on real ones (with
    the learned detector when the watcher is given one: cards that touch or overlap). Knowing the
    scale adds two checks a photo cannot have: a find that is not card-sized is dropped, and a
-   blob of the zone's foreground that no card explains (a hand, a shadow, a sleeve) makes the
-   zone *obstructed*, which changes nothing.
+   blob of the zone's foreground that no card explains and that was not there at the zone's
+   last commit (a hand, a sleeve, a shadow) makes the zone *obstructed*, which changes nothing.
+   Clutter that lay there all along (a book, a glass, a patterned cloth) obstructs nothing.
 3. **Classification, batched**: every card crop of the frame goes to the classifier in one
    call; crops are warped from the full-resolution image straight to the canonical size.
 4. **Commit** when the two analyses of one still run agree; the difference between the old and
@@ -75,6 +76,7 @@ class _ZoneState:
     first: Content | None = None
     committed: Content = field(default_factory=Content)
     committed_roi: np.ndarray | None = None  # small ROI when the content was last confirmed
+    committed_rect: np.ndarray | None = None  # the rectified zone (grey) when it was last confirmed
     obstructed: bool = False
     pending_conflict: set[str] = field(default_factory=set)
 
@@ -83,6 +85,7 @@ class _ZoneState:
 class _Observation:
     content: Content | None  # None: obstructed (a hand, a shadow, overlapping cards)
     crops: list[np.ndarray] = field(default_factory=list)
+    grey: np.ndarray | None = None  # the rectified zone, grey and blurred: the next look's reference
 
 
 class TableWatcher:
@@ -147,7 +150,7 @@ class TableWatcher:
                 due.append(zs)
         if not due:
             return []
-        observations = [self._observe(image, zs.zone) for zs in due]
+        observations = [self._observe(image, zs) for zs in due]
         crops = [c for ob in observations for c in ob.crops]
         readings = self.classifier.classify(crops) if crops else []
         self.stats["analyses"] += len(due)
@@ -180,6 +183,7 @@ class TableWatcher:
             zs.checks_done = 2
             roi = small[zs.box[1]:zs.box[3], zs.box[0]:zs.box[2]]
             zs.committed_roi = roi.copy()
+            zs.committed_rect = ob.grey
             updates.append((zs, content))
         return self._commit(updates, ts)
 
@@ -248,7 +252,8 @@ class TableWatcher:
         return int(diff.sum()) > max(2, self.motion_fraction * area)
 
     # -- finding cards in a zone -------------------------------------------------------------
-    def _observe(self, image: np.ndarray, zone: Zone) -> _Observation:
+    def _observe(self, image: np.ndarray, zs: _ZoneState) -> _Observation:
+        zone = zs.zone
         r = self.px_per_mm
         m = self.margin_mm
         x0, y0 = zone.x - m, zone.y - m
@@ -265,7 +270,8 @@ class TableWatcher:
             maps = cv2.convertMaps(pts[:, :, 0].astype(np.float32), pts[:, :, 1].astype(np.float32), cv2.CV_16SC2)
             self._maps[zone.name] = maps
         rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        quads = self._cards_in(rect)
+        grey = cv2.GaussianBlur(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+        quads = self._cards_in(rect, grey, zs.committed_rect)
         if quads is None:
             return _Observation(None)
         content = Content()
@@ -278,13 +284,15 @@ class TableWatcher:
             # surer without it)
             quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
             crops.append(crop_card(image, self.calibration.to_image(quad / r + [x0, y0]), self.canonical_size))
-        return _Observation(content, crops)
+        return _Observation(content, crops, grey)
 
-    def _cards_in(self, rect: np.ndarray) -> list[np.ndarray] | None:
+    def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None) -> list[np.ndarray] | None:
         """The cards of a rectified zone image (corners in its pixels), or None when something
-        that is not a card lies in it. The product's finder gives the cards; the zone's own
-        foreground blobs (:func:`zone_blobs`) add any card-shaped blob the finder missed and
-        tell whether something else is there."""
+        that is not a card came into it. The product's finder gives the cards; the zone's own
+        foreground blobs (:func:`zone_blobs`) add any card-shaped blob the finder missed, and a
+        blob no card explains obstructs the zone when it is new: when the zone looked different
+        there at its last commit (``reference``). A book, a glass or the pattern of a real table
+        lie there from the start and obstruct nothing; a hand that reaches in does."""
         r = self.px_per_mm
         blobs, others = zone_blobs(rect, r, margin_mm=self.margin_mm)
         cw, ch = CARD_MM[0] * r, CARD_MM[1] * r
@@ -293,8 +301,12 @@ class TableWatcher:
                  if _card_sized(f.corners, cw, ch)]
         quads = found + [b for b in blobs if all(_centre_inside(b.mean(axis=0), f) is False for f in found)]
         others = [o for o in others if not any(_centre_inside(np.array(o[4]), q) for q in quads)]
-        if others:
-            return None
+        if reference is None or reference.shape != grey.shape:
+            return quads
+        changed = cv2.absdiff(grey, reference) > 2 * self.motion_threshold
+        for x0, y0, x1, y1, _centre in others:
+            if changed[y0:y1, x0:x1].mean() > 0.25:
+                return None
         return quads
 
     @staticmethod
