@@ -37,7 +37,7 @@ import numpy as np
 
 from vision.detector import CardDetector
 from vision.event_types import EVENT_KINDS, VisionEvent
-from vision.finder import find_cards
+from vision.finder import find_cards, order_corners, warp_card
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
 
 __all__ = ["EVENT_KINDS", "VisionEvent", "Reader", "Content", "TableWatcher", "crop_card"]
@@ -280,10 +280,9 @@ class TableWatcher:
             centre_mm = quad.mean(axis=0) / r + [x0, y0]
             if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
                 continue
-            # crop a little inside the outline: no table at the crop's edges (the classifier is
-            # surer without it)
             quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
-            crops.append(crop_card(image, self.calibration.to_image(quad / r + [x0, y0]), self.canonical_size))
+            corners = order_corners(self.calibration.to_image(quad / r + [x0, y0]).astype(np.float32))
+            crops.append(warp_card(image, corners, self.canonical_size))
         return _Observation(content, crops, grey)
 
     def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None) -> list[np.ndarray] | None:
