@@ -51,7 +51,64 @@ class DealEntry:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-class TableState:
+class _Chips:
+    """Chips that enter or leave the table between deals: the host's adjustments (buy-ins,
+    rebuys, cash-outs) and a late joiner's buy-in. A part of `TableState`."""
+
+    game: Game | None
+    starting_chips: int
+    chip_history: dict[str, list[int]]
+    adjust: dict[str, int]
+    brought_in: dict[str, int]
+    opening: dict[str, int]
+
+    def _require_started(self) -> Game:
+        if self.game is None:
+            raise StateError("the game has not started")
+        if self.game.is_over:
+            raise StateError("the game is over")
+        return self.game
+
+    def _on_adjust_chips(self, seq: int, d: dict[str, Any]) -> None:
+        game = self._require_started()
+        player, delta, reason = str(d["player"]), int(d["delta"]), str(d["reason"]).strip()
+        if player not in game.players:
+            raise StateError(f"{player!r} is not at the table")
+        if delta == 0 or not reason:
+            raise StateError("a chip adjustment needs a non-zero amount and a reason")
+        self.brought_in[player] = self.brought_in.get(player, 0) + delta
+        if game.current is None:
+            self.chip_history[player][-1] = game.adjust_chips(player, delta)
+        else:  # the deal in progress settles from the balances it started with
+            self.adjust[player] = self.adjust.get(player, 0) + delta
+
+    def _on_player_joined(self, seq: int, d: dict[str, Any]) -> None:
+        game = self._require_started()
+        player, chips = str(d["player"]), int(d["chips"])
+        if game.current is not None:
+            raise StateError("a player joins between deals, not during one: wait for the deal to end")
+        if len(game.players) >= MAX_SEATS:
+            raise StateError(f"the table is full: it seats at most {MAX_SEATS} players")
+        game.add_player(player, chips)  # the engine refuses a taken name, a bad buy-in, a full variant
+        self.opening[player] = chips
+        self.brought_in[player] = 0
+        deals = max((len(v) for v in self.chip_history.values()), default=1)
+        self.chip_history[player] = [chips] * deals  # the scoresheet shows the buy-in until the join
+
+    def chips_in(self) -> dict[str, int]:
+        """What each player brought to the table: the chips they sat down with (the starting chips,
+        or a late joiner's buy-in) plus every adjustment; the night's results are measured from it."""
+        players = self.game.players if self.game is not None else ()
+        return {p: self.opening.get(p, self.starting_chips) + self.brought_in.get(p, 0) for p in players}
+
+    def _apply_adjustments(self, game: Game) -> None:
+        """The host's chip adjustments made during the deal just finished or abandoned."""
+        for p, delta in self.adjust.items():
+            game.adjust_chips(p, delta)
+        self.adjust = {}
+
+
+class TableState(_Chips):
     """The night at the table: an `engine.Game` plus what the table adds (corrections, zones...)."""
 
     def __init__(self) -> None:
@@ -202,13 +259,6 @@ class TableState:
             raise StateError(f"malformed {event.kind} event: {exc}") from None
         self.last_seq = max(self.last_seq, event.seq)
         self.events_applied += 1
-
-    def _require_started(self) -> Game:
-        if self.game is None:
-            raise StateError("the game has not started")
-        if self.game.is_over:
-            raise StateError("the game is over")
-        return self.game
 
     def _new_game(self, players: list[str], variant: str, options: dict[str, Any], chips: int,
                   dealer: int) -> None:
@@ -369,43 +419,6 @@ class TableState:
         self.entries = []
         for p in self.players:
             self.chip_history[p].append(game.balances[p])
-
-    def _on_adjust_chips(self, seq: int, d: dict[str, Any]) -> None:
-        game = self._require_started()
-        player, delta, reason = str(d["player"]), int(d["delta"]), str(d["reason"]).strip()
-        if player not in self.players:
-            raise StateError(f"{player!r} is not at the table")
-        if delta == 0 or not reason:
-            raise StateError("a chip adjustment needs a non-zero amount and a reason")
-        self.brought_in[player] = self.brought_in.get(player, 0) + delta
-        if game.current is None:
-            self.chip_history[player][-1] = game.adjust_chips(player, delta)
-        else:  # the deal in progress settles from the balances it started with
-            self.adjust[player] = self.adjust.get(player, 0) + delta
-
-    def _on_player_joined(self, seq: int, d: dict[str, Any]) -> None:
-        game = self._require_started()
-        player, chips = str(d["player"]), int(d["chips"])
-        if game.current is not None:
-            raise StateError("a player joins between deals, not during one: wait for the deal to end")
-        if len(game.players) >= MAX_SEATS:
-            raise StateError(f"the table is full: it seats at most {MAX_SEATS} players")
-        game.add_player(player, chips)  # the engine refuses a taken name, a bad buy-in, a full variant
-        self.opening[player] = chips
-        self.brought_in[player] = 0
-        deals = max((len(v) for v in self.chip_history.values()), default=1)
-        self.chip_history[player] = [chips] * deals  # the scoresheet shows the buy-in until the join
-
-    def chips_in(self) -> dict[str, int]:
-        """What each player brought to the table: the chips they sat down with (the starting chips,
-        or a late joiner's buy-in) plus every adjustment; the night's results are measured from it."""
-        return {p: self.opening.get(p, self.starting_chips) + self.brought_in.get(p, 0) for p in self.players}
-
-    def _apply_adjustments(self, game: Game) -> None:
-        """The host's chip adjustments made during the deal just finished or abandoned."""
-        for p, delta in self.adjust.items():
-            game.adjust_chips(p, delta)
-        self.adjust = {}
 
     def _on_pause(self, seq: int, d: dict[str, Any]) -> None:
         self._require_started()
