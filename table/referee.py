@@ -106,6 +106,8 @@ class Referee(DashboardCommands):
         # old event that happened to share its timestamp.
         self._run = uuid.uuid4().hex[:12]
         self.on_zones = on_zones
+        # seats with a button on the header; None: taken from the outputs' seat controls, if any
+        self.buttons: int | None = None
         self.on_change = on_change
         self.queue: queue.Queue[Any] = queue.Queue()
         self.lock = threading.RLock()
@@ -260,6 +262,12 @@ class Referee(DashboardCommands):
                 del self._flash_until[seat]
         return list(self._flash_until)
 
+    def wired_seats(self) -> int | None:
+        if self.buttons is not None:
+            return self.buttons
+        seats = getattr(self.outputs, "seats", None)
+        return len(seats) if isinstance(seats, tuple | list) else None
+
     def seat_lights(self) -> dict[int, str]:
         return view.seat_lights(self.state, fault=self.fault, flashing=self._flashing())
 
@@ -271,7 +279,8 @@ class Referee(DashboardCommands):
     def build_snapshot(self) -> Snapshot:
         return view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.alerts,
-                                   camera_ok=self.camera_ok, camera_message=self.camera_message)
+                                   camera_ok=self.camera_ok, camera_message=self.camera_message,
+                                   wired=self.wired_seats())
 
     def publish(self) -> None:
         """Show the state on the LEDs and publish a new snapshot if anything visible changed

@@ -194,7 +194,9 @@ class Controller:
         if seats > have:
             raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
         try:
-            controls, fell_back = open_table_controls(cfg.pins, seats, on_event=self.referee.submit,
+            # every seat the config wires, not only the players': a late joiner who sits down at a
+            # wired seat has a working button and LED at once (presses at an empty seat mean nothing)
+            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self.referee.submit,
                                                       double_press=cfg.game.variant == "three_card",
                                                       pin_factory=factory)
         except GPIOUnavailable as exc:
