@@ -266,6 +266,9 @@ class TableDemo:
                                 self.rng.uniform(-20, 20))
             with self.camera.lock:
                 self.camera.cards[zone] = placed
+                turn_up = self.camera.cards.get("turn_up")
+                if zone != "turn_up" and turn_up is not None and turn_up.card == card:
+                    del self.camera.cards["turn_up"]  # the dealer took the turn-up (dealer_takes_turnup)
             for _ in range(12):  # about a second of camera time
                 self._frames(1)
                 if self._seen() != before or self.referee.hold is not None:

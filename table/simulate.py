@@ -89,10 +89,18 @@ class VirtualPlayers:
             action = e.action
             if isinstance(action, Exchange) and not action.discards and action.count:
                 action = self._real_exchange(shadow, action, key)
+            self._take_turnup(shadow)
             if not isinstance(action, TurnUp):  # Deal.shuffled has turned up already
                 shadow.push(action)
             self._synced.append(str(e.action))
+        self._take_turnup(shadow)
         return shadow
+
+    def _take_turnup(self, shadow: Deal) -> None:
+        """`dealer_takes_turnup`: the dealer takes the turn-up and discards a card face down. The
+        table sees nothing of it (its deal does it by itself), so the shadow does it here."""
+        if shadow.phase == "take_turnup":
+            shadow.push(Bot(self._rng("turnup")).take_turnup(shadow))
 
     def vet(self, state: Any) -> None:
         """Refuse what the bots' real cards make impossible, before the referee writes it: a host

@@ -110,8 +110,8 @@ def run_table(args: argparse.Namespace) -> int:
     options = _house_rules(args.option)
 
     from table.demo_table import TableDemo
-    from table.simulate import Stuck
     from table.runtime import demo_prototypes_path, load_classifier
+    from table.simulate import Stuck
     from vision.classifier import ModelError
 
     # the demo deck is enrolled for the shipped model only (the file is keyed to its SHA-256)
