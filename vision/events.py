@@ -295,7 +295,11 @@ class TableWatcher:
         r = self.px_per_mm
         blobs, others = zone_blobs(rect, r, margin_mm=self.margin_mm)
         cw, ch = CARD_MM[0] * r, CARD_MM[1] * r
-        found = [f.corners.astype(np.float64) for f in find_cards(rect, detector=self.detector,
+        # cards are about 63 x 88 px here: the detector reads the zone scaled so a card is 120 px
+        # long (inside the 30-250 px it was trained on; of 88, 120 and 170 px this named the most
+        # cards of the train/ photos, bench/vision.py --real), at a third of its default's cost
+        side = int(np.ceil(max(rect.shape[:2]) * 120.0 / ch / 16) * 16)
+        found = [f.corners.astype(np.float64) for f in find_cards(rect, detector=self.detector, detector_side=side,
                                                                   min_card_px=int(0.6 * cw))
                  if _card_sized(f.corners, cw, ch)]
         quads = found + [b for b in blobs if all(_centre_inside(b.mean(axis=0), f) is False for f in found)]

@@ -304,7 +304,8 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64,
-               thorough: bool = False, detector: CardDetector | None = None) -> list[FoundCard]:
+               thorough: bool = False, detector: CardDetector | None = None,
+               detector_side: int | None = None) -> list[FoundCard]:
     """Every card in ``image_bgr`` (any rotation, any table), top-to-bottom, left-to-right.
 
     ``min_card_px`` is the shortest card side (in the original image) worth reading. The edge cue
@@ -312,6 +313,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     With a ``detector`` (:class:`vision.detector.CardDetector`), the network's cards are the
     answer: a card the contour cues also found takes their more exact outline, and the cues'
     other finds are kept only where the network saw no card but they are sure of it.
+    ``detector_side`` is the long side the detector scales the image to (default: its own).
     """
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("find_cards expects an H×W×3 BGR image")
@@ -360,7 +362,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
                 and cv2.contourArea(cand[1]) >= 0.85 * cv2.contourArea(kept[clash[0]][1]):
             kept[clash[0]] = cand
     if detector is not None:
-        kept = _with_detections(detector.detect(image_bgr), kept, scale, min_card_px)
+        kept = _with_detections(detector.detect(image_bgr, work_side=detector_side), kept, scale, min_card_px)
     kept = kept[:max_cards]
     found: list[FoundCard] = []
     for score, quad, cue in kept:
