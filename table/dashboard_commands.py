@@ -8,15 +8,25 @@ A mixin of `table.referee.Referee` (moved out of it unchanged).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from table.interpreter import Interpreter
+from table.ledger import Event
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 from web import commands as cmd
 
 __all__ = ["DashboardCommands"]
+
+
+@dataclass(frozen=True)
+class _View:
+    """A held crop's view, as the interpreter's `_learn` takes it from a camera event."""
+
+    view: Any
+    confidence: float | None = None
 
 
 class DashboardCommands(Interpreter):
@@ -114,6 +124,7 @@ class DashboardCommands(Interpreter):
         deal = self.state.deal
         if deal is None:
             raise StateError("no deal in progress")
+        before = self.state.last_seq
         if hold["kind"] == "out_of_turn":
             player = hold["seat"]
             assert player is not None  # an out-of-turn hold names its seat
@@ -128,6 +139,12 @@ class DashboardCommands(Interpreter):
             self._place(seat, chosen, source="dashboard")
             if card is not None and hold.get("card") and str(card) != hold["card"]:
                 self.stats["corrections"] += 1
+        view = self._hold_views.pop(hold["id"], None)
+        if view is not None:  # the host's answer names the crop the camera could not read
+            played = [e for e in self.state.entries if e.seq > before and isinstance(e.action, (Play, TurnUp))
+                      and e.action.card == chosen]
+            if played:
+                self._learn(self.ledger_event(played[-1].seq), str(chosen), _View(view), "host")
         self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
         if self.hold is hold:
             self.hold = None
@@ -135,6 +152,16 @@ class DashboardCommands(Interpreter):
             self._play_pending()
             self._release()
         return {}
+
+    def ledger_event(self, seq: int) -> Event:
+        """The committed event ``seq`` (just written by this command)."""
+        for ev in reversed(self._written):
+            if ev.seq == seq:
+                return ev
+        got = self.ledger.events(seq - 1, until=seq)
+        if not got:
+            raise StateError(f"event {seq} is not in the ledger")
+        return got[0]
 
     def _enter_card(self, card: Card, zone: str) -> dict[str, Any]:
         """The host says which card lies in `zone`: the camera missed it, or misread the turn-up."""

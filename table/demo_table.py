@@ -92,10 +92,21 @@ class SceneCamera(FrameSource):
 
 @dataclass
 class DemoSummary:
+    """What the night looked like from the host's chair (docs/controller.md, `loo-table demo`).
+
+    ``cards_unsure``: cards the camera asked about (a hold the host answered). ``cards_misread``:
+    cards the host had to put right: an unsure card whose best guess was wrong, a card read wrongly,
+    a card the camera missed. ``cards_accepted_wrong``: the dangerous part of the misreads, cards
+    the referee accepted without asking that were not the card played. ``cards_unsure_by_deal``:
+    the unsure count of each deal, in order (how the night's deck learning shows).
+    """
+
     deals: int = 0
     cards_seen: int = 0
     cards_misread: int = 0
     cards_unsure: int = 0
+    cards_accepted_wrong: int = 0
+    cards_unsure_by_deal: list[int] = field(default_factory=list)
     revokes_caught: int = 0
     revokes_in_records: int = 0
     flushes_claimed: int = 0
@@ -104,6 +115,8 @@ class DemoSummary:
     pool_at_end: int = 0
     worn_cards: list[str] = field(default_factory=list)
     enrolled_deck: bool = False  # the camera read through a deck enrolment (prototypes)
+    deck_learned: dict[str, int] = field(default_factory=dict)  # the night's deck learning (views, cards)
+    contradictions: int = 0  # a card read again in one deal (a second deck or a misread)
     chips_conserved: bool = False
     ledger_verified: bool = False
     problems: list[str] = field(default_factory=list)
@@ -118,7 +131,7 @@ class TableDemo:
     def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
                  options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
-                 variant: str = "three_card") -> None:
+                 variant: str = "three_card", learn_deck: bool = True) -> None:
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -151,13 +164,19 @@ class TableDemo:
         deck = worn_deck(Path(self._tmp.name) / "deck", worn_cards)
         self.scene = SyntheticTable(seed=seed, seats=len(players), size=size, noise=True, deck=deck)
         self.camera = SceneCamera(self.scene)
-        self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier, stable_s=0.3)
+        self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier, stable_s=0.3,
+                                    exclusions=self.referee.exclusions)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
         self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
         self.referee.vet = self.players.vet  # the host's corrections must fit the bots' real cards
+        if learn_deck and hasattr(classifier, "set_prototypes"):
+            from table.deck_learning import NightDeck
+
+            self.referee.deck = NightDeck.for_ledger(self.ledger, classifier)
         self.summary = DemoSummary(worn_cards=worn_cards,
                                    enrolled_deck=getattr(classifier, "prototypes", None) is not None)
         self._tricks_seen = 0
+        self._unsure_in_deal: dict[int, int] = {}
         self.referee.start()
 
     # -- acts ----------------------------------------------------------------------------------------
@@ -227,6 +246,7 @@ class TableDemo:
             guess = hold.get("card")
             if hold["kind"] == "unsure":
                 self.summary.cards_unsure += 1
+                self._unsure_in_deal[ref.state.deal_number] = self._unsure_in_deal.get(ref.state.deal_number, 0) + 1
             if hold["kind"] == "unsure" and guess == truth:
                 self.service.command("confirm_card", {"alert_id": hold["id"]})
             else:
@@ -238,6 +258,7 @@ class TableDemo:
         if zone == "turn_up":
             if after[1] != truth:
                 self.summary.cards_misread += 1
+                self.summary.cards_accepted_wrong += after[1] is not None
                 self.log(f"camera read the turn-up as {after[1]}, it is {truth}: host corrects it")
                 self.service.command("correct_card", {"card": truth, "zone": zone})
             return
@@ -252,6 +273,7 @@ class TableDemo:
         trick, player, card = plays[before[0]]
         if card != truth:
             self.summary.cards_misread += 1
+            self.summary.cards_accepted_wrong += 1
             self.log(f"camera read {player}'s card as {card}, it is {truth}: host corrects it")
             self.service.command("correct_card", {"card": truth, "trick": trick, "player": player})
 
@@ -307,8 +329,12 @@ class TableDemo:
         s = self.summary
         st = self.referee.state
         s.deals = len(st.finished)
+        s.cards_unsure_by_deal = [self._unsure_in_deal.get(n, 0) for n in range(1, max(st.deal_number, s.deals) + 1)]
         s.cards_seen = self.referee.stats["cards_seen"]
         s.revokes_caught = self.referee.stats["revokes_caught"]
+        s.contradictions = self.referee.stats.get("contradictions", 0)
+        if self.referee.deck is not None:
+            s.deck_learned = self.referee.deck.summary()
         s.revokes_in_records = sum(len(f["outcome"].get("revokes", [])) for f in st.finished)
         shown = [str(e.data.get("action", "")) for e in self.ledger.iter_events() if e.kind == "action"]
         s.flushes_claimed = sum(":flush:" in a for a in shown)

@@ -219,14 +219,18 @@ class Interpreter(AlertKeeper):
         where = _zone_or_none(zone)
         if where is not None and (where == TURN_UP or where.is_seat):
             self.stats["cards_seen"] += 1  # read or unsure: a card the camera saw arrive
+        again = getattr(ev, "seen_again", None)
+        if kind == "card_unsure" and again:
+            self._contradiction(str(again), zone)
         if where == TURN_UP:
             if deal.phase != "turn_up":
                 return
             if kind == "card_unsure" or card is None:
                 self._hold_unsure(ev, zone, None)
                 return
-            self._act(TurnUp(Card.parse(card)), source="camera", confidence=_conf(ev),
-                      key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}")
+            turned = self._act(TurnUp(Card.parse(card)), source="camera", confidence=_conf(ev),
+                               key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}")
+            self._learn(turned, card, ev, "sure")
             return
         seat = self._seat_of_zone(zone)
         if seat is None or deal.phase not in ("play", "flush"):
@@ -234,8 +238,32 @@ class Interpreter(AlertKeeper):
         if kind == "card_unsure" or card is None:
             self._hold_unsure(ev, zone, seat)
             return
-        self._place(seat, Card.parse(card), source="camera", confidence=_conf(ev),
-                    key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}", ev=ev)
+        done = self._place(seat, Card.parse(card), source="camera", confidence=_conf(ev),
+                           key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}", ev=ev)
+        self._learn(done, card, ev, "sure")
+
+    def _learn(self, event: Event | None, card: str, ev: Any, source: str) -> None:
+        """A card the referee accepted teaches the night's deck (`table.deck_learning`)."""
+        deck = getattr(self, "deck", None)
+        view = getattr(ev, "view", None) if ev is not None else None
+        if deck is None or event is None or view is None or event.kind != "action":
+            return
+        try:
+            deck.learn(event.seq, card, view, source=source, deal=self.state.deal_number,
+                       confidence=getattr(ev, "confidence", None))
+        except OSError as exc:  # a full disk must not stop the game: the learning just pauses
+            self.message = f"deck learning not saved: {exc}"
+
+    def _contradiction(self, card: str, zone: str) -> None:
+        """The camera read, surely, a card already seen in this deal: a second deck or a misread.
+        The card itself is held as unsure (the host says what it is); this alert says why."""
+        seen = getattr(self, "seen", None)
+        how = seen.where.get(card) if seen is not None else None
+        seat = self._seat_of_zone(zone)
+        place = f"{self.state.players[seat]}'s zone" if seat is not None else zone.replace("_", "-")
+        self.stats["contradictions"] = self.stats.get("contradictions", 0) + 1
+        self._info_alert("contradiction", f"the camera reads {card} in {place}, but {card} was "
+                         f"{how or 'seen already'} in this deal: a second deck, or a misread")
 
     def _played_cards(self) -> set[Card]:
         deal = self.state.deal
@@ -246,20 +274,21 @@ class Interpreter(AlertKeeper):
         return seen | set(self.pending_plays.values())
 
     def _place(self, seat: int, card: Card, *, source: str, key: str | None = None,
-               confidence: float | None = None, ev: Any = None) -> None:
-        """A card appeared in seat `seat`'s zone (or was confirmed there on the dashboard)."""
+               confidence: float | None = None, ev: Any = None) -> Event | None:
+        """A card appeared in seat `seat`'s zone (or was confirmed there on the dashboard); returns
+        the ledger event of the play, or None when it was not played (seen again, out of turn)."""
         st = self.state
         deal = st.deal
         assert deal is not None
         player = st.players[seat]
         if card in self._played_cards():
-            return  # the same card seen again (nudged, gathered across a zone): not a new play
+            return None  # the same card seen again (nudged, gathered across a zone): not a new play
         actor = deal.to_act
         if actor == MISS and seat == st.players.index(st.deal_info["dealer"]):
             actor_seat = seat  # the dealer lays out the miss he defends
             player = MISS
         elif actor is None or actor not in st.players:
-            return
+            return None
         else:
             actor_seat = st.players.index(actor)
         if actor_seat != seat:
@@ -269,13 +298,13 @@ class Interpreter(AlertKeeper):
                 seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
                 evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
             )
-            return
+            return None
         meta: dict[str, Any] = {"source": source}
         if confidence is not None:
             meta["confidence"] = confidence
         if key is not None:
             meta["key"] = key
-        self._act(Play(player, card), **meta)
+        return self._act(Play(player, card), **meta)
 
     def _camera(self, status: CameraStatus) -> None:
         was = self.camera_ok

@@ -23,7 +23,7 @@ The watcher knows no game rules; it reports what lies where.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,12 +43,17 @@ class Reader(Protocol):
 
 @dataclass
 class Content:
-    """What lies in a zone: faces (with their best confidence), face-down cards, unsure cards."""
+    """What lies in a zone: faces (with their best confidence), face-down cards, unsure cards.
+
+    ``views`` keeps, per face, the embedding of its best reading (None when the finder was unsure
+    of the outline); ``unsure_info`` keeps, per unsure card, (view, card seen again or None)."""
 
     faces: Counter[str] = field(default_factory=Counter)
     backs: int = 0
     unsure: list[tuple[tuple[str, float], ...]] = field(default_factory=list)
     confidence: dict[str, float] = field(default_factory=dict)
+    views: dict[str, Any] = field(default_factory=dict)
+    unsure_info: list[tuple[Any, str | None]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -77,6 +82,7 @@ class _ZoneState:
 class _Observation:
     content: Content | None  # None: obstructed (a hand, a shadow, overlapping cards)
     crops: list[np.ndarray] = field(default_factory=list)
+    sure: list[bool] = field(default_factory=list)  # per crop: its outline came from a clear blob
 
 
 class TableWatcher:
@@ -85,13 +91,17 @@ class TableWatcher:
     Keyword-only tuning: ``stable_s`` (seconds a zone must lie still before its content counts),
     ``motion_threshold`` (grey levels on the small image), ``motion_fraction`` (share of a zone's
     small pixels that must change to count as motion), ``px_per_mm`` (rectification scale),
-    ``crop_scale`` (the crop is the card shrunk by this factor about its centre).
+    ``crop_scale`` (the crop is the card shrunk by this factor about its centre),
+    ``exclusions`` (zone name -> cards that cannot lie there now; the caller knows why, e.g. the
+    referee passes the cards already seen in the deal: the classifier drops them before its
+    open-set rule and reads the crops of a frame jointly, see ``vision.classifier.decide``).
     """
 
     def __init__(self, layout: TableLayout, calibration: Calibration, classifier: Reader, *,
                  stable_s: float = 0.3, motion_threshold: int = 18, motion_fraction: float = 0.004,
                  px_per_mm: float = 1.0, margin_mm: float = 50.0, small_scale: float = 0.25,
-                 crop_scale: float = 0.95) -> None:
+                 crop_scale: float = 0.95,
+                 exclusions: Callable[[str], Collection[str]] | None = None) -> None:
         if stable_s < 0:
             raise ValueError("stable_s must not be negative")
         self.layout = layout
@@ -104,6 +114,7 @@ class TableWatcher:
         self.margin_mm = float(margin_mm)
         self.small_scale = float(small_scale)
         self.crop_scale = float(crop_scale)
+        self.exclusions = exclusions
         self._zones = [_ZoneState(z) for z in layout.zones]
         self._small_shape: tuple[int, int] | None = None
         self._maps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -141,7 +152,9 @@ class TableWatcher:
             return []
         observations = [self._observe(image, zs.zone) for zs in due]
         crops = [c for ob in observations for c in ob.crops]
-        readings = self.classifier.classify(crops) if crops else []
+        readings = self._classify(crops, [zs.zone.name for zs, ob in zip(due, observations, strict=True)
+                                          for _ in ob.crops])
+        sure = [s for ob in observations for s in ob.sure]
         self.stats["analyses"] += len(due)
         self.stats["crops"] += len(crops)
         i = 0
@@ -156,8 +169,8 @@ class TableWatcher:
                 continue
             zs.obstructed = False
             content = ob.content
-            for reading in readings[i:i + len(ob.crops)]:
-                self._add_reading(content, reading)
+            for reading, outline_sure in zip(readings[i:i + len(ob.crops)], sure[i:i + len(ob.crops)], strict=True):
+                self._add_reading(content, reading, outline_sure)
             i += len(ob.crops)
             if zs.checks_done == 0 and self.stable_s > 0:
                 zs.first = content  # the second look, at stable_s, must agree with this one
@@ -174,6 +187,14 @@ class TableWatcher:
             zs.committed_roi = roi.copy()
             updates.append((zs, content))
         return self._commit(updates, ts)
+
+    def _classify(self, crops: list[np.ndarray], zones: list[str]) -> list[Any]:
+        if not crops:
+            return []
+        if self.exclusions is None:
+            return self.classifier.classify(crops)
+        exclude = [frozenset(self.exclusions(z)) for z in zones]
+        return self.classifier.classify(crops, exclude=exclude)  # type: ignore[call-arg]
 
     def reset(self) -> None:
         """Forget what every zone holds (a new deal, a moved camera); keeps the cached warps."""
@@ -257,12 +278,13 @@ class TableWatcher:
             maps = cv2.convertMaps(pts[:, :, 0].astype(np.float32), pts[:, :, 1].astype(np.float32), cv2.CV_16SC2)
             self._maps[zone.name] = maps
         rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        quads = find_card_quads(rect, r, margin_mm=m)
-        if quads is None:
+        found = find_card_quads_marked(rect, r, margin_mm=m)
+        if found is None:
             return _Observation(None)
         content = Content()
         crops = []
-        for quad in quads:
+        sure = []
+        for quad, clear in zip(*found, strict=True):
             centre_mm = quad.mean(axis=0) / r + [x0, y0]
             if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
                 continue
@@ -270,18 +292,22 @@ class TableWatcher:
             # surer without it)
             quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
             crops.append(crop_card(image, self.calibration.to_image(quad / r + [x0, y0]), self.canonical_size))
-        return _Observation(content, crops)
+            sure.append(clear)
+        return _Observation(content, crops, sure)
 
     @staticmethod
-    def _add_reading(content: Content, reading: Any) -> None:
+    def _add_reading(content: Content, reading: Any, outline_sure: bool = True) -> None:
+        view = getattr(reading, "embedding", None) if outline_sure else None
         if getattr(reading, "face_down", False):
             content.backs += 1
         elif reading.card is not None:
             content.faces[reading.card] += 1
-            content.confidence[reading.card] = max(content.confidence.get(reading.card, 0.0),
-                                                   float(reading.confidence))
+            if float(reading.confidence) >= content.confidence.get(reading.card, -1.0):
+                content.confidence[reading.card] = float(reading.confidence)
+                content.views[reading.card] = view
         else:
             content.unsure.append(tuple(reading.top3))
+            content.unsure_info.append((view, getattr(reading, "excluded", None)))
 
     # -- events --------------------------------------------------------------------------------
     def _commit(self, updates: list[tuple[_ZoneState, Content]], ts: float) -> list[VisionEvent]:
@@ -306,8 +332,9 @@ class TableWatcher:
                 placed.append((zs, card, new.confidence.get(card, 0.0)))
             if new.backs > old.backs:
                 events.append(VisionEvent("card_face_down", name, ts, count=new.backs))
-            for top3 in new.unsure[len(old.unsure):]:
-                events.append(VisionEvent("card_unsure", name, ts, top3=top3))
+            info = new.unsure_info + [(None, None)] * (len(new.unsure) - len(new.unsure_info))
+            for top3, (view, again) in zip(new.unsure[len(old.unsure):], info[len(old.unsure):], strict=True):
+                events.append(VisionEvent("card_unsure", name, ts, top3=top3, seen_again=again, view=view))
         for zs, card, conf in placed:
             elsewhere = [o.zone.name for o in self._zones
                          if o is not zs and card in o.committed.faces]
@@ -316,7 +343,8 @@ class TableWatcher:
                 events.append(VisionEvent("conflict", zs.zone.name, ts, card=card, confidence=conf,
                                           zones=(*elsewhere, zs.zone.name)))
             else:
-                events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card, confidence=conf))
+                events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card, confidence=conf,
+                                          view=zs.committed.views.get(card)))
         # a conflict resolves when only one copy is left: that one counts as placed
         for zs in self._zones:
             for card in list(zs.pending_conflict):
@@ -326,14 +354,27 @@ class TableWatcher:
                 if not any(o is not zs and card in o.committed.faces for o in self._zones):
                     zs.pending_conflict.discard(card)
                     events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card,
-                                              confidence=zs.committed.confidence.get(card)))
+                                              confidence=zs.committed.confidence.get(card),
+                                              view=zs.committed.views.get(card)))
         self.stats["events"] += len(events)
         return events
 
 
 def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
                     size_tolerance: float = 0.14, min_fill: float = 0.80) -> list[np.ndarray] | None:
-    """Card-shaped blobs in a zone image rectified to the table plane.
+    """Card-shaped blobs in a zone image rectified to the table plane (see
+    :func:`find_card_quads_marked`, which also says which outlines were clear)."""
+    found = find_card_quads_marked(rect, px_per_mm, margin_mm=margin_mm, size_tolerance=size_tolerance,
+                                   min_fill=min_fill)
+    return None if found is None else found[0]
+
+
+def find_card_quads_marked(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
+                           size_tolerance: float = 0.14, min_fill: float = 0.80
+                           ) -> tuple[list[np.ndarray], list[bool]] | None:
+    """Card-shaped blobs in a zone image rectified to the table plane, and per card whether its
+    outline was clear (a blob that stands out from the cloth) rather than pieced together from
+    edges on a pale cloth: only crops from clear outlines are fit to learn the deck from.
 
     Returns each card's four corners (zone pixels), or ``None`` when something that is not a
     card covers a noticeable part of the image (a hand, a shadow, cards overlapping). The table
@@ -370,6 +411,7 @@ def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: floa
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     cw, ch = CARD_MM[0] * px_per_mm, CARD_MM[1] * px_per_mm
     quads, others = _card_blobs(fg, cw, ch, size_tolerance, min_fill)
+    clear = len(quads)
     inner = (margin_mm * px_per_mm, margin_mm * px_per_mm, w - margin_mm * px_per_mm, h - margin_mm * px_per_mm)
     others = [b for b in others if _overlaps(b, inner)]
     if others or not quads:
@@ -382,7 +424,7 @@ def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: floa
                   if not any(cv2.pointPolygonTest(q.astype(np.float32), b[4], False) >= 0 for q in quads)]
     if others:
         return None
-    return quads
+    return quads, [i < clear for i in range(len(quads))]
 
 
 def _card_blobs(fg: np.ndarray, cw: float, ch: float, size_tolerance: float, min_fill: float,

@@ -51,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-enrolled-deck", action="store_true",
                         help="read cards with the network alone, without the demo deck's enrolment "
                              "(vision/assets/decks/heruka-2color/prototypes.npz, used by default with the shipped model)")
+    parser.add_argument("--no-deck-learning", action="store_true",
+                        help="do not let the night teach the camera the deck (cards the host answered "
+                             "and sure reads are otherwise enrolled as the night goes on)")
 
 
 def _option_value(text: str) -> object:
@@ -135,7 +138,7 @@ def run_table(args: argparse.Namespace) -> int:
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
-                         variant=args.variant)
+                         variant=args.variant, learn_deck=not args.no_deck_learning)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     web = None

@@ -62,10 +62,11 @@ def test_demo_reads_with_the_enrolled_demo_deck_unless_told_not_to(tmp_path, cap
     through the demo deck's enrolment unless told not to. A stained card looks like none of the
     clean enrolled views, so enrolment has no say on it and both readers judge it by the network's
     own rule: they ask the host about the same cards (before enrolment fell back that way, its
-    stricter rule asked about more). Every card the host corrected was one flagged as unsure."""
+    stricter rule asked about more). Every card the host corrected was one flagged as unsure.
+    (The night's deck learning is off in both: it would teach them differently.)"""
     got = {}
     for flag in ([], ["--no-enrolled-deck"]):
-        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--worn", "52",
+        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--worn", "52", "--no-deck-learning",
                      "--db", str(tmp_path / f"{len(flag)}.db"), *flag]) == 0
         got[bool(flag)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     for summary in got.values():
