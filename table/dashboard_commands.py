@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
+from table.deck_tour import DeckTour
 from table.interpreter import Interpreter
 from table.ledger import Event
 from table.state import StateError
@@ -99,6 +100,16 @@ class DashboardCommands(Interpreter):
                 self._release()
             self.pending_plays = {}
             return {}
+        if isinstance(c, cmd.ResetDeckLearning):
+            if self.deck is None:
+                raise StateError("this table does not learn the deck (no camera)")
+            n = self.deck.reset()
+            if self.tour is not None:
+                self.tour.shown.clear()
+                self.tour.on_table.clear()
+            return {"message": f"The camera forgot the {n} views of the deck it had learned tonight."}
+        if isinstance(c, cmd.ShowDeck):
+            return self._show_deck(c)
         if isinstance(c, cmd.SetZones):
             zones = {name: dict(rect) for name, rect in c.zones.items()}
             if self.on_zones is not None:
@@ -106,6 +117,26 @@ class DashboardCommands(Interpreter):
             self._commit("zones", {"zones": zones})
             return {}
         raise StateError(f"unknown command {c!r}")
+
+    def _show_deck(self, c: cmd.ShowDeck) -> dict[str, Any]:
+        """Start or stop "show me the deck" (`table.deck_tour`)."""
+        if c.action == "stop":
+            if self.tour is None:
+                raise StateError("the deck is not being shown")
+            tour, self.tour = self.tour, None
+            missing = tour.missing
+            return {"message": f"Deck shown: {len(tour.shown)} cards enrolled"
+                    + (f"; not shown: {', '.join(missing)}." if missing else ", the whole deck.")}
+        st = self.state
+        if st.deal is not None and not st.deal.is_over:
+            raise StateError("show the deck before a deal, not during one")
+        if self.deck is None:
+            raise StateError("this table does not learn the deck (no camera)")
+        zone = c.zone or str(TURN_UP)
+        self.tour = DeckTour(zone)
+        where = "the turn-up place" if zone == str(TURN_UP) else zone
+        return {"message": f"Lay the deck out in {where}, a few cards at a time, face up and not "
+                           "overlapping; the camera enrols each card."}
 
     def _player(self, name: str) -> str:
         if name.strip() not in self.state.players:
@@ -121,6 +152,13 @@ class DashboardCommands(Interpreter):
         chosen = card if card is not None else (Card.parse(proposed) if proposed else None)
         if chosen is None:
             raise StateError("the camera proposed no card; send correct_card with the right one")
+        if self.tour is not None and hold.get("zone") == self.tour.zone:  # "show me the deck"
+            if str(chosen) in self.tour.shown:
+                raise StateError(f"{chosen} was shown already; which card is it?")
+            self._tour_enrol(str(chosen), self._hold_views.pop(hold["id"], None))
+            self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
+            self._release()
+            return {"message": self.message}
         deal = self.state.deal
         if deal is None:
             raise StateError("no deal in progress")

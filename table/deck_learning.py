@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NightDeck", "View", "deck_path", "LEARN_SURE_READS", "MAX_VIEWS_PER_CARD", "NIGHT_MATCH_FLOOR"]
+__all__ = ["NightDeck", "View", "deck_path", "stored_summary", "LEARN_SURE_READS", "MAX_VIEWS_PER_CARD", "NIGHT_MATCH_FLOOR"]
 
 #: A camera read is learned only at this confidence or above: the network's own rule accepts from
 #: 0.62 and enrolment's from 0.9885, so a read this sure is far from either edge.
@@ -56,6 +56,28 @@ def deck_path(ledger_path: str | os.PathLike[str]) -> Path:
     """``night.db`` -> ``night.db.deck.npz`` (beside the ledger, backed up with it)."""
     p = Path(ledger_path)
     return p.with_name(p.name + ".deck.npz")
+
+
+def stored_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What a stored night deck holds, without a model (for `loo-table deck show`): views per
+    card and by source. Raises ValueError (one line) for a file that is not one."""
+    p = Path(path)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            if str(z["format"]) != FORMAT:
+                raise ValueError("format")
+            labels = [str(x) for x in z["label"]]
+            sources = [str(x) for x in z["source"]]
+    except FileNotFoundError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"{p}: not a night-deck file ({type(exc).__name__})") from None
+    per: dict[str, int] = {}
+    for lab in labels:
+        per[lab] = per.get(lab, 0) + 1
+    return {"views": len(labels), "cards": len(per), "from_host": sources.count("host"),
+            "from_sure_reads": sources.count("sure"), "from_deck_shown": sources.count("tour"),
+            "per_card": dict(sorted(per.items()))}
 
 
 @dataclass(frozen=True)
@@ -110,13 +132,14 @@ class NightDeck:
     # -- what the referee calls ------------------------------------------------------------------
     def learn(self, key: int, label: str, vector: Any, *, source: str, deal: int,
               confidence: float | None = None) -> bool:
-        """Add the view of a card the referee accepted (``source`` ``host`` or ``sure``); a sure
+        """Add the view of a card the referee accepted (``source`` ``host``, ``sure``, or ``tour``:
+        shown by the host in "show me the deck", `table.deck_tour`, with ``deal`` 0); a sure
         read below `learn_above`, a crop without a view or a label the model lacks adds nothing."""
         if vector is None or label not in self.labels or label == "back":
             return False
         if source == "sure" and (confidence is None or confidence < self.learn_above):
             return False
-        if source not in ("host", "sure"):
+        if source not in ("host", "sure", "tour"):
             raise ValueError(f"unknown view source {source!r}")
         v = np.asarray(vector, np.float32).reshape(-1)
         n = float(np.linalg.norm(v))
@@ -168,7 +191,8 @@ class NightDeck:
         with self.lock:
             return {"views": len(self.views), "cards": len({v.label for v in self.views}),
                     "from_host": sum(v.source == "host" for v in self.views),
-                    "from_sure_reads": sum(v.source == "sure" for v in self.views)}
+                    "from_sure_reads": sum(v.source == "sure" for v in self.views),
+                    "from_deck_shown": sum(v.source == "tour" for v in self.views)}
 
     def learned_cards(self) -> set[str]:
         with self.lock:

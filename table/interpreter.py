@@ -50,6 +50,8 @@ class Interpreter(AlertKeeper):
     pending_plays: dict[int, Card]
     camera_ok: bool
     camera_message: str
+    tour: Any  # table.deck_tour.DeckTour | None
+    deck: Any  # table.deck_learning.NightDeck | None
     vet: Any  # Callable[[TableState], None] | None: an outside check of a command's trial state
     _in_command: bool
     _written: list[Event]
@@ -170,6 +172,7 @@ class Interpreter(AlertKeeper):
             if st.game_over:  # that deal ended the night (§9.7)
                 self._new_deal()
                 return
+        self.tour = None  # a deal begins: "show me the deck" is over
         self._commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
         self._new_deal()
 
@@ -210,6 +213,9 @@ class Interpreter(AlertKeeper):
         st = self.state
         deal = st.deal
         kind, zone = ev.kind, str(ev.zone or "")
+        if getattr(self, "tour", None) is not None:
+            self._tour_event(ev)
+            return
         if kind == "conflict":
             self._info_alert("conflict", f"the camera is not sure what lies in {zone}: {ev.card or ''}".strip())
             return
@@ -253,6 +259,49 @@ class Interpreter(AlertKeeper):
                        confidence=getattr(ev, "confidence", None))
         except OSError as exc:  # a full disk must not stop the game: the learning just pauses
             self.message = f"deck learning not saved: {exc}"
+
+    def _tour_event(self, ev: Any) -> None:
+        """"Show me the deck": a card laid in the tour's zone is enrolled (asked when unsure)."""
+        tour = self.tour
+        assert tour is not None
+        if str(ev.zone) != tour.zone:
+            return
+        if ev.kind == "card_removed" and ev.card:
+            tour.on_table.discard(str(ev.card))
+        elif ev.kind == "card_unsure":
+            if ev.seen_again:
+                self._info_alert("contradiction", f"the camera reads {ev.seen_again} again, but it was shown "
+                                 "already: a second deck, or a misread")
+            self._hold_tour(ev)
+        elif ev.kind == "card_placed" and ev.card and ev.card not in tour.shown:
+            self._tour_enrol(str(ev.card), getattr(ev, "view", None))
+
+    def _hold_tour(self, ev: Any) -> None:
+        tour = self.tour
+        assert tour is not None
+        top3 = [[str(c), float(p)] for c, p in (getattr(ev, "top3", None) or [])]
+        proposal = top3[0][0] if top3 and top3[0][0] not in ("back", "None") else None
+        self.stats["holds"] += 1
+        self.hold = self._alert(
+            "unsure", "the camera cannot read this card of the deck for sure"
+            + (f" (best guess {proposal})" if proposal else ""), needs_confirmation=True,
+            card=proposal, top3=top3, zone=tour.zone)
+        view = getattr(ev, "view", None)
+        if view is not None:
+            self._hold_views = {self.hold["id"]: view}
+
+    def _tour_enrol(self, card: str, view: Any) -> None:
+        tour = self.tour
+        assert tour is not None
+        if card in tour.shown or card not in tour.missing:
+            return
+        deck = getattr(self, "deck", None)
+        if deck is None or view is None or not deck.learn(tour.next_key(), card, view, source="tour", deal=0):
+            self.message = f"{card} could not be enrolled (the camera did not see its outline clearly): lay it again"
+            return
+        tour.shown.append(card)
+        tour.on_table.add(card)
+        self.message = f"{card} enrolled; {len(tour.missing)} cards still missing"
 
     def _contradiction(self, card: str, zone: str) -> None:
         """The camera read, surely, a card already seen in this deal: a second deck or a misread.

@@ -32,6 +32,7 @@ from typing import Any
 from engine import Card, Play, TurnUp
 from table import view
 from table.dashboard_commands import DashboardCommands
+from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import CameraStatus
 from table.ledger import Event, Ledger, LedgerWriteError
@@ -135,6 +136,7 @@ class Referee(DashboardCommands):
         # the night's deck learning (`table.deck_learning.NightDeck`), set by whoever built the camera
         self.deck: Any = None
         self._hold_views: dict[int, Any] = {}  # alert id -> the crop's view of an unsure card
+        self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         if setup is not None and not self.state.started:
             self._commit("game_started", setup)
         with self.lock:
@@ -233,7 +235,10 @@ class Referee(DashboardCommands):
         """Publish the cards seen in the deal as one frozen value (read by the camera thread)."""
         st = self.state
         deal = st.deal
-        if deal is None or deal.is_over:
+        if self.tour is not None:  # each card once in a deck: those shown cannot come again
+            self.seen = SeenCards({c: "shown already" for c in self.tour.shown},
+                                  {self.tour.zone: frozenset(self.tour.on_table)})
+        elif deal is None or deal.is_over:
             self.seen = SeenCards()
         else:
             self.seen = SeenCards.of_deal(deal, st.players, st.deal_info["dealer"], self.pending_plays)
@@ -304,9 +309,13 @@ class Referee(DashboardCommands):
                            flashing=bool(self._flash_until), message=self.message)
 
     def build_snapshot(self) -> Snapshot:
+        learned = self.deck.summary() if self.deck is not None else None
         return view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.alerts,
-                                   camera_ok=self.camera_ok, camera_message=self.camera_message)
+                                   camera_ok=self.camera_ok, camera_message=self.camera_message,
+                                   deck_tour=self.tour.snapshot() if self.tour is not None else None,
+                                   deck_learning={"views": learned["views"], "cards": learned["cards"]}
+                                   if learned is not None else None)
 
     def publish(self) -> None:
         """Show the state on the LEDs and publish a new snapshot if anything visible changed

@@ -79,7 +79,8 @@ def admin() -> tuple[str, int] | str:
 INT_FIELDS = frozenset({"alert_id", "trick", "delta"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones"})
+                           "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
+                           "show_deck", "reset_deck_learning"})
 
 
 def _rules_form(variant: str) -> dict[str, Any]:

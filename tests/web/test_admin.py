@@ -38,6 +38,9 @@ def post(admin, name, body):
     ("show_pam", {"player": "Cal "}, {"player": "Cal"}),
     ("call_civil", {}, {}),
     ("misdeal", {}, {}),
+    ("reset_deck_learning", {}, {}),
+    ("show_deck", {"action": "start", "zone": "stock"}, {"action": "start", "zone": "stock"}),
+    ("show_deck", {"action": "stop"}, {"action": "stop"}),
 ])
 def test_valid_commands_reach_the_service_clean(admin, service, name, body, expected):
     resp = post(admin, name, body)
@@ -57,6 +60,9 @@ def test_update_settings_checks_options_with_the_engine(admin, service):
 
 @pytest.mark.parametrize("name, body, reason", [
     ("confirm_card", {}, "alert_id is required"),
+    ("show_deck", {"action": "go"}, "action must be start or stop"),
+    ("show_deck", {"action": "start", "zone": "table"}, "use seat:0"),
+    ("reset_deck_learning", {"all": True}, "unexpected field(s): all"),
     ("confirm_card", {"alert_id": "5"}, "whole number"),
     ("confirm_card", {"alert_id": True}, "whole number"),
     ("confirm_card", {"alert_id": 5, "extra": 1}, "unexpected field(s): extra"),
