@@ -1,8 +1,9 @@
 """The night's deck learning on real photographs: learn from host answers on one folder, read another.
 
-    .venv/bin/python bench/learn_photos.py [TRAIN] [TEST] [--json]
+    .venv/bin/python bench/learn_photos.py TRAIN TEST [--json]
 
-(defaults: ``../shared/photos/bicycle-9a/train`` and ``.../test`` beside the repository).
+TRAIN and TEST are folders of photos with Pascal VOC labels (``vision/voc.py``), e.g. the
+``train`` and ``test`` folders of the bicycle-9a set the model card describes.
 
 1. *Before*: every TEST photo through ``vision.identify.identify`` (the pipeline of ``loo-table
    identify``), scored against its VOC labels exactly as ``bench/realphotos.py`` does.
@@ -45,8 +46,6 @@ from vision.identify import identify  # noqa: E402
 from vision.image_file import read_image  # noqa: E402
 from vision.labels import SUITS  # noqa: E402
 from vision.voc import Tally, box_iou, labelled_photos, quad_box, rank_of, read_labels, score_photo  # noqa: E402
-
-PHOTOS = ROOT.parent / "shared" / "photos" / "bicycle-9a"
 
 
 def finder_sure(found: Any) -> bool:
@@ -130,14 +129,14 @@ def line(name: str, t: Tally) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("train", nargs="?", type=Path, default=PHOTOS / "train", help="folder the host answers on")
-    ap.add_argument("test", nargs="?", type=Path, default=PHOTOS / "test", help="folder read before and after")
+    ap.add_argument("train", type=Path, help="folder of labelled photos the host answers on")
+    ap.add_argument("test", type=Path, help="folder of labelled photos read before and after")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--no-finder-guard", action="store_true",
                     help="learn from every card found, however unsure the finder was (to see what the guard costs)")
     args = ap.parse_args()
     for folder in (args.train, args.test):
-        if not labelled_photos(folder) if folder.is_dir() else True:
+        if not folder.is_dir() or not labelled_photos(folder):
             print(f"learn_photos: {folder}: no labelled photos", file=sys.stderr)
             return 1
     clf = CardClassifier(ROOT / "models" / "card_classifier.onnx")
