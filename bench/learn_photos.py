@@ -34,7 +34,6 @@ import json  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -46,11 +45,6 @@ from vision.identify import identify  # noqa: E402
 from vision.image_file import read_image  # noqa: E402
 from vision.labels import SUITS  # noqa: E402
 from vision.voc import Tally, box_iou, labelled_photos, quad_box, rank_of, read_labels, score_photo  # noqa: E402
-
-
-def finder_sure(found: Any) -> bool:
-    """The detector and a contour cue agreed on the outline (see the module docstring)."""
-    return found.cue in ("colour", "edges") and found.score > 0.5
 
 
 def score(folder: Path, clf: CardClassifier, det: CardDetector, deck: NightDeck | None = None,
@@ -96,7 +90,7 @@ def learn(folder: Path, clf: CardClassifier, det: CardDetector, deck: NightDeck,
             used_c.add(j)
             counts["cards"] += 1
             lab, card = labels[i], cards[j]
-            view = card.reading.embedding if finder_sure(card.found) or not finder_guard else None
+            view = card.reading.embedding if card.found.clear or not finder_guard else None
             if view is None:
                 counts["finder_unsure"] += 1
                 continue

@@ -11,6 +11,9 @@
    right zone; a card accepted as the wrong card is a failure (a misread must come out unsure).
    Each deal is a fresh table (cloth or wood, light or dark, new camera pose), calibrated from
    its ArUco markers exactly as ``loo-table calibrate`` would.
+5. With ``--real FOLDER``: real photographs as the table. Each VOC-labelled photo is one settled
+   frame of a zone covering the photo, at the scale its cards show; the watcher (the same finder
+   and reader as ``loo-table identify``) reports what it would tell the referee, scored by rank.
 
     python bench/vision.py                   # everything, 200 deals
     python bench/vision.py --deals 10        # a quick run
@@ -65,6 +68,15 @@ def one_core() -> str:
         return "not pinned (no sched_setaffinity)"
 
 
+def detector(path: str | None) -> Any:
+    """The card detector the watcher's finder uses (None: the contour cues alone), as `run` loads it."""
+    if path is None:
+        return None
+    from vision.detector import CardDetector
+
+    return CardDetector(path, threads=1)
+
+
 def classifier(model: Path | None, prototypes: Path | None = None) -> Any:
     from vision.classifier import CardClassifier
 
@@ -73,7 +85,7 @@ def classifier(model: Path | None, prototypes: Path | None = None) -> Any:
 
 
 # -- 1. per-frame time --------------------------------------------------------------------------
-def frame_times(model: Path | None, frames: int, seed: int) -> dict[str, Any]:
+def frame_times(model: Path | None, frames: int, seed: int, detector_path: str | None = None) -> dict[str, Any]:
     from vision.events import TableWatcher
     from vision.synthetic import FACES, HandPose, PlacedCard, SyntheticTable
 
@@ -83,7 +95,7 @@ def frame_times(model: Path | None, frames: int, seed: int) -> dict[str, Any]:
     rng.shuffle(deck)
     zones = [z for z in table.layout.zones]
     cards = {z.name: PlacedCard(deck.pop(), *z.center, float(rng.uniform(-20, 20))) for z in zones}
-    watcher = TableWatcher(table.layout, table.calibration, classifier(model))
+    watcher = TableWatcher(table.layout, table.calibration, classifier(model), detector=detector(detector_path))
     times: list[float] = []
     cpu_times: list[float] = []
     for i in range(frames):
@@ -104,7 +116,7 @@ def frame_times(model: Path | None, frames: int, seed: int) -> dict[str, Any]:
     # worst case: a fresh watcher's first full read of all 8 zones in one frame
     still = table.render(list(cards.values()), frame_index=frames + 1)
     worst, worst_cpu = [], []
-    w = TableWatcher(table.layout, table.calibration, watcher.classifier, stable_s=0.0)
+    w = TableWatcher(table.layout, table.calibration, watcher.classifier, stable_s=0.0, detector=watcher.detector)
     for _ in range(15):
         w.reset()
         w.process(FrameT(still, 0.0))
@@ -121,6 +133,64 @@ def frame_times(model: Path | None, frames: int, seed: int) -> dict[str, Any]:
             "all_8_zones_read_cpu_ms": float(np.median(worst_cpu) * 1000),
             "load_average": os.getloadavg()[0],
             "analyses": int(watcher.stats["analyses"]), "crops_classified": int(watcher.stats["crops"])}
+
+
+# -- 5. real photographs as table frames ---------------------------------------------------------
+def real_photo_frames(folder: Path, model: Path | None, detector_path: str | None, limit: int | None = None) -> dict[str, Any]:
+    """Each labelled photo of ``folder`` as the live table sees a settled frame: one zone over the
+    whole photo, a calibration at the scale its clear cards show (their outlines recovered from
+    the label boxes, as the detector's recipe recovers them), and the photo fed as still frames
+    until the watcher commits. Events carry no position, so a photo is scored by ranks: a placed
+    card whose rank a label still wants is right, any other placed card is wrong; unsure events
+    count as asked; what is left of the labels is missed. ``obstructed`` counts photos the zone
+    would not commit (something it took for a hand)."""
+    from collections import Counter
+
+    import cv2
+
+    from models.real_scenes import _meets, outline_in_box
+    from vision.events import TableWatcher
+    from vision.geometry import CARD_MM, Calibration, TableLayout, Zone
+    from vision.voc import labelled_photos, rank_of, read_labels
+
+    clf = classifier(model)
+    det = detector(detector_path)
+    tot = Counter()  # type: Counter[str]
+    for photo, xml in labelled_photos(folder)[:limit]:
+        image = cv2.imread(str(photo))
+        if image is None:
+            continue
+        labels = read_labels(xml, (image.shape[1], image.shape[0]))
+        boxes = [lab.box for lab in labels]
+        lab_img = cv2.cvtColor(cv2.GaussianBlur(image, (3, 3), 0), cv2.COLOR_BGR2LAB)
+        longs = [float(np.linalg.norm(q[3] - q[0])) for i, b in enumerate(boxes)
+                 if not any(_meets(b, o) for j, o in enumerate(boxes) if j != i)
+                 for q in [outline_in_box(b, lab_img)]]
+        longs = longs or [max(b[2] - b[0], b[3] - b[1]) for b in boxes]
+        px_per_mm = float(np.median(longs)) / CARD_MM[1]
+        h, w = image.shape[:2]
+        size_mm = (w / px_per_mm, h / px_per_mm)
+        cal = Calibration(np.diag([px_per_mm, px_per_mm, 1.0]), (w, h), size_mm, method="labels")
+        layout = TableLayout(size_mm[0], size_mm[1], (Zone("table", 0.0, 0.0, size_mm[0], size_mm[1]),))
+        watcher = TableWatcher(layout, cal, clf, stable_s=0.3, margin_mm=5.0, detector=det)
+        events = []
+        for k in range(4):
+            events += watcher.process(FrameT(image, 0.15 * k, k))
+        want = Counter(lab.rank for lab in labels)
+        tot["photos"] += 1
+        tot["cards"] += len(labels)
+        tot["obstructed"] += int(watcher.stats["obstructed"] > 0 and not events)
+        for e in events:
+            if e.kind == "card_placed" and e.card:
+                if want[rank_of(e.card)] > 0:
+                    want[rank_of(e.card)] -= 1
+                    tot["right"] += 1
+                else:
+                    tot["wrong"] += 1
+            elif e.kind == "card_unsure":
+                tot["unsure"] += 1
+    tot["missed"] = max(0, tot["cards"] - tot["right"] - tot["wrong"] - tot["unsure"])
+    return dict(tot)
 
 
 # -- 3. memory ----------------------------------------------------------------------------------
@@ -214,14 +284,15 @@ def score_deal(deal: int, frames: list[Any], events: list[Any]) -> DealScore:
     return s
 
 
-def run_deals(args: tuple[int, int, int, int, str | None, float, str | None]) -> list[DealScore]:
-    seed, start, count, seats, model, stable_s, prototypes = args
+def run_deals(args: tuple[int, int, int, int, str | None, float, str | None, str | None]) -> list[DealScore]:
+    seed, start, count, seats, model, stable_s, prototypes, detector_path = args
     one_core()
     from vision.calibration import CalibrationError, from_markers
     from vision.events import TableWatcher
     from vision.synthetic import night
 
     clf = classifier(Path(model) if model else None, Path(prototypes) if prototypes else None)
+    det = detector(detector_path)
     scores = []
     frames: list[Any] = []
     events: list[Any] = []
@@ -249,7 +320,7 @@ def run_deals(args: tuple[int, int, int, int, str | None, float, str | None]) ->
             except CalibrationError as exc:
                 error = str(exc)
                 cal = nf.table.calibration
-            watcher = TableWatcher(nf.table.layout, cal, clf, stable_s=stable_s)
+            watcher = TableWatcher(nf.table.layout, cal, clf, stable_s=stable_s, detector=det)
         image = nf.image
         nf.image = None  # keep memory flat: the truth is all the scorer needs
         frames.append(nf)
@@ -263,14 +334,14 @@ def run_deals(args: tuple[int, int, int, int, str | None, float, str | None]) ->
 
 
 def night_score(seed: int, deals: int, seats: int, jobs: int, model: Path | None, stable_s: float,
-                prototypes: Path | None = None) -> dict[str, Any]:
+                prototypes: Path | None = None, detector_path: str | None = None) -> dict[str, Any]:
     chunks = []
     per = max(1, -(-deals // max(1, jobs * 4)))
     start = 0
     while start < deals:
         n = min(per, deals - start)
         chunks.append((seed, start, n, seats, str(model) if model else None, stable_s,
-                       str(prototypes) if prototypes else None))
+                       str(prototypes) if prototypes else None, detector_path))
         start += n
     scores: list[DealScore] = []
     t0 = time.time()
@@ -311,6 +382,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=300, help="frames for the per-frame timing (default 300)")
     parser.add_argument("--stable-s", type=float, default=0.3, help="watcher stable_s (default 0.3)")
     parser.add_argument("--model", type=Path, help="ONNX model (default: models/card_classifier.onnx)")
+    parser.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx",
+                        help="ONNX card detector the watcher's finder uses (default: the shipped one)")
+    parser.add_argument("--no-detector", action="store_true", help="the finder's contour cues alone")
+    parser.add_argument("--real", type=Path, action="append", default=[], metavar="FOLDER",
+                        help="also run the watcher on each VOC-labelled photo of FOLDER as a settled table frame "
+                             "(repeatable)")
+    parser.add_argument("--real-limit", type=int, default=None, help="only the first N photos of each --real folder")
     parser.add_argument("--prototypes", type=Path,
                         help="enrolled-deck prototypes for the night (default: none, the network alone); "
                              "e.g. vision/assets/decks/heruka-2color/prototypes.npz")
@@ -323,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.prototypes is not None and not args.prototypes.is_file():
         parser.error(f"--prototypes: {args.prototypes} does not exist")
 
+    det_path = None if args.no_detector else str(args.detector)
     out: dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
                                       f"{platform.release()}, Python {platform.python_version()}"}
     print(f"machine: {out['machine']}")
@@ -331,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"enrolled deck (night only): {args.prototypes}")
     if "frames" not in args.skip:
         pin = one_core()
-        r = frame_times(args.model, args.frames, args.seed)
+        r = frame_times(args.model, args.frames, args.seed, det_path)
         out["per_frame"] = r
         print(f"per-frame (1280x720, 8 cards, one core, {pin}, load average {r['load_average']:.1f}): "
               f"median {r['median_ms']:.2f} ms, p95 {r['p95_ms']:.2f} ms, max {r['max_ms']:.2f} ms wall; "
@@ -345,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memory: peak RSS of `loo-table replay` (whole pipeline) {m['peak_rss_mb']:.0f} MB "
               f"(target <= 300 MB)")
     if "night" not in args.skip:
-        n = night_score(args.seed, args.deals, args.seats, args.jobs, args.model, args.stable_s, args.prototypes)
+        n = night_score(args.seed, args.deals, args.seats, args.jobs, args.model, args.stable_s, args.prototypes,
+                        det_path)
         out["night"] = n
         print(f"night: {n['deals']} deals, {n['seats'] if 'seats' in n else args.seats} seats, {n['frames']} frames "
               f"at 15 fps; played cards {n['expected']}: reported once {n['reported_once']}, unsure "
@@ -360,6 +440,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  wrong: {w}")
         for m in n["not_reported_examples"]:
             print(f"  not reported: {m}")
+    for folder in args.real:
+        r = real_photo_frames(folder, args.model, det_path, args.real_limit)
+        out.setdefault("real_photos", {})[str(folder)] = r
+        cards = max(1, r.get("cards", 0))
+        print(f"real photos as table frames, {folder}: photos {r.get('photos', 0)}, cards {r.get('cards', 0)}, "
+              f"right {r.get('right', 0)} ({100 * r.get('right', 0) / cards:.1f} %), wrong {r.get('wrong', 0)}, "
+              f"unsure {r.get('unsure', 0)}, missed {r.get('missed', 0)}, photos obstructed {r.get('obstructed', 0)}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
     return 0

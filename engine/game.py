@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.actions import MISS
 from engine.cards import DECK, Card
 from engine.deal import Deal
 from engine.errors import (
@@ -262,6 +263,43 @@ class Game:
                 f"chips not conserved: {self.chips()} != {self.total_chips}")
         return self.balances[player]
 
+    def add_player(self, name: str, chips: int) -> int:
+        """A late joiner sits down between deals with ``chips`` bought in; returns the seat index.
+
+        The joiner takes the next free seat: the end of ``players`` (clockwise after the last
+        player, so before the first one), which keeps every other seat's index, and with it the
+        table's buttons and camera zones, where it was. The buy-in enters the table like a rebuy
+        (``total_chips`` grows with it), so the night's results still sum to zero. The schedule
+        grows by ``deals_per_player`` deals (``scheduled_deals`` counts the players), so the
+        joiner deals as often as everyone else; the deal reaches the new seat in its turn.
+        A finished deal from before the join can no longer be undone (``pop_deal``).
+        """
+        if not isinstance(name, str) or not name.strip() or name != name.strip():
+            raise InvalidInputError("a new player needs a name (no spaces around it)")
+        if name == MISS:
+            raise InvalidInputError(f"{MISS!r} is reserved for the miss; choose another name")
+        taken = next((p for p in self.players if p.casefold() == name.casefold()), None)
+        if taken is not None:
+            raise InvalidInputError(f"{taken!r} is already at the table; choose another name")
+        if type(chips) is not int or chips < 1:
+            raise InvalidInputError("a buy-in is a whole number of chips, at least 1")
+        if self._over:
+            raise IllegalActionError("the game is over")
+        if self.current is not None:
+            raise IllegalActionError("a player joins between deals, not during one")
+        if len(self.players) >= self.options.players_max:
+            raise IllegalActionError(
+                f"the table is full: {self.options.variant.value} seats at most "
+                f"{self.options.players_max} players")
+        self.players = (*self.players, name)
+        self.balances[name] = chips
+        self.total_chips += chips
+        self._undo.clear()  # snapshots from before the join lack the new seat
+        if self.chips() != self.total_chips:
+            raise ChipConservationError(
+                f"chips not conserved: {self.chips()} != {self.total_chips}")
+        return len(self.players) - 1
+
     def abandon_deal(self) -> None:
         """Forget the current unfinished deal (nothing has been paid yet)."""
         self.current = None
@@ -392,6 +430,8 @@ class Game:
             raise IllegalActionError("no deal to undo")
         if self.current is not None:
             raise IllegalActionError("finish or abandon the current deal first")
+        if not self._undo:
+            raise IllegalActionError("a deal played before a player joined cannot be undone")
         snap = self._undo.pop()
         self.balances = dict(snap.balances)  # snapshots may be shared with copies
         self.pool = snap.pool
@@ -406,7 +446,10 @@ class Game:
     # ------------------------------------------------------------------ replay
     @classmethod
     def replay(cls, records: Iterable[object]) -> Game:
-        """Rebuild a night from its hand records (the first one gives seats, chips and options)."""
+        """Rebuild a night from its hand records (the first one gives seats, chips and options).
+
+        A record whose seats are the night's plus new names at the end continues the night after
+        a late join: each newcomer is seated (``add_player``) with the balance the record gives."""
         items = list(records)
         if not items:
             raise RecordError("no records to replay")
@@ -417,5 +460,13 @@ class Game:
                    pool=first.pool_before, dealer=first.dealer)
         game._redeal = first.redeal
         for item in items:
+            record = parse_record(item)
+            # a late joiner (add_player) shows as new names at the end of the seats
+            seated = len(game.players)
+            if record.players[:seated] == game.players:
+                for name in record.players[seated:]:
+                    if name not in record.balances_before:
+                        raise RecordError(f"{record.id or 'a record'}: no balance for {name!r}")
+                    game.add_player(name, record.balances_before[name])
             game.play_record(item)
         return game

@@ -157,11 +157,13 @@ class CameraConfig:
 @dataclass(frozen=True)
 class ModelConfig:
     """The ONNX card model; an empty path means the one shipped in `models/`. ``prototypes`` names
-    an enrolment file from `loo-table enroll` (empty: the network alone)."""
+    an enrolment file from `loo-table enroll` (empty: the network alone). ``detector`` is the
+    card detector's ONNX file (empty: the shipped one; ``off``: the contour cues alone)."""
 
     path: str = ""
     threads: int = 2
     prototypes: str = ""
+    detector: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from table.deck_tour import DeckTour
+from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
 from table.ledger import Event
 from table.state import StateError
@@ -34,6 +35,11 @@ class DashboardCommands(Interpreter):
     """The Admin page's commands (`web.commands`, through `Referee.call`)."""
 
     on_zones: Callable[[dict[str, Any]], None] | None
+
+    def wired_seats(self) -> int | None:
+        """How many seats have a button on the header (None: not known, every seat is taken to
+        have one). Set by the controller from the seat controls it opened."""
+        raise NotImplementedError  # Referee
 
     def _command(self, c: cmd.DashboardCommand) -> dict[str, Any]:
         st = self.state
@@ -81,6 +87,10 @@ class DashboardCommands(Interpreter):
             else:
                 self._commit("settings", data)
             return {}
+        if isinstance(c, cmd.AddPlayer):
+            return self._add_player(c.player, c.chips)
+        if isinstance(c, cmd.SeatButton):
+            return self._seat_button(self._player(c.player), c.gesture)
         if isinstance(c, cmd.ClaimFlush):
             shown = tuple(Card.parse(x) for x in c.cards)
             self._act(ClaimFlush(self._player(c.player), shown), source="dashboard")
@@ -137,6 +147,46 @@ class DashboardCommands(Interpreter):
         where = "the turn-up place" if zone == str(TURN_UP) else zone
         return {"message": f"Lay the deck out in {where}, a few cards at a time, face up and not "
                            "overlapping; the camera enrols each card."}
+    def _add_player(self, name: str, chips: int) -> dict[str, Any]:
+        """A late joiner sits down in the next free seat; a deal that is over is closed first (as
+        the dealer's next press would), one in progress refuses the join."""
+        st = self.state
+        deal = st.deal
+        if deal is not None and not deal.is_over:
+            raise StateError(f"{name} can join between deals, not in the middle of deal {st.deal_number}; "
+                             "add them once its last trick is played")
+        item = ("player_joined", {"player": name, "chips": chips}, None)
+        self._commit_many([self._close_item(), item] if deal is not None else [item])
+        players = st.players
+        seat = players.index(name)
+        left, right = players[seat - 1], players[(seat + 1) % len(players)]
+        text = (f"{name} joins with {chips} chips in seat {seat + 1}, between {left} and {right}, "
+                "and is dealt in from the next deal")
+        wired = self.wired_seats()
+        if wired is not None and seat >= wired:
+            text += f"; seat {seat + 1} has no button, so {name} declares on this page when it is their turn"
+        return {"message": text + "."}
+
+    def _seat_button(self, player: str, gesture: str) -> dict[str, Any]:
+        """The dashboard's stand-in for a seat button (a late joiner's seat may have none): the
+        same gesture as the real button, refused with a reason instead of ignored."""
+        st = self.state
+        deal = st.deal
+        if st.paused:
+            raise StateError("the game is paused: resume it first")
+        if self.hold is not None:
+            raise StateError("the game waits for the alert above to be answered first")
+        if deal is None or deal.is_over or deal.phase not in ("declare", "exchange"):
+            raise StateError("a seat button counts only while players declare or exchange")
+        if deal.to_act != player:
+            raise StateError(f"it is not {player}'s turn")
+        before = st.last_seq
+        self.message = ""
+        self._button(ButtonEvent("seat", gesture, st.players.index(player), self.clock()))
+        self._play_pending()
+        if st.last_seq == before:
+            return {"message": (self.message or "Nothing changed") + "."}
+        return {}
 
     def _player(self, name: str) -> str:
         if name.strip() not in self.state.players:

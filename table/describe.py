@@ -74,6 +74,8 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "adjust_chips":
         delta = int(d["delta"])
         return f"{d['player']} {delta:+d} chip{'s' if abs(delta) != 1 else ''} ({d['reason']})"
+    if kind == "player_joined":
+        return f"{d['player']} joins with {d['chips']} chips, dealt in from the next deal"
     if kind == "pause":
         return "Paused: buttons and cards wait until you resume"
     if kind == "resume":

@@ -108,6 +108,8 @@ class Referee(DashboardCommands):
         # old event that happened to share its timestamp.
         self._run = uuid.uuid4().hex[:12]
         self.on_zones = on_zones
+        # seats with a button on the header; None: taken from the outputs' seat controls, if any
+        self.buttons: int | None = None
         self.on_change = on_change
         self.queue: queue.Queue[Any] = queue.Queue()
         self.lock = threading.RLock()
@@ -300,6 +302,12 @@ class Referee(DashboardCommands):
                 del self._flash_until[seat]
         return list(self._flash_until)
 
+    def wired_seats(self) -> int | None:
+        if self.buttons is not None:
+            return self.buttons
+        seats = getattr(self.outputs, "seats", None)
+        return len(seats) if isinstance(seats, tuple | list) else None
+
     def seat_lights(self) -> dict[int, str]:
         return view.seat_lights(self.state, fault=self.fault, flashing=self._flashing())
 
@@ -313,6 +321,7 @@ class Referee(DashboardCommands):
         return view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.alerts,
                                    camera_ok=self.camera_ok, camera_message=self.camera_message,
+                                   wired=self.wired_seats(),
                                    deck_tour=self.tour.snapshot() if self.tour is not None else None,
                                    deck_learning={"views": learned["views"], "cards": learned["cards"]}
                                    if learned is not None else None)

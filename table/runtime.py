@@ -24,8 +24,8 @@ from typing import Any
 
 from table.referee import CameraStatus, Referee, Tick
 
-__all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_calibration", "default_model_path",
-           "demo_prototypes_path"]
+__all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_detector", "load_calibration",
+           "default_model_path", "default_detector_path", "demo_prototypes_path"]
 
 
 def default_model_path() -> Path:
@@ -33,6 +33,24 @@ def default_model_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("models") / "card_classifier.onnx"))
+
+
+def default_detector_path() -> Path:
+    """The card detector shipped in the `models` package."""
+    from importlib.resources import files
+
+    return Path(str(files("models") / "card_detector.onnx"))
+
+
+def load_detector(path: str | Path | None, *, threads: int = 1) -> Any:
+    """The learned card detector the finder merges with its contour cues (``[model] detector``:
+    empty for the shipped one, ``off`` for the contour cues alone, which returns None); raises
+    vision.classifier.ModelError (one line naming the file) for a missing or broken model."""
+    if str(path or "").strip().lower() == "off":
+        return None
+    from vision.detector import CardDetector
+
+    return CardDetector(Path(path) if path else default_detector_path(), threads=threads)
 
 
 def load_classifier(path: str | Path | None, *, threads: int = 1, prototypes: str | Path | None = None) -> Any:

@@ -62,8 +62,7 @@ class TableService:
 
     def chips_in(self) -> dict[str, int]:
         with self.referee.lock:
-            st = self.referee.state
-            return {p: st.starting_chips + st.brought_in.get(p, 0) for p in st.players}
+            return self.referee.state.chips_in()
 
     def settings(self) -> dict[str, Any]:
         from engine import Options

@@ -14,6 +14,8 @@ Event kinds (``data`` in brackets):
   ``correct`` {target: seq of an action event, card}; ``undo`` {target: seq};
   ``deal_closed`` {number, record: loo-hand/1, outcome} (written before the next deal starts)
 - ``adjust_chips`` {player, delta, reason}; ``pause``; ``resume``; ``end_game``; ``zones`` {zones}
+- ``player_joined`` {player, chips}: a late joiner takes the next free seat between deals with
+  ``chips`` bought in (``engine.Game.add_player``); the table seats at most ``MAX_SEATS`` (8)
 
 `apply` validates completely before it changes anything: an invalid event raises ValueError and
 leaves the state as it was, so the referee can test an event on `clone()` before writing it.
@@ -31,6 +33,7 @@ import engine
 from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, parse_action
 from engine.game import Game
 from engine.records import deal_to_record
+from table.config import MAX_SEATS
 
 __all__ = ["TableState", "StateError", "DealEntry"]
 
@@ -48,7 +51,64 @@ class DealEntry:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-class TableState:
+class _Chips:
+    """Chips that enter or leave the table between deals: the host's adjustments (buy-ins,
+    rebuys, cash-outs) and a late joiner's buy-in. A part of `TableState`."""
+
+    game: Game | None
+    starting_chips: int
+    chip_history: dict[str, list[int]]
+    adjust: dict[str, int]
+    brought_in: dict[str, int]
+    opening: dict[str, int]
+
+    def _require_started(self) -> Game:
+        if self.game is None:
+            raise StateError("the game has not started")
+        if self.game.is_over:
+            raise StateError("the game is over")
+        return self.game
+
+    def _on_adjust_chips(self, seq: int, d: dict[str, Any]) -> None:
+        game = self._require_started()
+        player, delta, reason = str(d["player"]), int(d["delta"]), str(d["reason"]).strip()
+        if player not in game.players:
+            raise StateError(f"{player!r} is not at the table")
+        if delta == 0 or not reason:
+            raise StateError("a chip adjustment needs a non-zero amount and a reason")
+        self.brought_in[player] = self.brought_in.get(player, 0) + delta
+        if game.current is None:
+            self.chip_history[player][-1] = game.adjust_chips(player, delta)
+        else:  # the deal in progress settles from the balances it started with
+            self.adjust[player] = self.adjust.get(player, 0) + delta
+
+    def _on_player_joined(self, seq: int, d: dict[str, Any]) -> None:
+        game = self._require_started()
+        player, chips = str(d["player"]), int(d["chips"])
+        if game.current is not None:
+            raise StateError("a player joins between deals, not during one: wait for the deal to end")
+        if len(game.players) >= MAX_SEATS:
+            raise StateError(f"the table is full: it seats at most {MAX_SEATS} players")
+        game.add_player(player, chips)  # the engine refuses a taken name, a bad buy-in, a full variant
+        self.opening[player] = chips
+        self.brought_in[player] = 0
+        deals = max((len(v) for v in self.chip_history.values()), default=1)
+        self.chip_history[player] = [chips] * deals  # the scoresheet shows the buy-in until the join
+
+    def chips_in(self) -> dict[str, int]:
+        """What each player brought to the table: the chips they sat down with (the starting chips,
+        or a late joiner's buy-in) plus every adjustment; the night's results are measured from it."""
+        players = self.game.players if self.game is not None else ()
+        return {p: self.opening.get(p, self.starting_chips) + self.brought_in.get(p, 0) for p in players}
+
+    def _apply_adjustments(self, game: Game) -> None:
+        """The host's chip adjustments made during the deal just finished or abandoned."""
+        for p, delta in self.adjust.items():
+            game.adjust_chips(p, delta)
+        self.adjust = {}
+
+
+class TableState(_Chips):
     """The night at the table: an `engine.Game` plus what the table adds (corrections, zones...)."""
 
     def __init__(self) -> None:
@@ -65,6 +125,7 @@ class TableState:
         self.chip_history: dict[str, list[int]] = {}
         self.adjust: dict[str, int] = {}  # adjustments made during a deal, added when it closes
         self.brought_in: dict[str, int] = {}  # every player's adjustments of the night (buy-ins...)
+        self.opening: dict[str, int] = {}  # chips each player sat down with (a late joiner's buy-in)
         self.paused = False
         self.ended_by_host = False
         self.last_seq = 0
@@ -90,6 +151,7 @@ class TableState:
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
         other.adjust = dict(self.adjust)
         other.brought_in = dict(self.brought_in)
+        other.opening = dict(self.opening)
         other.game = self.game.copy() if self.game is not None else None
         return other
 
@@ -198,13 +260,6 @@ class TableState:
         self.last_seq = max(self.last_seq, event.seq)
         self.events_applied += 1
 
-    def _require_started(self) -> Game:
-        if self.game is None:
-            raise StateError("the game has not started")
-        if self.game.is_over:
-            raise StateError("the game is over")
-        return self.game
-
     def _new_game(self, players: list[str], variant: str, options: dict[str, Any], chips: int,
                   dealer: int) -> None:
         if len(set(players)) != len(players):
@@ -221,6 +276,7 @@ class TableState:
         self.chip_history = {p: [chips] for p in players}
         self.adjust = {}
         self.brought_in = {p: 0 for p in players}
+        self.opening = {p: chips for p in players}
 
     def _on_game_started(self, seq: int, d: dict[str, Any]) -> None:
         if self.deal_number > 0:
@@ -363,25 +419,6 @@ class TableState:
         self.entries = []
         for p in self.players:
             self.chip_history[p].append(game.balances[p])
-
-    def _on_adjust_chips(self, seq: int, d: dict[str, Any]) -> None:
-        game = self._require_started()
-        player, delta, reason = str(d["player"]), int(d["delta"]), str(d["reason"]).strip()
-        if player not in self.players:
-            raise StateError(f"{player!r} is not at the table")
-        if delta == 0 or not reason:
-            raise StateError("a chip adjustment needs a non-zero amount and a reason")
-        self.brought_in[player] = self.brought_in.get(player, 0) + delta
-        if game.current is None:
-            self.chip_history[player][-1] = game.adjust_chips(player, delta)
-        else:  # the deal in progress settles from the balances it started with
-            self.adjust[player] = self.adjust.get(player, 0) + delta
-
-    def _apply_adjustments(self, game: Game) -> None:
-        """The host's chip adjustments made during the deal just finished or abandoned."""
-        for p, delta in self.adjust.items():
-            game.adjust_chips(p, delta)
-        self.adjust = {}
 
     def _on_pause(self, seq: int, d: dict[str, Any]) -> None:
         self._require_started()

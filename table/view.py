@@ -59,9 +59,12 @@ def status(state: TableState, *, fault: str | None, camera_ok: bool, camera_mess
 
 def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
                    lights: dict[int, str], alerts: Sequence[Alert], camera_ok: bool,
-                   camera_message: str, deck_tour: DeckTour | None = None,
+                   camera_message: str, wired: int | None = None, deck_tour: DeckTour | None = None,
                    deck_learning: DeckLearning | None = None) -> Snapshot:
-    """The whole visible table as JSON-safe data (the dashboard's snapshot, docs/api.md)."""
+    """The whole visible table as JSON-safe data (the dashboard's snapshot, docs/api.md).
+
+    ``wired``: how many seats have a button on the header (None: every seat); a seat beyond them
+    (a late joiner's) has ``button`` false, and the Admin page offers its button instead."""
     st = state
     deal = st.deal
     state_name, message = status
@@ -88,6 +91,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
             "declaration": (deal.declarations.get(name) if deal is not None else None),
             "tricks_won": (sum(1 for w in deal.trick_winners if w == name) if deal is not None else 0),
             "light": lights.get(i, "off"),
+            "button": wired is None or i < wired,
         })
     trick: Trick | None = None
     if deal is not None and (deal.tricks or deal.current_trick):

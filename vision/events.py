@@ -8,9 +8,14 @@ How a frame is handled (and why it is cheap):
    also catches a card slid slowly, a few pixels per frame.
 2. **Analysis only when a zone has been still**, at half of ``stable_s`` and again at
    ``stable_s``, and only when its pixels differ from what was last committed. The zone (plus a
-   margin) is rectified to the table plane at 1 px/mm, so a card is always about 63 × 88 px:
-   blobs of that size and shape are cards; anything else (a hand, a shadow, two overlapping
-   cards, a card half covered) makes the zone *obstructed*, which changes nothing.
+   margin) is rectified to the table plane at 1 px/mm, so a card is always about 63 × 88 px.
+   The cards in it are found by :func:`vision.finder.find_cards`, the finder that
+   ``loo-table identify`` runs on photos and ``bench/realphotos.py`` scores on real ones (with
+   the learned detector when the watcher is given one: cards that touch or overlap). Knowing the
+   scale adds two checks a photo cannot have: a find that is not card-sized is dropped, and a
+   blob of the zone's foreground that no card explains and that was not there at the zone's
+   last commit (a hand, a sleeve, a shadow) makes the zone *obstructed*, which changes nothing.
+   Clutter that lay there all along (a book, a glass, a patterned cloth) obstructs nothing.
 3. **Classification, batched**: every card crop of the frame goes to the classifier in one
    call; crops are warped from the full-resolution image straight to the canonical size.
 4. **Commit** when the two analyses of one still run agree; the difference between the old and
@@ -30,7 +35,9 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from vision.detector import CardDetector
 from vision.event_types import EVENT_KINDS, VisionEvent
+from vision.finder import find_cards, order_corners, warp_card
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
 
 __all__ = ["EVENT_KINDS", "VisionEvent", "Reader", "Content", "TableWatcher", "crop_card"]
@@ -74,6 +81,7 @@ class _ZoneState:
     first: Content | None = None
     committed: Content = field(default_factory=Content)
     committed_roi: np.ndarray | None = None  # small ROI when the content was last confirmed
+    committed_rect: np.ndarray | None = None  # the rectified zone (grey) when it was last confirmed
     obstructed: bool = False
     pending_conflict: set[str] = field(default_factory=set)
 
@@ -82,7 +90,8 @@ class _ZoneState:
 class _Observation:
     content: Content | None  # None: obstructed (a hand, a shadow, overlapping cards)
     crops: list[np.ndarray] = field(default_factory=list)
-    sure: list[bool] = field(default_factory=list)  # per crop: its outline came from a clear blob
+    grey: np.ndarray | None = None  # the rectified zone, grey and blurred: the next look's reference
+    sure: list[bool] = field(default_factory=list)  # per crop: the finder traced its outline clearly
 
 
 class TableWatcher:
@@ -91,7 +100,8 @@ class TableWatcher:
     Keyword-only tuning: ``stable_s`` (seconds a zone must lie still before its content counts),
     ``motion_threshold`` (grey levels on the small image), ``motion_fraction`` (share of a zone's
     small pixels that must change to count as motion), ``px_per_mm`` (rectification scale),
-    ``crop_scale`` (the crop is the card shrunk by this factor about its centre),
+    ``crop_scale`` (the crop is the card shrunk by this factor about its centre), ``detector``
+    (the learned card detector the finder merges with its contour cues, as ``identify`` does),
     ``exclusions`` (zone name -> cards that cannot lie there now; the caller knows why, e.g. the
     referee passes the cards already seen in the deal: the classifier drops them before its
     open-set rule and reads the crops of a frame jointly, see ``vision.classifier.decide``).
@@ -100,7 +110,7 @@ class TableWatcher:
     def __init__(self, layout: TableLayout, calibration: Calibration, classifier: Reader, *,
                  stable_s: float = 0.3, motion_threshold: int = 18, motion_fraction: float = 0.004,
                  px_per_mm: float = 1.0, margin_mm: float = 50.0, small_scale: float = 0.25,
-                 crop_scale: float = 0.95,
+                 crop_scale: float = 0.95, detector: CardDetector | None = None,
                  exclusions: Callable[[str], Collection[str]] | None = None) -> None:
         if stable_s < 0:
             raise ValueError("stable_s must not be negative")
@@ -114,6 +124,7 @@ class TableWatcher:
         self.margin_mm = float(margin_mm)
         self.small_scale = float(small_scale)
         self.crop_scale = float(crop_scale)
+        self.detector = detector
         self.exclusions = exclusions
         self._zones = [_ZoneState(z) for z in layout.zones]
         self._small_shape: tuple[int, int] | None = None
@@ -150,7 +161,7 @@ class TableWatcher:
                 due.append(zs)
         if not due:
             return []
-        observations = [self._observe(image, zs.zone) for zs in due]
+        observations = [self._observe(image, zs) for zs in due]
         crops = [c for ob in observations for c in ob.crops]
         readings = self._classify(crops, [zs.zone.name for zs, ob in zip(due, observations, strict=True)
                                           for _ in ob.crops])
@@ -185,6 +196,7 @@ class TableWatcher:
             zs.checks_done = 2
             roi = small[zs.box[1]:zs.box[3], zs.box[0]:zs.box[2]]
             zs.committed_roi = roi.copy()
+            zs.committed_rect = ob.grey
             updates.append((zs, content))
         return self._commit(updates, ts)
 
@@ -261,7 +273,8 @@ class TableWatcher:
         return int(diff.sum()) > max(2, self.motion_fraction * area)
 
     # -- finding cards in a zone -------------------------------------------------------------
-    def _observe(self, image: np.ndarray, zone: Zone) -> _Observation:
+    def _observe(self, image: np.ndarray, zs: _ZoneState) -> _Observation:
+        zone = zs.zone
         r = self.px_per_mm
         m = self.margin_mm
         x0, y0 = zone.x - m, zone.y - m
@@ -278,7 +291,8 @@ class TableWatcher:
             maps = cv2.convertMaps(pts[:, :, 0].astype(np.float32), pts[:, :, 1].astype(np.float32), cv2.CV_16SC2)
             self._maps[zone.name] = maps
         rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        found = find_card_quads_marked(rect, r, margin_mm=m)
+        grey = cv2.GaussianBlur(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY), (5, 5), 0)
+        found = self._cards_in(rect, grey, zs.committed_rect)
         if found is None:
             return _Observation(None)
         content = Content()
@@ -288,12 +302,38 @@ class TableWatcher:
             centre_mm = quad.mean(axis=0) / r + [x0, y0]
             if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
                 continue
-            # crop a little inside the outline: no table at the crop's edges (the classifier is
-            # surer without it)
             quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
-            crops.append(crop_card(image, self.calibration.to_image(quad / r + [x0, y0]), self.canonical_size))
+            corners = order_corners(self.calibration.to_image(quad / r + [x0, y0]).astype(np.float32))
+            crops.append(warp_card(image, corners, self.canonical_size))
             sure.append(clear)
-        return _Observation(content, crops, sure)
+        return _Observation(content, crops, grey, sure)
+
+    def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None
+                  ) -> tuple[list[np.ndarray], list[bool]] | None:
+        """The cards of a rectified zone image (corners in its pixels) and, per card, whether the
+        finder traced its outline clearly (`FoundCard.clear`: only such crops may teach the deck),
+        or None when something that is not a card came into it. The product's finder gives the cards; the zone's own
+        foreground blobs (:func:`zone_blobs`) add any card-shaped blob the finder missed, and a
+        blob no card explains obstructs the zone when it is new: when the zone looked different
+        there at its last commit (``reference``). A book, a glass or the pattern of a real table
+        lie there from the start and obstruct nothing; a hand that reaches in does."""
+        r = self.px_per_mm
+        blobs, others = zone_blobs(rect, r, margin_mm=self.margin_mm)
+        cw, ch = CARD_MM[0] * r, CARD_MM[1] * r
+        cards = [f for f in find_cards(rect, detector=self.detector, min_card_px=int(0.6 * cw))
+                 if _card_sized(f.corners, cw, ch)]
+        found = [f.corners.astype(np.float64) for f in cards]
+        extra = [b for b in blobs if all(_centre_inside(b.mean(axis=0), f) is False for f in found)]
+        quads = found + extra
+        clear = [f.clear for f in cards] + [False] * len(extra)  # a blob the finder missed: not clear
+        others = [o for o in others if not any(_centre_inside(np.array(o[4]), q) for q in quads)]
+        if reference is None or reference.shape != grey.shape:
+            return quads, clear
+        changed = cv2.absdiff(grey, reference) > 2 * self.motion_threshold
+        for x0, y0, x1, y1, _centre in others:
+            if changed[y0:y1, x0:x1].mean() > 0.25:
+                return None
+        return quads, clear
 
     @staticmethod
     def _add_reading(content: Content, reading: Any, outline_sure: bool = True) -> None:
@@ -360,24 +400,32 @@ class TableWatcher:
         return events
 
 
+def _card_sized(corners: np.ndarray, cw: float, ch: float, tolerance: float = 0.25) -> bool:
+    sides = [float(np.linalg.norm(corners[i] - corners[(i + 1) % 4])) for i in range(4)]
+    short, long_ = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
+    short, long_ = min(short, long_), max(short, long_)
+    return abs(short - cw) <= tolerance * cw and abs(long_ - ch) <= tolerance * ch
+
+
+def _centre_inside(point: np.ndarray, quad: np.ndarray) -> bool:
+    return bool(cv2.pointPolygonTest(quad.astype(np.float32).reshape(-1, 1, 2), (float(point[0]), float(point[1])), False) >= 0)
+
+
 def find_card_quads(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
                     size_tolerance: float = 0.14, min_fill: float = 0.80) -> list[np.ndarray] | None:
-    """Card-shaped blobs in a zone image rectified to the table plane (see
-    :func:`find_card_quads_marked`, which also says which outlines were clear)."""
-    found = find_card_quads_marked(rect, px_per_mm, margin_mm=margin_mm, size_tolerance=size_tolerance,
-                                   min_fill=min_fill)
-    return None if found is None else found[0]
+    """Card-shaped blobs in a zone image rectified to the table plane, or ``None`` when
+    something that is not a card covers a noticeable part of it (see :func:`zone_blobs`)."""
+    quads, others = zone_blobs(rect, px_per_mm, margin_mm=margin_mm, size_tolerance=size_tolerance, min_fill=min_fill)
+    return None if others else quads
 
 
-def find_card_quads_marked(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
-                           size_tolerance: float = 0.14, min_fill: float = 0.80
-                           ) -> tuple[list[np.ndarray], list[bool]] | None:
-    """Card-shaped blobs in a zone image rectified to the table plane, and per card whether its
-    outline was clear (a blob that stands out from the cloth) rather than pieced together from
-    edges on a pale cloth: only crops from clear outlines are fit to learn the deck from.
+def zone_blobs(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_mm: float = 50.0,
+               size_tolerance: float = 0.14, min_fill: float = 0.80,
+               ) -> tuple[list[np.ndarray], list[tuple[int, int, int, int, tuple[float, float]]]]:
+    """Card-shaped blobs in a zone image rectified to the table plane, and the other blobs.
 
-    Returns each card's four corners (zone pixels), or ``None`` when something that is not a
-    card covers a noticeable part of the image (a hand, a shadow, cards overlapping). The table
+    Returns each card-shaped blob's four corners (zone pixels) and, for every other sizeable
+    blob inside the zone (a hand, a shadow, cards overlapping), its bounding box and centre. The table
     colour is the median of the image border (so light and dark cloths and wood all work); a
     pixel is foreground when it differs from it by more than the border's own spread allows.
     Why not the generic finder: here the scale is known, so a size-and-shape test in millimetres
@@ -411,7 +459,6 @@ def find_card_quads_marked(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_m
     fg = cv2.morphologyEx(fg, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     cw, ch = CARD_MM[0] * px_per_mm, CARD_MM[1] * px_per_mm
     quads, others = _card_blobs(fg, cw, ch, size_tolerance, min_fill)
-    clear = len(quads)
     inner = (margin_mm * px_per_mm, margin_mm * px_per_mm, w - margin_mm * px_per_mm, h - margin_mm * px_per_mm)
     others = [b for b in others if _overlaps(b, inner)]
     if others or not quads:
@@ -422,9 +469,7 @@ def find_card_quads_marked(rect: np.ndarray, px_per_mm: float = 1.0, *, margin_m
                 quads.append(q)
         others = [b for b in others
                   if not any(cv2.pointPolygonTest(q.astype(np.float32), b[4], False) >= 0 for q in quads)]
-    if others:
-        return None
-    return quads, [i < clear for i in range(len(quads))]
+    return quads, others
 
 
 def _card_blobs(fg: np.ndarray, cw: float, ch: float, size_tolerance: float, min_fill: float,

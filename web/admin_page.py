@@ -76,11 +76,11 @@ def admin() -> tuple[str, int] | str:
 
 
 #: form fields that are whole numbers (everything else is text)
-INT_FIELDS = frozenset({"alert_id", "trick", "delta"})
+INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
                            "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
-                           "show_deck", "reset_deck_learning"})
+                           "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 
 def _rules_form(variant: str) -> dict[str, Any]:
@@ -234,6 +234,13 @@ def deal_actions(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     the page only shows them. A command refused all the same is a 400 with the engine's reason.
     """
     commands = snapshot.get("commands") or {}
+    seat_buttons: dict[str, Any] | None = None
+    phase = snapshot.get("phase")
+    actor = next((s for s in snapshot.get("seats") or [] if s.get("to_act")), None)
+    if actor is not None and actor.get("button") is False and phase in SEAT_GESTURES:
+        gestures = [g for g in SEAT_GESTURES[str(phase)]
+                    if g[0] != "double" or snapshot.get("variant") == "three_card"]
+        seat_buttons = {"player": str(actor["name"]), "phase": phase, "gestures": gestures}
     claimants = [str(n) for n in commands.get("claim_flush") or []]
     pam_players = [str(n) for n in commands.get("show_pam") or []]
     return {
@@ -243,7 +250,16 @@ def deal_actions(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         "call_civil": bool(commands.get("call_civil")),
         "claimants": claimants,
         "pam_players": pam_players,
+        "seat_buttons": seat_buttons,
     }
+
+
+#: what a seat button's gestures mean, by phase (docs/controller.md): the Admin page's stand-in
+#: for the button of a seat that has none (a late joiner's)
+SEAT_GESTURES: dict[str, list[tuple[str, str]]] = {
+    "declare": [("press", "Play"), ("hold", "Pass"), ("double", "Take the miss")],
+    "exchange": [("press", "One more card to exchange"), ("hold", "Done exchanging")],
+}
 
 
 #: stands for the session's CSRF token in the shared fragment (a token is per session, the

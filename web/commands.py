@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 from web.validate import check_command
 
 __all__ = [
-    "AdjustChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
-    "EndGame", "Misdeal", "Pause", "ResetDeckLearning", "Resume", "SetZones", "ShowDeck", "ShowPam", "Undo",
-    "UpdateSettings",
+    "AddPlayer", "AdjustChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
+    "EndGame", "Misdeal", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
+    "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
 ]
 
@@ -56,6 +56,26 @@ class AdjustChips:
     player: str
     delta: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddPlayer:
+    """A late joiner: ``player`` sits down in the next free seat between deals with ``chips``
+    bought in (money paid in, like a rebuy) and is dealt in from the next deal."""
+
+    NAME: ClassVar[str] = "add_player"
+    player: str
+    chips: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatButton:
+    """A seat's button pressed on the dashboard, for a player whose seat has no wired button:
+    ``gesture`` is ``press``, ``hold`` or ``double``, meaning what the real button's would."""
+
+    NAME: ClassVar[str] = "seat_button"
+    player: str
+    gesture: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +165,12 @@ class ShowDeck:
 
 DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
-                    | ResetDeckLearning | ShowDeck)
+                    | AddPlayer | SeatButton | ResetDeckLearning | ShowDeck)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
     cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
-                              ResetDeckLearning, ShowDeck)
+                              AddPlayer, SeatButton, ResetDeckLearning, ShowDeck)
 }
 COMMANDS: tuple[str, ...] = tuple(COMMAND_TYPES)
 """The command names, in the order docs/api.md lists them."""

@@ -85,6 +85,21 @@ def share_text(result: dict[str, Any], *, over: bool) -> str:
     return "\n".join(lines)
 
 
+def share_picture(result: dict[str, Any], *, over: bool) -> dict[str, Any]:
+    """What the End page's script draws as a picture (web/static/share.js): the title, one row per
+    player (name, chips, money) and who pays whom, as the lines of the text to share say it."""
+    shown = [r["money"] != "0.00" for r in result["net"]] + [t["money"] != "0.00" for t in result["transfers"]]
+    return {
+        "title": "Loo night: " + ("final results" if over else "results so far"),
+        "money": any(shown),
+        "rows": [{"player": r["player"], "chips": f"{r['chips']:+d}", "money": r["money"], "sign": (r["chips"] > 0) - (r["chips"] < 0)}
+                 for r in result["net"]],
+        "transfers": [f"{t['from']} pays {t['to']} {t['chips']} chips" + (f" = {t['money']}" if t["money"] != "0.00" else "")
+                      for t in result["transfers"]],
+        "note": f"{result['in_pool']} chips still in the pool." if result["in_pool"] else "",
+    }
+
+
 @bp.get("/end")
 def end_of_night() -> tuple[str, int] | str:
     service = web_state().service
@@ -96,5 +111,6 @@ def end_of_night() -> tuple[str, int] | str:
         return render_template("end.html", error=str(err), result=None, host_value=host_value,
                                snapshot=service.snapshot()), 400
     snapshot = service.snapshot()
+    over = bool(snapshot.get("game_over"))
     return render_template("end.html", error=None, result=result, host_value=host_value, snapshot=snapshot,
-                           share=share_text(result, over=bool(snapshot.get("game_over"))))
+                           share=share_text(result, over=over), picture=share_picture(result, over=over))

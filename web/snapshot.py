@@ -28,6 +28,7 @@ class Seat(TypedDict):
     declaration: str | None
     tricks_won: int
     light: NotRequired[str]  # on, blink, flash, off
+    button: NotRequired[bool]  # the seat has a wired button (false: a late joiner plays from the Admin page)
 
 
 class Play(TypedDict):

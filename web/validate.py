@@ -129,6 +129,26 @@ def _adjust_chips(payload: Payload) -> Payload:
             "reason": _text(payload, "reason", MAX_REASON)}
 
 
+def _add_player(payload: Payload) -> Payload:
+    _only(payload, {"player", "chips"})
+    player = _text(payload, "player", MAX_NAME)
+    if player.upper() == "MISS":
+        raise ValueError("'MISS' is reserved for the miss hand")
+    return {"player": player, "chips": _int(payload, "chips", 1, MAX_CHIPS)}
+
+
+#: a seat button's gestures (table.inputs: PRESS, HOLD, DOUBLE)
+GESTURES = ("press", "hold", "double")
+
+
+def _seat_button(payload: Payload) -> Payload:
+    _only(payload, {"player", "gesture"})
+    gesture = payload.get("gesture")
+    if gesture not in GESTURES:
+        raise ValueError(f"gesture must be one of {', '.join(GESTURES)}")
+    return {"player": _text(payload, "player", MAX_NAME), "gesture": gesture}
+
+
 def _players(value: object) -> list[str]:
     if not isinstance(value, list):
         raise ValueError("players must be a list of names in seat order")
@@ -205,6 +225,8 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "correct_card": _correct_card,
     "undo": _empty,
     "adjust_chips": _adjust_chips,
+    "add_player": _add_player,
+    "seat_button": _seat_button,
     "pause": _empty,
     "resume": _empty,
     "end_game": _empty,

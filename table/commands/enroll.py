@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from table.cli import CommandError
-from table.commands.identify import add_model_arguments, default_model, load_classifier
+from table.commands.identify import add_model_arguments, load_classifier
 from vision.image_file import IMAGE_EXTENSIONS, UnreadableImage, read_image
 
 VIDEO_EXT = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".h264", ".mjpeg"}
@@ -177,9 +177,11 @@ def run(args: argparse.Namespace) -> int:
     for label in order:
         n = got.get(label, 0)
         print(f"{label:>4}  {'ok, ' + str(n) + ' view' + ('s' if n > 1 else '') if n else 'missing: add a photo named ' + label + '.jpg'}")
+    from table.runtime import default_model_path
+
     try:
         protos = Prototypes.build(clf.labels, [(lab, e) for (lab, _, _), e in zip(items, embeddings, strict=True)],
-                                  model_sha256=model_digest(args.model or default_model()))
+                                  model_sha256=model_digest(args.model or default_model_path()))
         protos.save(args.out)
     except (EnrollError, OSError) as exc:
         raise CommandError(str(exc)) from None

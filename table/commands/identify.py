@@ -20,20 +20,6 @@ if TYPE_CHECKING:
     from vision.classifier import CardClassifier
 
 
-def default_model() -> Path:
-    """The shipped model inside the installed ``models`` package."""
-    from importlib.resources import files
-
-    return Path(str(files("models") / "card_classifier.onnx"))
-
-
-def default_detector() -> Path:
-    """The shipped card detector inside the installed ``models`` package."""
-    from importlib.resources import files
-
-    return Path(str(files("models") / "card_detector.onnx"))
-
-
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by identify and enroll."""
     parser.add_argument("--model", type=Path, default=None, help="ONNX card model (default: the shipped models/card_classifier.onnx)")
@@ -56,10 +42,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_classifier(args: argparse.Namespace, *, threshold: float | None = None,
                     margin: float | None = None, prototypes: Path | None = None) -> CardClassifier:
+    from table.runtime import default_model_path
     from vision.classifier import CardClassifier, ModelError
 
     try:
-        return CardClassifier(args.model or default_model(), threads=args.threads, providers=args.provider,
+        return CardClassifier(args.model or default_model_path(), threads=args.threads, providers=args.provider,
                               threshold=threshold, margin=margin, prototypes=prototypes)
     except (ModelError, ValueError) as exc:
         raise CommandError(str(exc)) from None
@@ -72,8 +59,10 @@ def load_detector(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     if getattr(args, "no_detector", False):
         return None
+    from table.runtime import default_detector_path
+
     try:
-        return CardDetector(args.detector or default_detector(), threads=args.threads)
+        return CardDetector(args.detector or default_detector_path(), threads=args.threads)
     except (ModelError, ValueError) as exc:
         raise CommandError(str(exc)) from None
 

