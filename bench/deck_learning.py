@@ -8,6 +8,7 @@ nothing accepted wrong.
 
     python bench/deck_learning.py                    # seeds 1-5, 40 hands, learning on
     python bench/deck_learning.py --no-learning      # the same nights, the camera never learns
+    python bench/deck_learning.py --show-deck        # the host shows the deck before the first deal
     python bench/deck_learning.py --similarities 11,12
 
 ``--similarities`` plays nights without learning and prints how close (cosine) the crops of one
@@ -27,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def night(seed: int, hands: int, worn: int, learn: bool, grab: Any = None) -> Any:
+def night(seed: int, hands: int, worn: int, learn: bool, grab: Any = None, show_deck: bool = False) -> Any:
     from table.demo_table import TableDemo
     from table.runtime import load_classifier
 
@@ -44,6 +45,8 @@ def night(seed: int, hands: int, worn: int, learn: bool, grab: Any = None) -> An
 
             demo.camera_loop.submit = tap
         try:
+            if show_deck:
+                demo.show_deck()
             return demo.play(hands)
         finally:
             demo.close()
@@ -85,6 +88,8 @@ def main() -> int:
     ap.add_argument("--hands", type=int, default=40, help="deals per night at most (default 40)")
     ap.add_argument("--worn", type=int, default=12, help="stained cards in the deck (default 12)")
     ap.add_argument("--no-learning", action="store_true", help="the camera never learns (the baseline)")
+    ap.add_argument("--show-deck", action="store_true",
+                    help="the host shows the camera the deck before the first deal (\"show me the deck\")")
     ap.add_argument("--similarities", metavar="SEEDS", help="print crop similarities for these seeds instead")
     ap.add_argument("--json", action="store_true", help="one JSON line per seed")
     args = ap.parse_args()
@@ -93,7 +98,7 @@ def main() -> int:
         return 0
     total = {"first": 0, "second": 0, "wrong": 0}
     for seed in (int(s) for s in args.seeds.split(",")):
-        s = night(seed, args.hands, args.worn, not args.no_learning)
+        s = night(seed, args.hands, args.worn, not args.no_learning, show_deck=args.show_deck)
         per = s.cards_unsure_by_deal
         half = (len(per) + 1) // 2
         first, second = sum(per[:half]), sum(per[half:])
@@ -107,7 +112,8 @@ def main() -> int:
         else:
             print(f"seed {seed}: {s.deals} deals, {s.cards_seen} cards; unsure {s.cards_unsure} "
                   f"(first half {first}, second half {second}); accepted wrong {s.cards_accepted_wrong}; "
-                  f"learned {s.deck_learned or 'nothing'}", flush=True)
+                  f"learned {s.deck_learned or 'nothing'}"
+                  + (f"; deck shown first: {s.deck_shown}" if s.deck_shown else ""), flush=True)
     ok = total["second"] * 3 <= total["first"] and total["wrong"] == 0
     print(f"all seeds: unsure first half {total['first']}, second half {total['second']}, "
           f"accepted wrong {total['wrong']} ({'target met' if ok else 'target NOT met'})")

@@ -117,6 +117,7 @@ class DemoSummary:
     enrolled_deck: bool = False  # the camera read through a deck enrolment (prototypes)
     deck_learned: dict[str, int] = field(default_factory=dict)  # the night's deck learning (views, cards)
     contradictions: int = 0  # a card read again in one deal (a second deck or a misread)
+    deck_shown: dict[str, int] = field(default_factory=dict)  # "show me the deck" before the night
     chips_conserved: bool = False
     ledger_verified: bool = False
     problems: list[str] = field(default_factory=list)
@@ -314,6 +315,42 @@ class TableDemo:
                 self.log(f"{intent.command} refused: {exc}")
         if self.pace:
             time.sleep(self.pace)
+
+    def show_deck(self, zone: str = "turn_up") -> None:
+        """The host's "show me the deck" before the first deal, on the dashboard's command path:
+        the whole deck laid in ``zone`` one card at a time, each read by the real camera; an unsure
+        card is answered as a host would (the summary's ``deck_shown`` counts them apart)."""
+        from vision.synthetic import FACES, PlacedCard
+
+        self.service.command("show_deck", {"action": "start", "zone": zone})
+        z = self.scene.layout.zone(zone)
+        cx, cy = z.center
+        asked = 0
+        for card in self.rng.sample(list(FACES), len(FACES)):
+            tour = self.referee.tour
+            if tour is None:
+                break
+            placed = PlacedCard(card, cx + self.rng.uniform(-8, 8), cy + self.rng.uniform(-8, 8),
+                                self.rng.uniform(-20, 20))
+            with self.camera.lock:
+                self.camera.cards[zone] = placed
+            for _ in range(12):
+                self._frames(1)
+                if card in tour.shown or self.referee.hold is not None:
+                    break
+            hold = self.referee.hold
+            if hold is not None:
+                asked += 1
+                if hold.get("card") == card:
+                    self.service.command("confirm_card", {"alert_id": hold["id"]})
+                else:
+                    self.service.command("correct_card", {"alert_id": hold["id"], "card": card})
+            with self.camera.lock:
+                del self.camera.cards[zone]
+            self._frames(4)
+        tour = self.referee.tour
+        self.summary.deck_shown = {"enrolled": len(tour.shown) if tour else 0, "asked": asked}
+        self.service.command("show_deck", {"action": "stop"})
 
     # -- the night -----------------------------------------------------------------------------------
     def play(self, hands: int | None) -> DemoSummary:

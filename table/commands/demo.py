@@ -51,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-enrolled-deck", action="store_true",
                         help="read cards with the network alone, without the demo deck's enrolment "
                              "(vision/assets/decks/heruka-2color/prototypes.npz, used by default with the shipped model)")
+    parser.add_argument("--show-deck", action="store_true",
+                        help="before the first deal the host shows the camera the whole deck, one card at a "
+                             "time on the turn-up place (the Admin page's \"show me the deck\")")
     parser.add_argument("--no-deck-learning", action="store_true",
                         help="do not let the night teach the camera the deck (cards the host answered "
                              "and sure reads are otherwise enrolled as the night goes on)")
@@ -158,6 +161,10 @@ def run_table(args: argparse.Namespace) -> int:
             demo.referee.on_change = _printer(demo)
         else:
             demo.referee.on_change = _progress(args.hands)
+        if args.show_deck:
+            if demo.referee.deck is None:
+                raise CommandError("--show-deck needs the deck learning (drop --no-deck-learning)")
+            demo.show_deck()
         summary = demo.play(args.hands)
         data = {"seed": args.seed, **summary.to_dict(), "ledger": str(db) if args.db else None}
         print(json.dumps(data, indent=None if args.headless else 1), flush=True)
