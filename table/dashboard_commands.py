@@ -147,6 +147,7 @@ class DashboardCommands(Interpreter):
         where = "the turn-up place" if zone == str(TURN_UP) else zone
         return {"message": f"Lay the deck out in {where}, a few cards at a time, face up and not "
                            "overlapping; the camera enrols each card."}
+
     def _add_player(self, name: str, chips: int) -> dict[str, Any]:
         """A late joiner sits down in the next free seat; a deal that is over is closed first (as
         the dealer's next press would), one in progress refuses the join."""
