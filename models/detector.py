@@ -216,9 +216,6 @@ def _real_batch(rng: np.random.Generator, real: list[Any], n: int, side: int) ->
         im, cards, mask, weight = real_scene(rng, real[int(rng.integers(len(real)))], side)
         xs[i] = im
         ts[i] = targets(cards, mask, (side, side), weight=weight)
-        # a label box gives a card's centre well but its size and direction only roughly
-        # (perspective, a mirror chosen by contrast): those are learned from the exact scenes
-        ts[i, 8] = 0.0
     return xs, ts
 
 
@@ -320,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--photos", type=Path, action="append", default=[],
                     help="a folder of VOC-labelled photos (repeatable): their card-free borders serve as real "
                          "surfaces, their cards as real samples, every 5th photo is held back to choose the threshold")
-    ap.add_argument("--real-per-batch", type=int, default=8,
-                    help="samples of each batch cut from the labelled photos (default 8; 0: synthesised scenes only)")
+    ap.add_argument("--real-per-batch", type=int, default=0,
+                    help="samples of each batch cut from the labelled photos (default 0: synthesised scenes only)")
     ap.add_argument("--wallpapers", type=Path, default=Path("/usr/share/backgrounds"),
                     help="a folder of photographs used as surfaces (default: the installed desktop backgrounds)")
     ap.add_argument("--minutes", type=float, default=None, help="stop training after this many minutes")

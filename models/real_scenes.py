@@ -112,7 +112,8 @@ def _meets(a: tuple[float, float, float, float], b: tuple[float, float, float, f
 
 def load_real_photos(folders: list[Path], *, hold_every: int = 5) -> tuple[list[RealPhoto], list[Path]]:
     """The labelled photos of ``folders`` as training samples, and the photos held back (every
-    ``hold_every``-th, as the reader's fine-tune holds them back) to choose the threshold on."""
+    ``hold_every``-th from the first, the same photos the reader's fine-tune holds back) to
+    choose the threshold on."""
     from vision.voc import labelled_photos, read_labels
 
     train: list[RealPhoto] = []
@@ -121,7 +122,7 @@ def load_real_photos(folders: list[Path], *, hold_every: int = 5) -> tuple[list[
     for folder in folders:
         for photo, xml in labelled_photos(folder):
             k += 1
-            if hold_every and k % hold_every == 0:
+            if hold_every and (k - 1) % hold_every == 0:
                 held.append(photo)
                 continue
             im = cv2.imread(str(photo))

@@ -11,6 +11,12 @@ The demo plays the host too: when the camera cannot read a card the referee hold
 demo answers on the dashboard's command API (`confirm_card` / `correct_card`), and when the camera
 read a card wrongly the demo corrects it — a misread is a real classifier error, counted in the
 summary, never staged.
+
+A late joiner (the host's "A player joins" on the Admin page) gets a bot too. Between deals the
+demo, as the host, draws seat zones for the larger table under Table zones (`set_zones`: the
+synthetic table's default layout for that many seats, so everyone shifts round to make room), and
+the camera reads the newcomer's cards like anyone's. The newcomer presses the seat's mock button
+when the header wires that seat, else the Admin page's stand-in for it (`seat_button`).
 """
 
 from __future__ import annotations
@@ -132,7 +138,12 @@ class TableDemo:
     def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
                  options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
-                 variant: str = "three_card", learn_deck: bool = True) -> None:
+                 variant: str = "three_card", wired: int | None = None, patient: bool = False,
+                 learn_deck: bool = True) -> None:
+        """`wired`: seats with a mock button (default: every seat the pin config wires, as `loo-table
+        run` opens them, so a late joiner finds a button). `patient`: the dashboard is up, so when
+        the bots cannot act they wait for the host instead of raising `table.simulate.Stuck`.
+        `learn_deck`: the night teaches the camera the deck (`table.deck_learning`), as at a real table."""
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -146,12 +157,17 @@ class TableDemo:
         self.factory = MockFactory(pin_class=MockPWMPin)
         cfg = parse_config({"game": {"players": players}, "pins": {"hold_time": 0.3, "double_press_time": 0.15}})
         self.pins = cfg.pins
+        self.patient = patient
+        have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
+        wired = have if wired is None else wired
+        if not len(players) <= wired <= have:
+            raise ValueError(f"wired seats must be between {len(players)} and {have}")
         self.ledger = Ledger(db)
         self.referee = Referee(self.ledger, setup={
             "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
             "first_dealer": 0})
         self._gestures = threading.Semaphore(0)
-        self.controls = TableControls.from_config(cfg.pins, len(players), on_event=self._on_button,
+        self.controls = TableControls.from_config(cfg.pins, wired, on_event=self._on_button,
                                                   double_press=variant == "three_card",
                                                   pin_factory=self.factory)
         self.referee.outputs = self.controls
@@ -165,9 +181,14 @@ class TableDemo:
         deck = worn_deck(Path(self._tmp.name) / "deck", worn_cards)
         self.scene = SyntheticTable(seed=seed, seats=len(players), size=size, noise=True, deck=deck)
         self.camera = SceneCamera(self.scene)
-        self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier, stable_s=0.3,
+        self._classifier = classifier
+        self.layout = self.scene.layout  # the zones the camera watches and the bots lay cards in
+        self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3,
                                     exclusions=self.referee.exclusions)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
+        self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
+        if self.referee.state.zones:
+            self._set_zones(self.referee.state.zones)
         self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
         self.referee.vet = self.players.vet  # the host's corrections must fit the bots' real cards
         if learn_deck and hasattr(classifier, "set_prototypes"):
@@ -179,6 +200,39 @@ class TableDemo:
         self._tricks_seen = 0
         self._unsure_in_deal: dict[int, int] = {}
         self.referee.start()
+
+    # -- zones ---------------------------------------------------------------------------------------
+    def _set_zones(self, zones: dict[str, Any]) -> None:
+        """`set_zones` from the dashboard: the camera gets a watcher for the new zones and the bots
+        lay their cards there (ValueError refuses zones that overlap or are malformed)."""
+        from table.runtime import layout_from_zones
+        from vision.events import TableWatcher
+
+        layout = layout_from_zones(zones, self.layout)
+        self.watcher = TableWatcher(layout, self.scene.calibration, self._classifier, stable_s=0.3,
+                                    exclusions=self.referee.exclusions)
+        self.camera_loop.watcher = self.watcher
+        self.layout = layout
+
+    def _seat_newcomers(self) -> None:
+        """A player joined and their seat has no zone: the host draws the zones for the larger table
+        (the default layout for that many seats) on the dashboard, the cards picked up first."""
+        from vision.geometry import TableLayout
+
+        players = self.referee.state.players
+        if len(players) <= len(self.layout.seats):
+            return
+        with self.camera.lock:
+            self.camera.cards.clear()
+        self._frames(4)
+        layout = TableLayout.default(len(players), width_mm=self.layout.width_mm, height_mm=self.layout.height_mm)
+        zones = {z.name: {"x": z.x, "y": z.y, "width": z.width, "height": z.height} for z in layout.seats}
+        try:
+            self.service.command("set_zones", {"zones": zones})
+            self.log(f"host draws zones for {len(players)} seats: {players[-1]} has one for their cards")
+        except ValueError as exc:  # the host's cards-missed entries still carry the newcomer's cards
+            self.log(f"zones for {len(players)} seats refused: {exc}")
+        self._frames(4)
 
     # -- acts ----------------------------------------------------------------------------------------
     def _on_button(self, event: Any) -> None:
@@ -221,8 +275,13 @@ class TableDemo:
     def _place(self, zone: str, card: str) -> None:
         from vision.synthetic import PlacedCard
 
-        z = self.scene.layout.zone(zone)
-        cx, cy = z.center
+        try:
+            cx, cy = self.layout.zone(zone).center
+        except KeyError:  # a seat with no zone: the host enters the card as one the camera missed
+            before = self._seen()
+            self.log(f"{zone} has no zone on the table: host enters {card} on the dashboard")
+            self._host_checks(zone, card, before)
+            return
         before = self._seen()
         for attempt in range(3):
             jitter = 8.0 + 6.0 * attempt
@@ -230,6 +289,9 @@ class TableDemo:
                                 self.rng.uniform(-20, 20))
             with self.camera.lock:
                 self.camera.cards[zone] = placed
+                turn_up = self.camera.cards.get("turn_up")
+                if zone != "turn_up" and turn_up is not None and turn_up.card == card:
+                    del self.camera.cards["turn_up"]  # the dealer took the turn-up (dealer_takes_turnup)
             for _ in range(12):  # about a second of camera time
                 self._frames(1)
                 if self._seen() != before or self.referee.hold is not None:
@@ -298,11 +360,21 @@ class TableDemo:
                 with self.camera.lock:
                     self.camera.cards.clear()  # the deal is picked up
                 self._frames(4)
+            self._seat_newcomers()
             self._pin_gesture(self.pins.dealer_button, PRESS)
             self._tricks_seen = 0
         elif intent.kind == "seat":
             assert intent.seat is not None
-            self._pin_gesture(self.pins.seat_buttons[intent.seat], intent.gesture)
+            if intent.seat < len(self.controls.seats):
+                self._pin_gesture(self.pins.seat_buttons[intent.seat], intent.gesture)
+            else:  # a late joiner's seat without a button: the Admin page's stand-in for it
+                try:
+                    self.service.command("seat_button", {"player": str(intent.player), "gesture": intent.gesture})
+                    done = {PRESS: "presses", HOLD: "holds", DOUBLE: "double-presses"}[intent.gesture]
+                    self.log(f"{intent.player} {done} the seat button on the dashboard")
+                except ValueError as exc:
+                    self.log(f"seat_button refused: {exc}")
+                self.referee.sync()
         elif intent.kind == "place":
             assert intent.zone is not None and intent.card is not None
             self._place(intent.zone, intent.card)
@@ -323,7 +395,7 @@ class TableDemo:
         from vision.synthetic import FACES, PlacedCard
 
         self.service.command("show_deck", {"action": "start", "zone": zone})
-        z = self.scene.layout.zone(zone)
+        z = self.layout.zone(zone)
         cx, cy = z.center
         asked = 0
         for card in self.rng.sample(list(FACES), len(FACES)):
@@ -353,10 +425,15 @@ class TableDemo:
         self.service.command("show_deck", {"action": "stop"})
 
     # -- the night -----------------------------------------------------------------------------------
-    def play(self, hands: int | None) -> DemoSummary:
+    def play(self, hands: int | None, *, on_step: Any = None) -> DemoSummary:
+        """Play `hands` deals (None: the whole night); `on_step(intent)` after every act."""
         from table.simulate import run_night
 
-        run_night(self.referee, self.players, self, max_deals=hands)
+        def stuck(reason: str) -> None:
+            self.log(f"the bots cannot act ({reason}); they wait for the host on the dashboard")
+
+        run_night(self.referee, self.players, self, max_deals=hands, on_step=on_step,
+                  on_stuck=stuck if self.patient else None)
         self.referee.sync()
         return self.finish()
 

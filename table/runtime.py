@@ -25,7 +25,7 @@ from typing import Any
 from table.referee import CameraStatus, Referee, Tick
 
 __all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_detector", "load_calibration",
-           "default_model_path", "default_detector_path", "demo_prototypes_path"]
+           "default_model_path", "default_detector_path", "demo_prototypes_path", "layout_from_zones"]
 
 
 def default_model_path() -> Path:
@@ -72,6 +72,19 @@ def demo_prototypes_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("vision") / "assets" / "decks" / "heruka-2color" / "prototypes.npz"))
+
+
+def layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
+    """The dashboard's `set_zones` rectangles laid over `base` (a vision.geometry.TableLayout): the
+    zones the watcher uses from then on (ValueError names a bad zone; GeometryError is one)."""
+    from vision.geometry import TableLayout, Zone
+
+    merged = {z.name: z for z in base.zones}
+    for name, rect in zones.items():
+        if not isinstance(rect, dict):
+            raise ValueError(f"zone {name}: expected x, y, width and height")
+        merged[name] = Zone.from_dict({**rect, "name": name})
+    return TableLayout(base.width_mm, base.height_mm, tuple(merged.values()))
 
 
 def load_calibration(path: str | Path, seats: int) -> tuple[Any, Any]:

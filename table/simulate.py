@@ -89,10 +89,18 @@ class VirtualPlayers:
             action = e.action
             if isinstance(action, Exchange) and not action.discards and action.count:
                 action = self._real_exchange(shadow, action, key)
+            self._take_turnup(shadow)
             if not isinstance(action, TurnUp):  # Deal.shuffled has turned up already
                 shadow.push(action)
             self._synced.append(str(e.action))
+        self._take_turnup(shadow)
         return shadow
+
+    def _take_turnup(self, shadow: Deal) -> None:
+        """`dealer_takes_turnup`: the dealer takes the turn-up and discards a card face down. The
+        table sees nothing of it (its deal does it by itself), so the shadow does it here."""
+        if shadow.phase == "take_turnup":
+            shadow.push(Bot(self._rng("turnup")).take_turnup(shadow))
 
     def vet(self, state: Any) -> None:
         """Refuse what the bots' real cards make impossible, before the referee writes it: a host
@@ -209,22 +217,42 @@ PAUSE_POLL_S = 0.2
 
 
 def run_night(referee: Any, players: VirtualPlayers, transport: Any, *, max_deals: int | None = None,
-              max_steps: int = 1_000_000, on_step: Any = None, wait: Any = time.sleep) -> int:
+              max_steps: int = 1_000_000, on_step: Any = None, wait: Any = time.sleep,
+              on_stuck: Any = None) -> int:
     """Let the virtual players act until the night ends (or `max_deals` deals are closed); returns
     the number of intents delivered. `on_step(intent)` runs after each one (the demo's checks).
 
     While the host has paused the game the players wait (`wait(PAUSE_POLL_S)` each time round), as
     people at a table do: their acts would only be held back, and counting them as refused made
-    a pause of half a minute end the night with `Stuck`."""
+    a pause of half a minute end the night with `Stuck`.
+
+    Without `on_stuck`, a table that refuses 50 acts in a row (or a deal the players have no act
+    for) raises `Stuck`: nobody else is there, so it is a bug. With it (a table a host can reach
+    from the dashboard), `on_stuck(reason)` is told once and the players wait, as people would,
+    until the host changes something (the ledger moves on) or ends the night."""
     state = referee.state
     steps = 0
+
+    def stalled(reason: str) -> None:
+        on_stuck(reason)
+        seq = state.last_seq
+        while state.last_seq == seq and not state.game_over:
+            wait(PAUSE_POLL_S)
+        players.attempts = 0
+
     while steps < max_steps:
         if state.paused and not state.game_over:
             players.attempts = 0
             wait(PAUSE_POLL_S)
             continue
         deal = state.deal
-        intents = players.next_intents(state)
+        try:
+            intents = players.next_intents(state)
+        except Stuck as exc:
+            if on_stuck is None:
+                raise
+            stalled(str(exc))
+            continue
         if (max_deals is not None and deal is not None and deal.is_over and not state.game_over
                 and len(state.finished) + 1 >= max_deals and all(i.kind == "dealer" for i in intents)):
             referee.call("end_game", {})  # closes the last deal and ends the night there
@@ -239,6 +267,9 @@ def run_night(referee: Any, players: VirtualPlayers, transport: Any, *, max_deal
                 on_step(intent)
         players.attempts = 0 if state.last_seq != before else players.attempts + 1
         if players.attempts > 50:
-            raise Stuck(f"the table refused 50 acts in a row; last: {intents[-1]}; "
-                        f"status: {referee.status()}")
+            reason = (f"the table refused 50 acts in a row; last: {intents[-1]}; "
+                      f"status: {referee.status()}")
+            if on_stuck is None:
+                raise Stuck(reason)
+            stalled(reason)
     return steps

@@ -117,6 +117,7 @@ def run_table(args: argparse.Namespace) -> int:
 
     from table.demo_table import TableDemo
     from table.runtime import demo_prototypes_path, load_classifier
+    from table.simulate import Stuck
     from vision.classifier import ModelError
 
     # the demo deck is enrolled for the shipped model only (the file is keyed to its SHA-256)
@@ -141,7 +142,8 @@ def run_table(args: argparse.Namespace) -> int:
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
-                         variant=args.variant, learn_deck=not args.no_deck_learning)
+                         variant=args.variant, patient=not args.headless,
+                         learn_deck=not args.no_deck_learning)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     web = None
@@ -165,7 +167,10 @@ def run_table(args: argparse.Namespace) -> int:
             if demo.referee.deck is None:
                 raise CommandError("--show-deck needs the deck learning (drop --no-deck-learning)")
             demo.show_deck()
-        summary = demo.play(args.hands)
+        try:
+            summary = demo.play(args.hands)
+        except Stuck as exc:  # headless only: with the dashboard up the bots wait for the host
+            raise CommandError(f"the bots are stuck: {exc}") from None
         data = {"seed": args.seed, **summary.to_dict(), "ledger": str(db) if args.db else None}
         print(json.dumps(data, indent=None if args.headless else 1), flush=True)
         if web is not None and args.linger > 0:

@@ -65,14 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
     """The dashboard's `set_zones` rectangles as a TableLayout (ValueError names a bad zone)."""
-    from vision.geometry import TableLayout, Zone
+    from table.runtime import layout_from_zones
 
-    merged = {z.name: z for z in base.zones}
-    for name, rect in zones.items():
-        if not isinstance(rect, dict):
-            raise ValueError(f"zone {name}: expected x, y, width and height")
-        merged[name] = Zone.from_dict({**rect, "name": name})
-    return TableLayout(base.width_mm, base.height_mm, tuple(merged.values()))
+    return layout_from_zones(zones, base)
 
 
 class Controller:

@@ -92,3 +92,52 @@ def test_the_night_learns_the_worn_deck_and_accepts_nothing_wrong(tmp_path, caps
     learned, plain = got[False], got[True]
     assert learned["deck_learned"]["from_host"] > 0 and plain["deck_learned"] == {}
     assert learned["cards_unsure"] <= plain["cards_unsure"] and plain["cards_unsure"] > 0
+
+
+def _demo_with_a_joiner(tmp_path, *, wired, said):
+    """Seed 4, four bots, three deals; between the first and the second the host seats Eve from
+    the command API (the Admin page's "A player joins")."""
+    from table.demo_table import TableDemo
+    from table.runtime import demo_prototypes_path, load_classifier
+
+    classifier = load_classifier(None, threads=1, prototypes=demo_prototypes_path())
+    demo = TableDemo(db=tmp_path / "join.db", players=["Ann", "Bea", "Cal", "Dot"], seed=4,
+                     classifier=classifier, worn=0, revoke_rate=0.0, wired=wired, log=said.append)
+    answers = []
+
+    def join_after_the_first_deal(intent):
+        deal = demo.referee.state.deal
+        if not answers and deal is not None and deal.is_over:
+            answers.append(demo.service.command("add_player", {"player": "Eve", "chips": 60})["message"])
+
+    try:
+        summary = demo.play(3, on_step=join_after_the_first_deal)
+        events = list(demo.ledger.iter_events())
+        return demo.referee.state, summary, answers, events, demo.service.chips_in()
+    finally:
+        demo.close()
+
+
+@needs_model
+@pytest.mark.parametrize("wired", [None, 4])
+def test_a_late_joiner_plays_the_demo_night(tmp_path, wired):
+    """Eve joins between deals: the demo (as host) draws zones for five seats, her bot presses
+    the mock button of seat 5 when the header wires it (by default, every seat the config wires)
+    or the Admin page's stand-in when it does not (wired=4), the camera reads her cards, and the
+    night closes with its chips summing to zero."""
+    said = []
+    state, summary, answers, events, chips_in = _demo_with_a_joiner(tmp_path, wired=wired, said=said)
+    assert len(answers) == 1 and answers[0].startswith("Eve joins with 60 chips in seat 5")
+    assert ("has no button" in answers[0]) == (wired == 4)
+    assert state.players == ["Ann", "Bea", "Cal", "Dot", "Eve"] and state.game_over
+    assert summary.deals == 3 and summary.chips_conserved and summary.ledger_verified, summary.problems
+    assert [("Eve" in f["record"]["players"]) for f in state.finished] == [False, True, True]
+    assert len(set(state.chip_history["Eve"])) > 1  # her chips moved with the deals she played
+    assert sum(state.balances[p] - chips_in[p] for p in state.players) == 0 and state.pool_now() == 0
+    zones = [e.data["zones"] for e in events if e.kind == "zones"]
+    assert len(zones) == 1 and sorted(zones[0]) == [f"seat:{i}" for i in range(5)]
+    eves = [e.data for e in events if e.kind == "action" and str(e.data["action"]).startswith("Eve:")]
+    sources = {d.get("source") for d in eves}
+    assert {"camera", "button"} <= sources  # her cards through the camera in her new zone; her declarations
+    on_page = [m for m in said if m.startswith("Eve ") and "seat button on the dashboard" in m]
+    assert bool(on_page) == (wired == 4)  # ... by the Admin page's seat button where seat 5 has none

@@ -118,6 +118,43 @@ def test_refused_acts_still_end_in_stuck(tmp_path):
     ledger.close()
 
 
+def test_with_a_host_at_the_dashboard_the_bots_wait_for_him_instead_of_stuck(tmp_path):
+    """The camera was unsure of a card and nobody has answered: every act is held back. With a
+    dashboard the host can reach (`on_stuck`), the bots say so once and wait, as people would,
+    until he answers; then the deal goes on."""
+    from vision.event_types import VisionEvent
+
+    ledger, ref, players, transport = night(tmp_path)
+    play_until_a_card_is_down(ref, players, transport)
+    (intent,) = players.next_intents(ref.state)
+    ref.step(VisionEvent("card_unsure", str(intent.zone), 100.0, intent.card, 0.4))
+    assert ref.hold is not None
+    told, waits = [], []
+
+    def wait(seconds):
+        waits.append(seconds)
+        if len(waits) == 10:  # the host answers the alert on his phone
+            ref.call("correct_card", {"alert_id": ref.hold["id"], "card": intent.card})
+
+    run_night(ref, players, transport, max_deals=1, wait=wait, on_stuck=told.append)
+    assert len(told) == 1 and told[0].startswith("the table refused 50 acts in a row")
+    assert len(waits) == 10 and ref.state.game_over and len(ref.state.finished) == 1
+    ledger.close()
+
+
+def test_the_house_rule_dealer_takes_the_turn_up_set_between_deals_keeps_the_bots_playing(tmp_path):
+    """The dealer takes the turn-up and discards face down: the table sees nothing of it, so the
+    bots' shadow of the deal does it by itself (it used to crash the demo's bots)."""
+    ledger, ref, players, transport = night(tmp_path)
+    while not (ref.state.deal is not None and ref.state.deal.is_over):
+        run_night(ref, players, transport, max_steps=1)
+    TableService(ref).command("update_settings", {"options": {"dealer_takes_turnup": True}})
+    run_night(ref, players, transport, max_deals=3)
+    assert ref.state.game_over and len(ref.state.finished) == 3
+    assert ref.state.game.options.dealer_takes_turnup and ref.state.total_chips() == ref.state.total_in
+    ledger.close()
+
+
 def test_adjusted_chips_and_end_of_night_balance(tmp_path):
     """A rebuy of 20 then End the game: results sum to zero and the rebuy is not a win."""
     ledger, ref, players, transport = night(tmp_path)
