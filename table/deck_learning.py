@@ -54,7 +54,7 @@ FORMAT = "loo-table-night-deck/1"
 
 
 def deck_path(ledger_path: str | os.PathLike[str]) -> Path:
-    """``night.db`` -> ``night.db.deck.npz`` (beside the ledger, backed up with it)."""
+    """``night.db`` -> ``night.db.deck.npz`` (beside the ledger; `loo-table backup` copies the ledger only)."""
     p = Path(ledger_path)
     return p.with_name(p.name + ".deck.npz")
 
