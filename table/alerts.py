@@ -32,6 +32,7 @@ class AlertKeeper:
     _flash_until: dict[int, float]
     _revoke_keys: dict[tuple[Any, ...], int]
     stats: dict[str, int]
+    _hold_views: dict[int, Any]
 
     def _alert(self, kind: str, message: str, *, seat: str | None = None,
                needs_confirmation: bool = False, **extra: Any) -> Alert:
@@ -43,7 +44,7 @@ class AlertKeeper:
 
     def _info_alert(self, kind: str, message: str) -> None:
         self._alert(kind, message)
-        info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "game_over", "error")]
+        info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "contradiction", "game_over", "error")]
         for old in info[:-MAX_INFO_ALERTS]:
             self.alerts.remove(old)
 
@@ -80,3 +81,6 @@ class AlertKeeper:
             seat=self.state.players[seat] if seat is not None else None, needs_confirmation=True,
             card=proposal, top3=top3, zone=zone,
         )
+        view = getattr(ev, "view", None)
+        if view is not None:  # kept for the host's answer: it teaches the night's deck
+            self._hold_views = {self.hold["id"]: view}

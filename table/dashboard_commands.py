@@ -8,16 +8,27 @@ A mixin of `table.referee.Referee` (moved out of it unchanged).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
+from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
+from table.ledger import Event
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 from web import commands as cmd
 
 __all__ = ["DashboardCommands"]
+
+
+@dataclass(frozen=True)
+class _View:
+    """A held crop's view, as the interpreter's `_learn` takes it from a camera event."""
+
+    view: Any
+    confidence: float | None = None
 
 
 class DashboardCommands(Interpreter):
@@ -99,6 +110,16 @@ class DashboardCommands(Interpreter):
                 self._release()
             self.pending_plays = {}
             return {}
+        if isinstance(c, cmd.ResetDeckLearning):
+            if self.deck is None:
+                raise StateError("this table does not learn the deck (no camera)")
+            n = self.deck.reset()
+            if self.tour is not None:
+                self.tour.shown.clear()
+                self.tour.on_table.clear()
+            return {"message": f"The camera forgot the {n} views of the deck it had learned tonight."}
+        if isinstance(c, cmd.ShowDeck):
+            return self._show_deck(c)
         if isinstance(c, cmd.SetZones):
             zones = {name: dict(rect) for name, rect in c.zones.items()}
             if self.on_zones is not None:
@@ -106,6 +127,26 @@ class DashboardCommands(Interpreter):
             self._commit("zones", {"zones": zones})
             return {}
         raise StateError(f"unknown command {c!r}")
+
+    def _show_deck(self, c: cmd.ShowDeck) -> dict[str, Any]:
+        """Start or stop "show me the deck" (`table.deck_tour`)."""
+        if c.action == "stop":
+            if self.tour is None:
+                raise StateError("the deck is not being shown")
+            tour, self.tour = self.tour, None
+            missing = tour.missing
+            return {"message": f"Deck shown: {len(tour.shown)} cards enrolled"
+                    + (f"; not shown: {', '.join(missing)}." if missing else ", the whole deck.")}
+        st = self.state
+        if st.deal is not None and not st.deal.is_over:
+            raise StateError("show the deck before a deal, not during one")
+        if self.deck is None:
+            raise StateError("this table does not learn the deck (no camera)")
+        zone = c.zone or str(TURN_UP)
+        self.tour = DeckTour(zone)
+        where = "the turn-up place" if zone == str(TURN_UP) else zone
+        return {"message": f"Lay the deck out in {where}, a few cards at a time, face up and not "
+                           "overlapping; the camera enrols each card."}
 
     def _add_player(self, name: str, chips: int) -> dict[str, Any]:
         """A late joiner sits down in the next free seat; a deal that is over is closed first (as
@@ -162,9 +203,17 @@ class DashboardCommands(Interpreter):
         chosen = card if card is not None else (Card.parse(proposed) if proposed else None)
         if chosen is None:
             raise StateError("the camera proposed no card; send correct_card with the right one")
+        if self.tour is not None and hold.get("zone") == self.tour.zone:  # "show me the deck"
+            if str(chosen) in self.tour.shown:
+                raise StateError(f"{chosen} was shown already; which card is it?")
+            self._tour_enrol(str(chosen), self._hold_views.pop(hold["id"], None))
+            self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
+            self._release()
+            return {"message": self.message}
         deal = self.state.deal
         if deal is None:
             raise StateError("no deal in progress")
+        before = self.state.last_seq
         if hold["kind"] == "out_of_turn":
             player = hold["seat"]
             assert player is not None  # an out-of-turn hold names its seat
@@ -179,6 +228,12 @@ class DashboardCommands(Interpreter):
             self._place(seat, chosen, source="dashboard")
             if card is not None and hold.get("card") and str(card) != hold["card"]:
                 self.stats["corrections"] += 1
+        view = self._hold_views.pop(hold["id"], None)
+        if view is not None:  # the host's answer names the crop the camera could not read
+            played = [e for e in self.state.entries if e.seq > before and isinstance(e.action, (Play, TurnUp))
+                      and e.action.card == chosen]
+            if played:
+                self._learn(self.ledger_event(played[-1].seq), str(chosen), _View(view), "host")
         self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
         if self.hold is hold:
             self.hold = None
@@ -186,6 +241,16 @@ class DashboardCommands(Interpreter):
             self._play_pending()
             self._release()
         return {}
+
+    def ledger_event(self, seq: int) -> Event:
+        """The committed event ``seq`` (just written by this command)."""
+        for ev in reversed(self._written):
+            if ev.seq == seq:
+                return ev
+        got = self.ledger.events(seq - 1, until=seq)
+        if not got:
+            raise StateError(f"event {seq} is not in the ledger")
+        return got[0]
 
     def _enter_card(self, card: Card, zone: str) -> dict[str, Any]:
         """The host says which card lies in `zone`: the camera missed it, or misread the turn-up."""

@@ -98,10 +98,21 @@ class SceneCamera(FrameSource):
 
 @dataclass
 class DemoSummary:
+    """What the night looked like from the host's chair (docs/controller.md, `loo-table demo`).
+
+    ``cards_unsure``: cards the camera asked about (a hold the host answered). ``cards_misread``:
+    cards the host had to put right: an unsure card whose best guess was wrong, a card read wrongly,
+    a card the camera missed. ``cards_accepted_wrong``: the dangerous part of the misreads, cards
+    the referee accepted without asking that were not the card played. ``cards_unsure_by_deal``:
+    the unsure count of each deal, in order (how the night's deck learning shows).
+    """
+
     deals: int = 0
     cards_seen: int = 0
     cards_misread: int = 0
     cards_unsure: int = 0
+    cards_accepted_wrong: int = 0
+    cards_unsure_by_deal: list[int] = field(default_factory=list)
     revokes_caught: int = 0
     revokes_in_records: int = 0
     flushes_claimed: int = 0
@@ -110,6 +121,9 @@ class DemoSummary:
     pool_at_end: int = 0
     worn_cards: list[str] = field(default_factory=list)
     enrolled_deck: bool = False  # the camera read through a deck enrolment (prototypes)
+    deck_learned: dict[str, int] = field(default_factory=dict)  # the night's deck learning (views, cards)
+    contradictions: int = 0  # a card read again in one deal (a second deck or a misread)
+    deck_shown: dict[str, int] = field(default_factory=dict)  # "show me the deck" before the night
     chips_conserved: bool = False
     ledger_verified: bool = False
     problems: list[str] = field(default_factory=list)
@@ -124,10 +138,12 @@ class TableDemo:
     def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
                  options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
-                 variant: str = "three_card", wired: int | None = None, patient: bool = False) -> None:
+                 variant: str = "three_card", wired: int | None = None, patient: bool = False,
+                 learn_deck: bool = True) -> None:
         """`wired`: seats with a mock button (default: every seat the pin config wires, as `loo-table
         run` opens them, so a late joiner finds a button). `patient`: the dashboard is up, so when
-        the bots cannot act they wait for the host instead of raising `table.simulate.Stuck`."""
+        the bots cannot act they wait for the host instead of raising `table.simulate.Stuck`.
+        `learn_deck`: the night teaches the camera the deck (`table.deck_learning`), as at a real table."""
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -167,16 +183,22 @@ class TableDemo:
         self.camera = SceneCamera(self.scene)
         self._classifier = classifier
         self.layout = self.scene.layout  # the zones the camera watches and the bots lay cards in
-        self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3)
+        self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3,
+                                    exclusions=self.referee.exclusions)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
         self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
         if self.referee.state.zones:
             self._set_zones(self.referee.state.zones)
         self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
         self.referee.vet = self.players.vet  # the host's corrections must fit the bots' real cards
+        if learn_deck and hasattr(classifier, "set_prototypes"):
+            from table.deck_learning import NightDeck
+
+            self.referee.deck = NightDeck.for_ledger(self.ledger, classifier)
         self.summary = DemoSummary(worn_cards=worn_cards,
                                    enrolled_deck=getattr(classifier, "prototypes", None) is not None)
         self._tricks_seen = 0
+        self._unsure_in_deal: dict[int, int] = {}
         self.referee.start()
 
     # -- zones ---------------------------------------------------------------------------------------
@@ -187,7 +209,8 @@ class TableDemo:
         from vision.events import TableWatcher
 
         layout = layout_from_zones(zones, self.layout)
-        self.watcher = TableWatcher(layout, self.scene.calibration, self._classifier, stable_s=0.3)
+        self.watcher = TableWatcher(layout, self.scene.calibration, self._classifier, stable_s=0.3,
+                                    exclusions=self.referee.exclusions)
         self.camera_loop.watcher = self.watcher
         self.layout = layout
 
@@ -286,6 +309,7 @@ class TableDemo:
             guess = hold.get("card")
             if hold["kind"] == "unsure":
                 self.summary.cards_unsure += 1
+                self._unsure_in_deal[ref.state.deal_number] = self._unsure_in_deal.get(ref.state.deal_number, 0) + 1
             if hold["kind"] == "unsure" and guess == truth:
                 self.service.command("confirm_card", {"alert_id": hold["id"]})
             else:
@@ -297,6 +321,7 @@ class TableDemo:
         if zone == "turn_up":
             if after[1] != truth:
                 self.summary.cards_misread += 1
+                self.summary.cards_accepted_wrong += after[1] is not None
                 self.log(f"camera read the turn-up as {after[1]}, it is {truth}: host corrects it")
                 self.service.command("correct_card", {"card": truth, "zone": zone})
             return
@@ -311,6 +336,7 @@ class TableDemo:
         trick, player, card = plays[before[0]]
         if card != truth:
             self.summary.cards_misread += 1
+            self.summary.cards_accepted_wrong += 1
             self.log(f"camera read {player}'s card as {card}, it is {truth}: host corrects it")
             self.service.command("correct_card", {"card": truth, "trick": trick, "player": player})
 
@@ -362,6 +388,42 @@ class TableDemo:
         if self.pace:
             time.sleep(self.pace)
 
+    def show_deck(self, zone: str = "turn_up") -> None:
+        """The host's "show me the deck" before the first deal, on the dashboard's command path:
+        the whole deck laid in ``zone`` one card at a time, each read by the real camera; an unsure
+        card is answered as a host would (the summary's ``deck_shown`` counts them apart)."""
+        from vision.synthetic import FACES, PlacedCard
+
+        self.service.command("show_deck", {"action": "start", "zone": zone})
+        z = self.layout.zone(zone)
+        cx, cy = z.center
+        asked = 0
+        for card in self.rng.sample(list(FACES), len(FACES)):
+            tour = self.referee.tour
+            if tour is None:
+                break
+            placed = PlacedCard(card, cx + self.rng.uniform(-8, 8), cy + self.rng.uniform(-8, 8),
+                                self.rng.uniform(-20, 20))
+            with self.camera.lock:
+                self.camera.cards[zone] = placed
+            for _ in range(12):
+                self._frames(1)
+                if card in tour.shown or self.referee.hold is not None:
+                    break
+            hold = self.referee.hold
+            if hold is not None:
+                asked += 1
+                if hold.get("card") == card:
+                    self.service.command("confirm_card", {"alert_id": hold["id"]})
+                else:
+                    self.service.command("correct_card", {"alert_id": hold["id"], "card": card})
+            with self.camera.lock:
+                del self.camera.cards[zone]
+            self._frames(4)
+        tour = self.referee.tour
+        self.summary.deck_shown = {"enrolled": len(tour.shown) if tour else 0, "asked": asked}
+        self.service.command("show_deck", {"action": "stop"})
+
     # -- the night -----------------------------------------------------------------------------------
     def play(self, hands: int | None, *, on_step: Any = None) -> DemoSummary:
         """Play `hands` deals (None: the whole night); `on_step(intent)` after every act."""
@@ -381,8 +443,12 @@ class TableDemo:
         s = self.summary
         st = self.referee.state
         s.deals = len(st.finished)
+        s.cards_unsure_by_deal = [self._unsure_in_deal.get(n, 0) for n in range(1, max(st.deal_number, s.deals) + 1)]
         s.cards_seen = self.referee.stats["cards_seen"]
         s.revokes_caught = self.referee.stats["revokes_caught"]
+        s.contradictions = self.referee.stats.get("contradictions", 0)
+        if self.referee.deck is not None:
+            s.deck_learned = self.referee.deck.summary()
         s.revokes_in_records = sum(len(f["outcome"].get("revokes", [])) for f in st.finished)
         shown = [str(e.data.get("action", "")) for e in self.ledger.iter_events() if e.kind == "action"]
         s.flushes_claimed = sum(":flush:" in a for a in shown)

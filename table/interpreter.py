@@ -50,6 +50,8 @@ class Interpreter(AlertKeeper):
     pending_plays: dict[int, Card]
     camera_ok: bool
     camera_message: str
+    tour: Any  # table.deck_tour.DeckTour | None
+    deck: Any  # table.deck_learning.NightDeck | None
     vet: Any  # Callable[[TableState], None] | None: an outside check of a command's trial state
     _in_command: bool
     _written: list[Event]
@@ -170,6 +172,7 @@ class Interpreter(AlertKeeper):
             if st.game_over:  # that deal ended the night (§9.7)
                 self._new_deal()
                 return
+        self.tour = None  # a deal begins: "show me the deck" is over
         self._commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
         self._new_deal()
 
@@ -210,6 +213,9 @@ class Interpreter(AlertKeeper):
         st = self.state
         deal = st.deal
         kind, zone = ev.kind, str(ev.zone or "")
+        if getattr(self, "tour", None) is not None:
+            self._tour_event(ev)
+            return
         if kind == "conflict":
             self._info_alert("conflict", f"the camera is not sure what lies in {zone}: {ev.card or ''}".strip())
             return
@@ -219,14 +225,18 @@ class Interpreter(AlertKeeper):
         where = _zone_or_none(zone)
         if where is not None and (where == TURN_UP or where.is_seat):
             self.stats["cards_seen"] += 1  # read or unsure: a card the camera saw arrive
+        again = getattr(ev, "seen_again", None)
+        if kind == "card_unsure" and again:
+            self._contradiction(str(again), zone)
         if where == TURN_UP:
             if deal.phase != "turn_up":
                 return
             if kind == "card_unsure" or card is None:
                 self._hold_unsure(ev, zone, None)
                 return
-            self._act(TurnUp(Card.parse(card)), source="camera", confidence=_conf(ev),
-                      key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}")
+            turned = self._act(TurnUp(Card.parse(card)), source="camera", confidence=_conf(ev),
+                               key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}")
+            self._learn(turned, card, ev, "sure")
             return
         seat = self._seat_of_zone(zone)
         if seat is None or deal.phase not in ("play", "flush"):
@@ -234,8 +244,75 @@ class Interpreter(AlertKeeper):
         if kind == "card_unsure" or card is None:
             self._hold_unsure(ev, zone, seat)
             return
-        self._place(seat, Card.parse(card), source="camera", confidence=_conf(ev),
-                    key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}", ev=ev)
+        done = self._place(seat, Card.parse(card), source="camera", confidence=_conf(ev),
+                           key=f"camera:{self._run}:{zone}:{card}:{ev.timestamp!r}", ev=ev)
+        self._learn(done, card, ev, "sure")
+
+    def _learn(self, event: Event | None, card: str, ev: Any, source: str) -> None:
+        """A card the referee accepted teaches the night's deck (`table.deck_learning`)."""
+        deck = getattr(self, "deck", None)
+        view = getattr(ev, "view", None) if ev is not None else None
+        if deck is None or event is None or view is None or event.kind != "action":
+            return
+        try:
+            deck.learn(event.seq, card, view, source=source, deal=self.state.deal_number,
+                       confidence=getattr(ev, "confidence", None))
+        except OSError as exc:  # a full disk must not stop the game: the learning just pauses
+            self.message = f"deck learning not saved: {exc}"
+
+    def _tour_event(self, ev: Any) -> None:
+        """"Show me the deck": a card laid in the tour's zone is enrolled (asked when unsure)."""
+        tour = self.tour
+        assert tour is not None
+        if str(ev.zone) != tour.zone:
+            return
+        if ev.kind == "card_removed" and ev.card:
+            tour.on_table.discard(str(ev.card))
+        elif ev.kind == "card_unsure":
+            if ev.seen_again:
+                self._info_alert("contradiction", f"the camera reads {ev.seen_again} again, but it was shown "
+                                 "already: a second deck, or a misread")
+            self._hold_tour(ev)
+        elif ev.kind == "card_placed" and ev.card and ev.card not in tour.shown:
+            self._tour_enrol(str(ev.card), getattr(ev, "view", None))
+
+    def _hold_tour(self, ev: Any) -> None:
+        tour = self.tour
+        assert tour is not None
+        top3 = [[str(c), float(p)] for c, p in (getattr(ev, "top3", None) or [])]
+        proposal = top3[0][0] if top3 and top3[0][0] not in ("back", "None") else None
+        self.stats["holds"] += 1
+        self.hold = self._alert(
+            "unsure", "the camera cannot read this card of the deck for sure"
+            + (f" (best guess {proposal})" if proposal else ""), needs_confirmation=True,
+            card=proposal, top3=top3, zone=tour.zone)
+        view = getattr(ev, "view", None)
+        if view is not None:
+            self._hold_views = {self.hold["id"]: view}
+
+    def _tour_enrol(self, card: str, view: Any) -> None:
+        tour = self.tour
+        assert tour is not None
+        if card in tour.shown or card not in tour.missing:
+            return
+        deck = getattr(self, "deck", None)
+        if deck is None or view is None or not deck.learn(tour.next_key(), card, view, source="tour", deal=0):
+            self.message = f"{card} could not be enrolled (the camera did not see its outline clearly): lay it again"
+            return
+        tour.shown.append(card)
+        tour.on_table.add(card)
+        self.message = f"{card} enrolled; {len(tour.missing)} cards still missing"
+
+    def _contradiction(self, card: str, zone: str) -> None:
+        """The camera read, surely, a card already seen in this deal: a second deck or a misread.
+        The card itself is held as unsure (the host says what it is); this alert says why."""
+        seen = getattr(self, "seen", None)
+        how = seen.where.get(card) if seen is not None else None
+        seat = self._seat_of_zone(zone)
+        place = f"{self.state.players[seat]}'s zone" if seat is not None else zone.replace("_", "-")
+        self.stats["contradictions"] = self.stats.get("contradictions", 0) + 1
+        self._info_alert("contradiction", f"the camera reads {card} in {place}, but {card} was "
+                         f"{how or 'seen already'} in this deal: a second deck, or a misread")
 
     def _played_cards(self) -> set[Card]:
         deal = self.state.deal
@@ -246,20 +323,21 @@ class Interpreter(AlertKeeper):
         return seen | set(self.pending_plays.values())
 
     def _place(self, seat: int, card: Card, *, source: str, key: str | None = None,
-               confidence: float | None = None, ev: Any = None) -> None:
-        """A card appeared in seat `seat`'s zone (or was confirmed there on the dashboard)."""
+               confidence: float | None = None, ev: Any = None) -> Event | None:
+        """A card appeared in seat `seat`'s zone (or was confirmed there on the dashboard); returns
+        the ledger event of the play, or None when it was not played (seen again, out of turn)."""
         st = self.state
         deal = st.deal
         assert deal is not None
         player = st.players[seat]
         if card in self._played_cards():
-            return  # the same card seen again (nudged, gathered across a zone): not a new play
+            return None  # the same card seen again (nudged, gathered across a zone): not a new play
         actor = deal.to_act
         if actor == MISS and seat == st.players.index(st.deal_info["dealer"]):
             actor_seat = seat  # the dealer lays out the miss he defends
             player = MISS
         elif actor is None or actor not in st.players:
-            return
+            return None
         else:
             actor_seat = st.players.index(actor)
         if actor_seat != seat:
@@ -269,13 +347,13 @@ class Interpreter(AlertKeeper):
                 seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
                 evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
             )
-            return
+            return None
         meta: dict[str, Any] = {"source": source}
         if confidence is not None:
             meta["confidence"] = confidence
         if key is not None:
             meta["key"] = key
-        self._act(Play(player, card), **meta)
+        return self._act(Play(player, card), **meta)
 
     def _camera(self, status: CameraStatus) -> None:
         was = self.camera_ok

@@ -29,12 +29,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import Card
+from engine import Card, Play, TurnUp
 from table import view
 from table.dashboard_commands import DashboardCommands
+from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import CameraStatus
 from table.ledger import Event, Ledger, LedgerWriteError
+from table.seen_cards import SeenCards
 from table.state import TableState
 from vision.event_types import VisionEvent
 from web.commands import DashboardCommand, parse_command
@@ -131,7 +133,12 @@ class Referee(DashboardCommands):
         self.last_progress = clock()
         self.processed = 0
         self._thread: threading.Thread | None = None
-        self.stats = {"cards_seen": 0, "revokes_caught": 0, "corrections": 0, "holds": 0}
+        self.stats = {"cards_seen": 0, "revokes_caught": 0, "corrections": 0, "holds": 0, "contradictions": 0}
+        self.seen = SeenCards()  # the deal's cards seen so far, for the camera thread (exclusions)
+        # the night's deck learning (`table.deck_learning.NightDeck`), set by whoever built the camera
+        self.deck: Any = None
+        self._hold_views: dict[int, Any] = {}  # alert id -> the crop's view of an unsure card
+        self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         if setup is not None and not self.state.started:
             self._commit("game_started", setup)
         with self.lock:
@@ -222,7 +229,40 @@ class Referee(DashboardCommands):
                 self._info_alert("error", f"internal error while handling {type(item).__name__}: {exc}")
                 if isinstance(item, Command) and not item.reply.done():
                     item.reply.set_exception(ValueError(f"internal error: {exc}"))
+            self._update_seen()
+            self._reconcile_deck()
             self.publish()
+
+    def _update_seen(self) -> None:
+        """Publish the cards seen in the deal as one frozen value (read by the camera thread)."""
+        st = self.state
+        deal = st.deal
+        if self.tour is not None:  # each card once in a deck: those shown cannot come again
+            self.seen = SeenCards({c: "shown already" for c in self.tour.shown},
+                                  {self.tour.zone: frozenset(self.tour.on_table)})
+        elif deal is None or deal.is_over:
+            self.seen = SeenCards()
+        else:
+            self.seen = SeenCards.of_deal(deal, st.players, st.deal_info["dealer"], self.pending_plays)
+
+    def _reconcile_deck(self) -> None:
+        """The learned views follow the ledger (an undone card's view goes, a corrected card's
+        view moves to the host's card): see `table.deck_learning`."""
+        if self.deck is None:
+            return
+        st = self.state
+        entries = None
+        if st.deal is not None:
+            entries = {e.seq: str(e.action.card) for e in st.entries if isinstance(e.action, (Play, TurnUp))}
+        try:
+            self.deck.reconcile(st.deal_number, entries)
+        except OSError as exc:  # a full disk must not stop the game: the learning just pauses
+            self.message = f"deck learning not saved: {exc}"
+
+    def exclusions(self, zone: str) -> frozenset[str]:
+        """Cards the camera cannot be looking at in ``zone`` now (each card exists once in a deal):
+        `vision.events.TableWatcher(exclusions=referee.exclusions)`. Thread-safe."""
+        return self.seen.exclusions(zone)
 
     def _dispatch(self, item: Any) -> None:
         if isinstance(item, Command):
@@ -277,10 +317,14 @@ class Referee(DashboardCommands):
                            flashing=bool(self._flash_until), message=self.message)
 
     def build_snapshot(self) -> Snapshot:
+        learned = self.deck.summary() if self.deck is not None else None
         return view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.alerts,
                                    camera_ok=self.camera_ok, camera_message=self.camera_message,
-                                   wired=self.wired_seats())
+                                   wired=self.wired_seats(),
+                                   deck_tour=self.tour.snapshot() if self.tour is not None else None,
+                                   deck_learning={"views": learned["views"], "cards": learned["cards"]}
+                                   if learned is not None else None)
 
     def publish(self) -> None:
         """Show the state on the LEDs and publish a new snapshot if anything visible changed

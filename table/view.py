@@ -12,7 +12,7 @@ from typing import Any
 
 from engine import MISS, TableCommands
 from table.state import TableState
-from web.snapshot import Alert, Commands, Seat, Snapshot, Trick
+from web.snapshot import Alert, Commands, DeckLearning, DeckTour, Seat, Snapshot, Trick
 
 __all__ = ["seat_lights", "status", "build_snapshot"]
 
@@ -59,7 +59,8 @@ def status(state: TableState, *, fault: str | None, camera_ok: bool, camera_mess
 
 def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
                    lights: dict[int, str], alerts: Sequence[Alert], camera_ok: bool,
-                   camera_message: str, wired: int | None = None) -> Snapshot:
+                   camera_message: str, wired: int | None = None, deck_tour: DeckTour | None = None,
+                   deck_learning: DeckLearning | None = None) -> Snapshot:
     """The whole visible table as JSON-safe data (the dashboard's snapshot, docs/api.md).
 
     ``wired``: how many seats have a button on the header (None: every seat); a seat beyond them
@@ -136,6 +137,8 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
         # the host's commands the rules allow now: the dashboard offers only these
         "commands": _commands(deal.table_commands() if deal is not None and st.started
                               and not st.game_over else TableCommands()),
+        "deck_tour": deck_tour,  # "show me the deck" in progress (table.deck_tour)
+        "deck_learning": deck_learning,  # what the camera learned of the deck tonight
     }
 
 

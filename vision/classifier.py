@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,11 @@ DEFAULT_PROVIDERS: tuple[str, ...] = (
 FALLBACK_THRESHOLD = 0.90
 FALLBACK_MARGIN = 0.50
 
+#: Excluding impossible cards renormalises what is left; when more than this share of a crop's
+#: probability lay on cards that cannot be there, the crop looks like none of the possible cards
+#: (a stain, a misread, a second deck) and what is left is not trusted to name it: it stays unsure.
+MAX_EXCLUDED_MASS = 0.5
+
 
 class ModelError(ValueError):
     """The model file or its sidecar cannot be used; the message is one line naming the file."""
@@ -61,6 +66,11 @@ class Reading:
     confidence: float
     top3: tuple[tuple[str, float], ...] = field(default_factory=tuple)
     face_down: bool = False
+    #: set when the crop read surely as a card the caller excluded (one already seen): a
+    #: contradiction for the caller to report; the reading itself is unsure
+    excluded: str | None = None
+    #: the crop's unit embedding (models with an ``embedding`` output), for learning the deck
+    embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def unsure(self) -> bool:
@@ -74,6 +84,8 @@ class Reading:
             out["face_down"] = True
         if self.unsure:
             out["top3"] = [[label, round(p, 4)] for label, p in self.top3]
+        if self.excluded is not None:
+            out["excluded"] = self.excluded
         return out
 
 
@@ -192,18 +204,33 @@ class CardClassifier:
             raise ModelError(f"{self.model_path}: not a loadable ONNX model ({reason[:200]})") from None
         self.providers: tuple[str, ...] = tuple(self.session.get_providers())
         self._check_shapes(meta_path)
-        self.prototypes: Any = None
         # the network's own rule, for crops that match no enrolled view (classify)
         self.network_threshold, self.network_margin = self.threshold, self.margin
+        self._rule_given = (threshold is not None, margin is not None)
+        # (prototypes, threshold, margin) swapped as one value, so that a reader on the camera
+        # thread never sees the prototypes of one enrolment with the rule of another
+        self._enrolment: tuple[Any, float, float] = (None, self.threshold, self.margin)
         if prototypes is not None:
             from vision.enroll import Prototypes  # local: enrolment is optional
 
-            self.prototypes = Prototypes.load(prototypes, labels=self.labels, model_path=self.model_path)
-            # enrolment makes readings more confident: its own open-set rule unless one was given
-            if threshold is None:
-                self.threshold = self.prototypes.threshold
-            if margin is None:
-                self.margin = self.prototypes.margin
+            self.set_prototypes(Prototypes.load(prototypes, labels=self.labels, model_path=self.model_path))
+
+    @property
+    def prototypes(self) -> Any:
+        """The enrolment in use (``vision.enroll.Prototypes``) or None."""
+        return self._enrolment[0]
+
+    def set_prototypes(self, prototypes: Any) -> None:
+        """Read through another enrolment from the next batch on (None: the network alone).
+
+        Enrolment makes readings more confident, so it brings its own open-set rule unless one was
+        given to the constructor. Safe to call from another thread than the one classifying."""
+        if prototypes is not None and tuple(prototypes.labels) != self.labels:
+            raise ValueError("the enrolment was made for a model with other labels")
+        threshold = self.network_threshold if prototypes is None or self._rule_given[0] else prototypes.threshold
+        margin = self.network_margin if prototypes is None or self._rule_given[1] else prototypes.margin
+        self._enrolment = (prototypes, float(threshold), float(margin))
+        self.threshold, self.margin = float(threshold), float(margin)
 
     # -- validation ---------------------------------------------------------------------------
     def _check_shapes(self, meta_path: Path) -> None:
@@ -266,29 +293,149 @@ class CardClassifier:
         unit: np.ndarray = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-8)
         return unit
 
-    def classify(self, crops: Sequence[np.ndarray]) -> list[Reading]:
-        """Read a batch of canonical crops (all cards of a frame in one call)."""
+    def classify(self, crops: Sequence[np.ndarray], *,
+                 exclude: Collection[str] | Sequence[Collection[str]] | None = None) -> list[Reading]:
+        """Read a batch of canonical crops (all cards of a frame in one call).
+
+        ``exclude``: cards that cannot be in the crops (one set for all, or one per crop), e.g.
+        those already seen in the deal; see :func:`decide`. With an exclusion the batch is read
+        jointly: a crop that is unsure on its own may not take a card another crop of the batch
+        reads surely, and each card is given at most once (:func:`assign_jointly`).
+        """
         if len(crops) == 0:
             return []
-        if self.prototypes is not None and self.has_embedding:
-            logits, emb = self._run(crops, ["logits", "embedding"])
-            probs, matched = self.prototypes.reweigh(emb, softmax(logits))
+        protos, threshold, margin = self._enrolment
+        names = ["logits", "embedding"] if self.has_embedding else ["logits"]
+        outs = self._run(crops, names)
+        probs = softmax(outs[0])
+        emb: np.ndarray | None = None
+        if self.has_embedding:
+            emb = outs[1] / np.maximum(np.linalg.norm(outs[1], axis=1, keepdims=True), 1e-8)
+        rules = [(threshold, margin)] * len(crops)
+        if protos is not None and emb is not None:
+            probs, matched = protos.reweigh(emb, probs)
             # a crop near no enrolled view keeps the network's probabilities, so the network's rule
             # judges it: enrolment's stricter rule would only turn the network's sure reads unsure
-            return [self.decide(row) if m else self.decide(row, self.network_threshold, self.network_margin)
-                    for row, m in zip(probs, matched, strict=True)]
-        return [self.decide(row) for row in self.probabilities(crops)]
+            rules = [(threshold, margin) if m else (self.network_threshold, self.network_margin) for m in matched]
+        if exclude is None:
+            readings = [decide(self.labels, row, t, m) for row, (t, m) in zip(probs, rules, strict=True)]
+        else:
+            per_crop = _per_crop(exclude, len(crops))
+            readings = assign_jointly(self.labels, probs, rules, per_crop)
+        if emb is None:
+            return readings
+        return [_with_embedding(r, e) for r, e in zip(readings, emb, strict=True)]
 
-    def decide(self, probs: np.ndarray, threshold: float | None = None, margin: float | None = None) -> Reading:
+    def decide(self, probs: np.ndarray, threshold: float | None = None, margin: float | None = None,
+               exclude: Collection[str] = ()) -> Reading:
         """Apply the open-set rule (this reader's, unless ``threshold``/``margin`` are given) to one row."""
-        threshold = self.threshold if threshold is None else threshold
-        margin = self.margin if margin is None else margin
-        order = np.argsort(probs)[::-1][:3]
-        top3 = tuple((self.labels[int(i)], float(probs[int(i)])) for i in order)
-        best, p1 = top3[0]
-        p2 = top3[1][1] if len(top3) > 1 else 0.0
-        if p1 >= threshold and p1 - p2 >= margin:
-            if best == BACK:
-                return Reading(card=None, confidence=p1, top3=top3, face_down=True)
-            return Reading(card=best, confidence=p1, top3=top3, face_down=False)
-        return Reading(card=None, confidence=p1, top3=top3, face_down=False)
+        return decide(self.labels, probs, self.threshold if threshold is None else threshold,
+                      self.margin if margin is None else margin, exclude)
+
+
+def _with_embedding(reading: Reading, emb: np.ndarray) -> Reading:
+    return Reading(reading.card, reading.confidence, reading.top3, reading.face_down, reading.excluded,
+                   np.asarray(emb, np.float32))
+
+
+def _per_crop(exclude: Collection[str] | Sequence[Collection[str]], n: int) -> list[frozenset[str]]:
+    """One set for every crop, or one set per crop, as a list of ``n`` sets."""
+    items: list[Any] = list(exclude)
+    if any(isinstance(x, str) for x in items):
+        return [frozenset(str(x) for x in items)] * n
+    if len(items) != n:
+        raise ValueError(f"exclude: {len(items)} sets for {n} crops")
+    return [frozenset(str(c) for c in x) for x in items]
+
+
+def decide(labels: Sequence[str], probs: np.ndarray, threshold: float, margin: float,
+           exclude: Collection[str] = ()) -> Reading:
+    """The open-set rule on one row of probabilities, knowing which cards cannot be there.
+
+    Without ``exclude`` the row's best label is read when its probability reaches ``threshold``
+    and leads the second by ``margin``. With it, the excluded cards are dropped before the rule:
+
+    - a row the rule reads surely as an excluded card is a contradiction (the card was seen
+      already): the reading is unsure and names it in ``excluded``, so the caller can say so;
+    - otherwise the excluded cards' probability is removed and the rest renormalised (the
+      probability of each possible card given that the excluded ones are not there), and the rule
+      judges what is left: never below the rule, never an excluded card. When more than
+      :data:`MAX_EXCLUDED_MASS` was removed the crop stays unsure (see there).
+
+    ``back`` is never excluded (any number of cards lie face down).
+    """
+    probs = np.asarray(probs, np.float64)
+    raw = _rule(labels, probs, threshold, margin)
+    gone = [i for i, lab in enumerate(labels) if lab in exclude and lab != BACK]
+    if not gone:
+        return raw
+    if raw.card is not None and raw.card in exclude:
+        top3 = _top3(labels, _without(probs, gone))
+        return Reading(card=None, confidence=top3[0][1] if top3 else 0.0, top3=top3, excluded=raw.card)
+    removed = float(probs[gone].sum())
+    if removed <= 0.0:
+        return raw
+    rest = _without(probs, gone)
+    total = float(rest.sum())
+    if total <= 0.0:
+        return Reading(card=None, confidence=0.0, top3=())
+    if removed > MAX_EXCLUDED_MASS:
+        top3 = _top3(labels, rest / total)
+        return Reading(card=None, confidence=top3[0][1], top3=top3)
+    return _rule(labels, rest / total, threshold, margin)
+
+
+def _without(probs: np.ndarray, gone: list[int]) -> np.ndarray:
+    rest = probs.copy()
+    rest[gone] = 0.0
+    return rest
+
+
+def _top3(labels: Sequence[str], probs: np.ndarray) -> tuple[tuple[str, float], ...]:
+    order = np.argsort(-probs, kind="stable")[:3]
+    return tuple((labels[int(i)], float(probs[int(i)])) for i in order if probs[int(i)] > 0.0)
+
+
+def _rule(labels: Sequence[str], probs: np.ndarray, threshold: float, margin: float) -> Reading:
+    top3 = _top3(labels, probs)
+    if not top3:
+        return Reading(card=None, confidence=0.0, top3=())
+    best, p1 = top3[0]
+    p2 = top3[1][1] if len(top3) > 1 else 0.0
+    if p1 >= threshold and p1 - p2 >= margin:
+        if best == BACK:
+            return Reading(card=None, confidence=p1, top3=top3, face_down=True)
+        return Reading(card=best, confidence=p1, top3=top3, face_down=False)
+    return Reading(card=None, confidence=p1, top3=top3, face_down=False)
+
+
+def assign_jointly(labels: Sequence[str], probs: np.ndarray, rules: Sequence[tuple[float, float]],
+                   exclude: Sequence[Collection[str]]) -> list[Reading]:
+    """Read several crops together, each card at most once.
+
+    Crops the rule reads surely on their own (after their exclusions) keep their reading, as
+    before; the unsure ones may not take those cards. Then, greedily, the unsure crop whose best
+    possible card now passes the rule with the highest probability takes it, and the others read
+    again without it, until none passes. Greedy rather than an optimal (Hungarian) assignment:
+    a card is only ever taken when its own crop passes the open-set rule with it, so an optimal
+    matching could only add cards that fail the rule, which are never accepted anyway.
+    """
+    n = len(probs)
+    readings = [decide(labels, probs[i], *rules[i], exclude[i]) for i in range(n)]
+    taken = {r.card for r in readings if r.card is not None}
+    open_rows = [i for i, r in enumerate(readings) if r.unsure and r.excluded is None]
+    while open_rows and taken:
+        trial = {i: decide(labels, probs[i], *rules[i], set(exclude[i]) | taken) for i in open_rows}
+        sure = [i for i in open_rows if trial[i].card is not None]
+        for i in open_rows:
+            if trial[i].excluded is None:
+                readings[i] = trial[i]  # the unsure ones show possible cards only
+        if not sure:
+            break
+        best = max(sure, key=lambda i: trial[i].confidence)
+        readings[best] = trial[best]
+        card = trial[best].card
+        assert card is not None
+        taken.add(card)
+        open_rows.remove(best)
+    return readings

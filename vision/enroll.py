@@ -52,6 +52,9 @@ class Prototypes:
     weight: float = DEFAULT_WEIGHT
     threshold: float = DEFAULT_THRESHOLD
     margin: float = DEFAULT_MARGIN
+    #: the least ``match_floor`` may be (an enrolment learned a few views at a time has too few
+    #: pairs of views of one card to measure its own floor; see ``table.deck_learning``)
+    min_floor: float = 0.0
     _floor: float | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -138,7 +141,7 @@ class Prototypes:
                 same = (self.owners == self.owners[i]) & (np.arange(len(v)) != i)
                 if same.any():
                     genuine.append(float(sim[i, same].max()))
-            self._floor = max(0.0, min(genuine) - MATCH_SLACK) if genuine else 0.0
+            self._floor = max(self.min_floor, min(genuine) - MATCH_SLACK if genuine else 0.0)
         return self._floor
 
     def probabilities(self, emb: np.ndarray, net_probs: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ simulators and the tests can recognise and build events by type without loading 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = ["EVENT_KINDS", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
@@ -69,7 +69,10 @@ class VisionEvent:
     """One thing that happened on the table. ``zone`` is a zone name (``str(ZoneId)``); ``card``
     is a face label (``"QH"``, vision.labels) or ``None``; ``top3`` is set for ``card_unsure``;
     ``zones`` lists both places of a ``conflict``; ``count`` is the number of face-down cards now
-    in the zone for ``card_face_down``."""
+    in the zone for ``card_face_down``. ``seen_again`` (``card_unsure``) names a card the crop
+    read surely as though the watcher was told it cannot lie there (``exclusions``): a card seen
+    twice. ``view`` is what the classifier made of the crop (its embedding, for learning the deck),
+    or None when the finder was not sure of the card's outline; it is left out of ``to_dict``."""
 
     kind: str
     zone: str
@@ -79,6 +82,8 @@ class VisionEvent:
     top3: tuple[tuple[str, float], ...] = ()
     zones: tuple[str, ...] = ()
     count: int | None = None
+    seen_again: str | None = None
+    view: Any = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}
@@ -92,4 +97,6 @@ class VisionEvent:
             out["zones"] = list(self.zones)
         if self.count is not None:
             out["count"] = self.count
+        if self.seen_again is not None:
+            out["seen_again"] = self.seen_again
         return out

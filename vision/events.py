@@ -28,7 +28,7 @@ The watcher knows no game rules; it reports what lies where.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,12 +50,17 @@ class Reader(Protocol):
 
 @dataclass
 class Content:
-    """What lies in a zone: faces (with their best confidence), face-down cards, unsure cards."""
+    """What lies in a zone: faces (with their best confidence), face-down cards, unsure cards.
+
+    ``views`` keeps, per face, the embedding of its best reading (None when the finder was unsure
+    of the outline); ``unsure_info`` keeps, per unsure card, (view, card seen again or None)."""
 
     faces: Counter[str] = field(default_factory=Counter)
     backs: int = 0
     unsure: list[tuple[tuple[str, float], ...]] = field(default_factory=list)
     confidence: dict[str, float] = field(default_factory=dict)
+    views: dict[str, Any] = field(default_factory=dict)
+    unsure_info: list[tuple[Any, str | None]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -86,6 +91,7 @@ class _Observation:
     content: Content | None  # None: obstructed (a hand, a shadow, overlapping cards)
     crops: list[np.ndarray] = field(default_factory=list)
     grey: np.ndarray | None = None  # the rectified zone, grey and blurred: the next look's reference
+    sure: list[bool] = field(default_factory=list)  # per crop: the finder traced its outline clearly
 
 
 class TableWatcher:
@@ -95,13 +101,17 @@ class TableWatcher:
     ``motion_threshold`` (grey levels on the small image), ``motion_fraction`` (share of a zone's
     small pixels that must change to count as motion), ``px_per_mm`` (rectification scale),
     ``crop_scale`` (the crop is the card shrunk by this factor about its centre), ``detector``
-    (the learned card detector the finder merges with its contour cues, as ``identify`` does).
+    (the learned card detector the finder merges with its contour cues, as ``identify`` does),
+    ``exclusions`` (zone name -> cards that cannot lie there now; the caller knows why, e.g. the
+    referee passes the cards already seen in the deal: the classifier drops them before its
+    open-set rule and reads the crops of a frame jointly, see ``vision.classifier.decide``).
     """
 
     def __init__(self, layout: TableLayout, calibration: Calibration, classifier: Reader, *,
                  stable_s: float = 0.3, motion_threshold: int = 18, motion_fraction: float = 0.004,
                  px_per_mm: float = 1.0, margin_mm: float = 50.0, small_scale: float = 0.25,
-                 crop_scale: float = 0.95, detector: CardDetector | None = None) -> None:
+                 crop_scale: float = 0.95, detector: CardDetector | None = None,
+                 exclusions: Callable[[str], Collection[str]] | None = None) -> None:
         if stable_s < 0:
             raise ValueError("stable_s must not be negative")
         self.layout = layout
@@ -115,6 +125,7 @@ class TableWatcher:
         self.small_scale = float(small_scale)
         self.crop_scale = float(crop_scale)
         self.detector = detector
+        self.exclusions = exclusions
         self._zones = [_ZoneState(z) for z in layout.zones]
         self._small_shape: tuple[int, int] | None = None
         self._maps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -152,7 +163,9 @@ class TableWatcher:
             return []
         observations = [self._observe(image, zs) for zs in due]
         crops = [c for ob in observations for c in ob.crops]
-        readings = self.classifier.classify(crops) if crops else []
+        readings = self._classify(crops, [zs.zone.name for zs, ob in zip(due, observations, strict=True)
+                                          for _ in ob.crops])
+        sure = [s for ob in observations for s in ob.sure]
         self.stats["analyses"] += len(due)
         self.stats["crops"] += len(crops)
         i = 0
@@ -167,8 +180,8 @@ class TableWatcher:
                 continue
             zs.obstructed = False
             content = ob.content
-            for reading in readings[i:i + len(ob.crops)]:
-                self._add_reading(content, reading)
+            for reading, outline_sure in zip(readings[i:i + len(ob.crops)], sure[i:i + len(ob.crops)], strict=True):
+                self._add_reading(content, reading, outline_sure)
             i += len(ob.crops)
             if zs.checks_done == 0 and self.stable_s > 0:
                 zs.first = content  # the second look, at stable_s, must agree with this one
@@ -186,6 +199,14 @@ class TableWatcher:
             zs.committed_rect = ob.grey
             updates.append((zs, content))
         return self._commit(updates, ts)
+
+    def _classify(self, crops: list[np.ndarray], zones: list[str]) -> list[Any]:
+        if not crops:
+            return []
+        if self.exclusions is None:
+            return self.classifier.classify(crops)
+        exclude = [frozenset(self.exclusions(z)) for z in zones]
+        return self.classifier.classify(crops, exclude=exclude)  # type: ignore[call-arg]
 
     def reset(self) -> None:
         """Forget what every zone holds (a new deal, a moved camera); keeps the cached warps."""
@@ -271,23 +292,27 @@ class TableWatcher:
             self._maps[zone.name] = maps
         rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         grey = cv2.GaussianBlur(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY), (5, 5), 0)
-        quads = self._cards_in(rect, grey, zs.committed_rect)
-        if quads is None:
+        found = self._cards_in(rect, grey, zs.committed_rect)
+        if found is None:
             return _Observation(None)
         content = Content()
         crops = []
-        for quad in quads:
+        sure = []
+        for quad, clear in zip(*found, strict=True):
             centre_mm = quad.mean(axis=0) / r + [x0, y0]
             if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
                 continue
             quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
             corners = order_corners(self.calibration.to_image(quad / r + [x0, y0]).astype(np.float32))
             crops.append(warp_card(image, corners, self.canonical_size))
-        return _Observation(content, crops, grey)
+            sure.append(clear)
+        return _Observation(content, crops, grey, sure)
 
-    def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None) -> list[np.ndarray] | None:
-        """The cards of a rectified zone image (corners in its pixels), or None when something
-        that is not a card came into it. The product's finder gives the cards; the zone's own
+    def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None
+                  ) -> tuple[list[np.ndarray], list[bool]] | None:
+        """The cards of a rectified zone image (corners in its pixels) and, per card, whether the
+        finder traced its outline clearly (`FoundCard.clear`: only such crops may teach the deck),
+        or None when something that is not a card came into it. The product's finder gives the cards; the zone's own
         foreground blobs (:func:`zone_blobs`) add any card-shaped blob the finder missed, and a
         blob no card explains obstructs the zone when it is new: when the zone looked different
         there at its last commit (``reference``). A book, a glass or the pattern of a real table
@@ -299,29 +324,34 @@ class TableWatcher:
         # long (inside the 30-250 px it was trained on; of 88, 120 and 170 px this named the most
         # cards of the train/ photos, bench/vision.py --real), at a third of its default's cost
         side = int(np.ceil(max(rect.shape[:2]) * 120.0 / ch / 16) * 16)
-        found = [f.corners.astype(np.float64) for f in find_cards(rect, detector=self.detector, detector_side=side,
-                                                                  min_card_px=int(0.6 * cw))
+        cards = [f for f in find_cards(rect, detector=self.detector, detector_side=side, min_card_px=int(0.6 * cw))
                  if _card_sized(f.corners, cw, ch)]
-        quads = found + [b for b in blobs if all(_centre_inside(b.mean(axis=0), f) is False for f in found)]
+        found = [f.corners.astype(np.float64) for f in cards]
+        extra = [b for b in blobs if all(_centre_inside(b.mean(axis=0), f) is False for f in found)]
+        quads = found + extra
+        clear = [f.clear for f in cards] + [False] * len(extra)  # a blob the finder missed: not clear
         others = [o for o in others if not any(_centre_inside(np.array(o[4]), q) for q in quads)]
         if reference is None or reference.shape != grey.shape:
-            return quads
+            return quads, clear
         changed = cv2.absdiff(grey, reference) > 2 * self.motion_threshold
         for x0, y0, x1, y1, _centre in others:
             if changed[y0:y1, x0:x1].mean() > 0.25:
                 return None
-        return quads
+        return quads, clear
 
     @staticmethod
-    def _add_reading(content: Content, reading: Any) -> None:
+    def _add_reading(content: Content, reading: Any, outline_sure: bool = True) -> None:
+        view = getattr(reading, "embedding", None) if outline_sure else None
         if getattr(reading, "face_down", False):
             content.backs += 1
         elif reading.card is not None:
             content.faces[reading.card] += 1
-            content.confidence[reading.card] = max(content.confidence.get(reading.card, 0.0),
-                                                   float(reading.confidence))
+            if float(reading.confidence) >= content.confidence.get(reading.card, -1.0):
+                content.confidence[reading.card] = float(reading.confidence)
+                content.views[reading.card] = view
         else:
             content.unsure.append(tuple(reading.top3))
+            content.unsure_info.append((view, getattr(reading, "excluded", None)))
 
     # -- events --------------------------------------------------------------------------------
     def _commit(self, updates: list[tuple[_ZoneState, Content]], ts: float) -> list[VisionEvent]:
@@ -346,8 +376,9 @@ class TableWatcher:
                 placed.append((zs, card, new.confidence.get(card, 0.0)))
             if new.backs > old.backs:
                 events.append(VisionEvent("card_face_down", name, ts, count=new.backs))
-            for top3 in new.unsure[len(old.unsure):]:
-                events.append(VisionEvent("card_unsure", name, ts, top3=top3))
+            info = new.unsure_info + [(None, None)] * (len(new.unsure) - len(new.unsure_info))
+            for top3, (view, again) in zip(new.unsure[len(old.unsure):], info[len(old.unsure):], strict=True):
+                events.append(VisionEvent("card_unsure", name, ts, top3=top3, seen_again=again, view=view))
         for zs, card, conf in placed:
             elsewhere = [o.zone.name for o in self._zones
                          if o is not zs and card in o.committed.faces]
@@ -356,7 +387,8 @@ class TableWatcher:
                 events.append(VisionEvent("conflict", zs.zone.name, ts, card=card, confidence=conf,
                                           zones=(*elsewhere, zs.zone.name)))
             else:
-                events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card, confidence=conf))
+                events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card, confidence=conf,
+                                          view=zs.committed.views.get(card)))
         # a conflict resolves when only one copy is left: that one counts as placed
         for zs in self._zones:
             for card in list(zs.pending_conflict):
@@ -366,7 +398,8 @@ class TableWatcher:
                 if not any(o is not zs and card in o.committed.faces for o in self._zones):
                     zs.pending_conflict.discard(card)
                     events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card,
-                                              confidence=zs.committed.confidence.get(card)))
+                                              confidence=zs.committed.confidence.get(card),
+                                              view=zs.committed.views.get(card)))
         self.stats["events"] += len(events)
         return events
 

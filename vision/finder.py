@@ -49,6 +49,13 @@ class FoundCard:
     cue: str
 
     @property
+    def clear(self) -> bool:
+        """Whether the outline was traced by a contour cue (and, with the detector, one it agreed
+        with): not a bare detector rectangle (``cue == "network"``), not a cue's find that no
+        detection explains (its score is capped at 0.5). Only such crops may teach the deck."""
+        return self.cue in ("colour", "edges") and self.score > 0.5
+
+    @property
     def centre(self) -> tuple[float, float]:
         c = self.corners.mean(axis=0)
         return float(c[0]), float(c[1])

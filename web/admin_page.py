@@ -80,7 +80,7 @@ INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
                            "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
-                           "add_player", "seat_button"})
+                           "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 
 def _rules_form(variant: str) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from web.validate import check_command
 
 __all__ = [
     "AddPlayer", "AdjustChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
-    "EndGame", "Misdeal", "Pause", "Resume", "SeatButton", "SetZones", "ShowPam", "Undo", "UpdateSettings",
+    "EndGame", "Misdeal", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
+    "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
 ]
 
@@ -143,14 +144,33 @@ class Misdeal:
     NAME: ClassVar[str] = "misdeal"
 
 
+@dataclass(frozen=True, slots=True)
+class ResetDeckLearning:
+    """Forget what the camera learned of the table's deck tonight (it reads with the network, and
+    the enrolment file if any, again)."""
+
+    NAME: ClassVar[str] = "reset_deck_learning"
+
+
+@dataclass(frozen=True, slots=True)
+class ShowDeck:
+    """"Show me the deck": ``start`` before a deal, then lay the deck out a few cards at a time in
+    ``zone`` (default the turn-up place); each card the camera sees is enrolled and the dashboard
+    lists those still missing. ``stop`` ends it (so does the next deal)."""
+
+    NAME: ClassVar[str] = "show_deck"
+    action: str
+    zone: str | None = None
+
+
 DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
-                    | AddPlayer | SeatButton)
+                    | AddPlayer | SeatButton | ResetDeckLearning | ShowDeck)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
     cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
-                              AddPlayer, SeatButton)
+                              AddPlayer, SeatButton, ResetDeckLearning, ShowDeck)
 }
 COMMANDS: tuple[str, ...] = tuple(COMMAND_TYPES)
 """The command names, in the order docs/api.md lists them."""

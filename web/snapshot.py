@@ -79,6 +79,21 @@ class Commands(TypedDict):
     show_pam: list[str]
 
 
+class DeckTour(TypedDict):
+    """"Show me the deck" in progress: where to lay the cards, which were enrolled, which not yet."""
+
+    zone: str
+    shown: list[str]
+    missing: list[str]
+
+
+class DeckLearning(TypedDict):
+    """What the camera learned of the table's deck tonight."""
+
+    views: int
+    cards: int
+
+
 class Snapshot(TypedDict):
     version: int
     status: Status
@@ -100,3 +115,5 @@ class Snapshot(TypedDict):
     flush_claims: NotRequired[list[FlushClaim]]
     pam_shown: NotRequired[list[str]]
     commands: NotRequired[Commands]
+    deck_tour: NotRequired[DeckTour | None]
+    deck_learning: NotRequired[DeckLearning | None]

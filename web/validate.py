@@ -206,6 +206,20 @@ def _set_zones(payload: Payload) -> Payload:
     return {"zones": out}
 
 
+def _show_deck(payload: Payload) -> Payload:
+    _only(payload, {"action", "zone"})
+    action = payload.get("action")
+    if action not in ("start", "stop"):
+        raise ValueError("action must be start or stop")
+    out: Payload = {"action": action}
+    zone = payload.get("zone")
+    if zone is not None and zone != "":
+        if not isinstance(zone, str) or not ZONE_NAME.match(zone):
+            raise ValueError(f"zone {zone!r}: use seat:0 … seat:16, turn_up or stock")
+        out["zone"] = zone
+    return out
+
+
 CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "confirm_card": _confirm_card,
     "correct_card": _correct_card,
@@ -220,6 +234,8 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "show_pam": _show_pam,
     "call_civil": _empty,
     "misdeal": _empty,
+    "reset_deck_learning": _empty,
+    "show_deck": _show_deck,
 }
 
 

@@ -51,6 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-enrolled-deck", action="store_true",
                         help="read cards with the network alone, without the demo deck's enrolment "
                              "(vision/assets/decks/heruka-2color/prototypes.npz, used by default with the shipped model)")
+    parser.add_argument("--show-deck", action="store_true",
+                        help="before the first deal the host shows the camera the whole deck, one card at a "
+                             "time on the turn-up place (the Admin page's \"show me the deck\")")
+    parser.add_argument("--no-deck-learning", action="store_true",
+                        help="do not let the night teach the camera the deck (cards the host answered "
+                             "and sure reads are otherwise enrolled as the night goes on)")
 
 
 def _option_value(text: str) -> object:
@@ -136,7 +142,8 @@ def run_table(args: argparse.Namespace) -> int:
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
-                         variant=args.variant, patient=not args.headless)
+                         variant=args.variant, patient=not args.headless,
+                         learn_deck=not args.no_deck_learning)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     web = None
@@ -156,6 +163,10 @@ def run_table(args: argparse.Namespace) -> int:
             demo.referee.on_change = _printer(demo)
         else:
             demo.referee.on_change = _progress(args.hands)
+        if args.show_deck:
+            if demo.referee.deck is None:
+                raise CommandError("--show-deck needs the deck learning (drop --no-deck-learning)")
+            demo.show_deck()
         try:
             summary = demo.play(args.hands)
         except Stuck as exc:  # headless only: with the dashboard up the bots wait for the host

@@ -151,7 +151,8 @@ class Controller:
                 layout = _layout_from_zones(zones, layout)
             except ValueError as exc:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
-        watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s, detector=self._detector)
+        watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s,
+                               detector=self._detector, exclusions=self.referee.exclusions)
         self.camera = CameraLoop(self.source, watcher, self.referee.submit)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
@@ -250,7 +251,8 @@ class Controller:
         except GeometryError as exc:
             raise ValueError(str(exc)) from None
         self.camera.watcher = TableWatcher(layout, self._calibration, self._classifier,
-                                           stable_s=self.cfg.camera.stable_s, detector=self._detector)
+                                           stable_s=self.cfg.camera.stable_s, detector=self._detector,
+                                           exclusions=self.referee.exclusions)
 
     def loop(self) -> None:
         interval = self.notifier.watchdog_interval() or 1.0

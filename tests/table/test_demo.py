@@ -62,16 +62,36 @@ def test_demo_reads_with_the_enrolled_demo_deck_unless_told_not_to(tmp_path, cap
     through the demo deck's enrolment unless told not to. A stained card looks like none of the
     clean enrolled views, so enrolment has no say on it and both readers judge it by the network's
     own rule: they ask the host about the same cards (before enrolment fell back that way, its
-    stricter rule asked about more). Every card the host corrected was one flagged as unsure."""
+    stricter rule asked about more). Every card the host corrected was one flagged as unsure.
+    (The night's deck learning is off in both: it would teach them differently.)"""
     got = {}
     for flag in ([], ["--no-enrolled-deck"]):
-        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--worn", "52",
+        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--worn", "52", "--no-deck-learning",
                      "--db", str(tmp_path / f"{len(flag)}.db"), *flag]) == 0
         got[bool(flag)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     for summary in got.values():
         assert summary["cards_misread"] <= summary["cards_unsure"] and summary["chips_conserved"], got
     assert got[False]["enrolled_deck"] and not got[True]["enrolled_deck"], got
     assert got[False]["cards_unsure"] == got[True]["cards_unsure"] > 0, got
+
+
+@needs_model
+def test_the_night_learns_the_worn_deck_and_accepts_nothing_wrong(tmp_path, capsys):
+    """Seed 5 with 12 stained cards and no enrolment, a few deals with and without learning: the
+    summary counts unsure cards deal by deal, the learning night enrols the host's answers, asks
+    no more than the night without it, and neither accepts a wrong card (the whole 40-deal night
+    over seeds 1-5 is bench/deck_learning.py's)."""
+    got = {}
+    for flag in ([], ["--no-deck-learning"]):
+        assert main(["demo", "--headless", "--hands", "4", "--seed", "5", "--no-enrolled-deck", "--worn", "12",
+                     "--db", str(tmp_path / f"{len(flag)}.db"), *flag]) == 0
+        got[bool(flag)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for s in got.values():
+        assert len(s["cards_unsure_by_deal"]) == s["deals"] == 4 and sum(s["cards_unsure_by_deal"]) == s["cards_unsure"]
+        assert s["cards_accepted_wrong"] == 0 and s["cards_misread"] <= s["cards_unsure"]
+    learned, plain = got[False], got[True]
+    assert learned["deck_learned"]["from_host"] > 0 and plain["deck_learned"] == {}
+    assert learned["cards_unsure"] <= plain["cards_unsure"] and plain["cards_unsure"] > 0
 
 
 def _demo_with_a_joiner(tmp_path, *, wired, said):

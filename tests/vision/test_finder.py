@@ -187,3 +187,13 @@ def test_overlap_is_over_the_smaller_quad() -> None:
 def test_rejects_non_bgr_input() -> None:
     with pytest.raises(ValueError):
         find_cards(np.zeros((10, 10), np.uint8))
+
+
+def test_only_a_traced_outline_is_clear_enough_to_learn_from():
+    from vision.finder import FoundCard
+
+    crop = np.zeros((88, 64, 3), np.uint8)
+    corners = np.zeros((4, 2), np.float32)
+    assert FoundCard(corners, crop, 0.9, "colour").clear and FoundCard(corners, crop, 0.8, "edges").clear
+    assert not FoundCard(corners, crop, 0.9, "network").clear  # the detector's rectangle alone
+    assert not FoundCard(corners, crop, 0.5, "colour").clear  # a cue's find no detection explains

@@ -38,6 +38,9 @@ def post(admin, name, body):
     ("show_pam", {"player": "Cal "}, {"player": "Cal"}),
     ("call_civil", {}, {}),
     ("misdeal", {}, {}),
+    ("reset_deck_learning", {}, {}),
+    ("show_deck", {"action": "start", "zone": "stock"}, {"action": "start", "zone": "stock"}),
+    ("show_deck", {"action": "stop"}, {"action": "stop"}),
 ])
 def test_valid_commands_reach_the_service_clean(admin, service, name, body, expected):
     resp = post(admin, name, body)
@@ -57,6 +60,9 @@ def test_update_settings_checks_options_with_the_engine(admin, service):
 
 @pytest.mark.parametrize("name, body, reason", [
     ("confirm_card", {}, "alert_id is required"),
+    ("show_deck", {"action": "go"}, "action must be start or stop"),
+    ("show_deck", {"action": "start", "zone": "table"}, "use seat:0"),
+    ("reset_deck_learning", {"all": True}, "unexpected field(s): all"),
     ("confirm_card", {"alert_id": "5"}, "whole number"),
     ("confirm_card", {"alert_id": True}, "whole number"),
     ("confirm_card", {"alert_id": 5, "extra": 1}, "unexpected field(s): extra"),
@@ -216,3 +222,22 @@ def test_every_rule_default_is_an_attribute_that_parses_as_json(admin):
     assert set(defaults) == {f.name for f in fields(Options)} - {"variant"}
     for name, text in defaults.items():
         assert json.loads(text) == expected[name], name
+
+
+def test_the_deck_section_and_show_me_the_deck_on_the_live_part(admin, service):
+    client, token = admin
+    html = client.get("/admin").get_data(as_text=True)
+    assert 'id="show-deck-form"' in html and "Forget what the camera learned of the deck" in html
+    with service._cond:
+        service._state["deck_learning"] = {"views": 7, "cards": 5}
+        service._state["deck_tour"] = {"zone": "stock", "shown": ["2C", "3C"], "missing": ["4C", "QS"]}
+        service._bump()
+    html = client.get("/admin").get_data(as_text=True)
+    assert "7 views of 5 cards" in html and 'id="show-deck-form"' not in html  # a tour is on
+    live = client.get("/admin/partial").get_data(as_text=True)
+    assert "Showing the deck in the stock" in live and "<b>2</b> of 52 enrolled" in live
+    assert 'id="deck-missing"' in live and "Done showing the deck" in live
+    # without JavaScript: the form posts, the page comes back with the service's sentence
+    resp = client.post("/admin/do/show_deck", data={"csrf_token": token, "action": "stop"},
+                       headers={"Origin": ORIGIN})
+    assert resp.status_code == 303 and service.commands[-1] == ("show_deck", {"action": "stop"})
