@@ -28,14 +28,16 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def night(seed: int, hands: int, worn: int, learn: bool, grab: Any = None, show_deck: bool = False) -> Any:
+def night(seed: int, hands: int, worn: int, learn: bool, grab: Any = None, show_deck: bool = False,
+          detector: bool = False) -> Any:
     from table.demo_table import TableDemo
-    from table.runtime import load_classifier
+    from table.runtime import load_classifier, load_detector
 
     clf = load_classifier(None)
+    det = load_detector(None) if detector else None
     with tempfile.TemporaryDirectory(prefix="loo-bench-") as tmp:
         demo = TableDemo(db=Path(tmp) / "ledger.db", players=["Ann", "Bea", "Cal", "Dan"], seed=seed,
-                         classifier=clf, revoke_rate=0.15, worn=worn, learn_deck=learn)
+                         classifier=clf, revoke_rate=0.15, worn=worn, learn_deck=learn, detector=det)
         if grab is not None:
             submit = demo.camera_loop.submit
 
@@ -88,6 +90,8 @@ def main() -> int:
     ap.add_argument("--hands", type=int, default=40, help="deals per night at most (default 40)")
     ap.add_argument("--worn", type=int, default=12, help="stained cards in the deck (default 12)")
     ap.add_argument("--no-learning", action="store_true", help="the camera never learns (the baseline)")
+    ap.add_argument("--detector", action="store_true",
+                    help="the camera's finder with the learned card detector (as `loo-table demo --detector`)")
     ap.add_argument("--show-deck", action="store_true",
                     help="the host shows the camera the deck before the first deal (\"show me the deck\")")
     ap.add_argument("--similarities", metavar="SEEDS", help="print crop similarities for these seeds instead")
@@ -98,7 +102,8 @@ def main() -> int:
         return 0
     total = {"first": 0, "second": 0, "wrong": 0}
     for seed in (int(s) for s in args.seeds.split(",")):
-        s = night(seed, args.hands, args.worn, not args.no_learning, show_deck=args.show_deck)
+        s = night(seed, args.hands, args.worn, not args.no_learning, show_deck=args.show_deck,
+                  detector=args.detector)
         per = s.cards_unsure_by_deal
         half = (len(per) + 1) // 2
         first, second = sum(per[:half]), sum(per[half:])

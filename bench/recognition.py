@@ -107,7 +107,7 @@ def stained_deck_figures(models: Path, prototypes: Path | None) -> dict[str, lis
         if enrolled is not None:
             readers["enrolled"] = enrolled
             bare = CardClassifier(model, threads=1, prototypes=prototypes)
-            bare.prototypes = dataclasses.replace(bare.prototypes, _floor=0.0)
+            bare.set_prototypes(dataclasses.replace(bare.prototypes, _floor=0.0))
             readers["enrolled, no match floor"] = bare
     out = {name: [0, 0, 0] for name in readers}
     with tempfile.TemporaryDirectory() as tmp:

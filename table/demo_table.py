@@ -139,11 +139,12 @@ class TableDemo:
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
                  options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
                  variant: str = "three_card", wired: int | None = None, patient: bool = False,
-                 learn_deck: bool = True) -> None:
+                 learn_deck: bool = True, detector: Any = None) -> None:
         """`wired`: seats with a mock button (default: every seat the pin config wires, as `loo-table
         run` opens them, so a late joiner finds a button). `patient`: the dashboard is up, so when
         the bots cannot act they wait for the host instead of raising `table.simulate.Stuck`.
-        `learn_deck`: the night teaches the camera the deck (`table.deck_learning`), as at a real table."""
+        `learn_deck`: the night teaches the camera the deck (`table.deck_learning`), as at a real table.
+        `detector`: the learned card detector the camera's finder uses, as `loo-table run` loads it."""
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -182,9 +183,10 @@ class TableDemo:
         self.scene = SyntheticTable(seed=seed, seats=len(players), size=size, noise=True, deck=deck)
         self.camera = SceneCamera(self.scene)
         self._classifier = classifier
+        self._detector = detector
         self.layout = self.scene.layout  # the zones the camera watches and the bots lay cards in
         self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3,
-                                    exclusions=self.referee.exclusions)
+                                    exclusions=self.referee.exclusions, detector=detector)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
         self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
         if self.referee.state.zones:
@@ -210,7 +212,7 @@ class TableDemo:
 
         layout = layout_from_zones(zones, self.layout)
         self.watcher = TableWatcher(layout, self.scene.calibration, self._classifier, stable_s=0.3,
-                                    exclusions=self.referee.exclusions)
+                                    exclusions=self.referee.exclusions, detector=self._detector)
         self.camera_loop.watcher = self.watcher
         self.layout = layout
 

@@ -48,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "struggles with them now and then (default: 4)")
     parser.add_argument("--db", metavar="PATH", help="ledger file (default: a new one in a temporary folder)")
     parser.add_argument("--model", metavar="PATH", help="card model (default: the shipped one)")
+    parser.add_argument("--detector", action="store_true",
+                        help="find cards with the learned card detector too, as `loo-table run` does (off: the "
+                             "synthetic table's cards lie apart on a plain cloth, where the contour cues trace "
+                             "them exactly and the worn-deck nights ask about fewer cards)")
     parser.add_argument("--no-enrolled-deck", action="store_true",
                         help="read cards with the network alone, without the demo deck's enrolment "
                              "(vision/assets/decks/heruka-2color/prototypes.npz, used by default with the shipped model)")
@@ -116,7 +120,7 @@ def run_table(args: argparse.Namespace) -> int:
     options = _house_rules(args.option)
 
     from table.demo_table import TableDemo
-    from table.runtime import demo_prototypes_path, load_classifier
+    from table.runtime import demo_prototypes_path, load_classifier, load_detector
     from table.simulate import Stuck
     from vision.classifier import ModelError
 
@@ -124,6 +128,7 @@ def run_table(args: argparse.Namespace) -> int:
     enrolled = None if (args.no_enrolled_deck or args.model) else demo_prototypes_path()
     try:
         classifier = load_classifier(args.model, threads=1, prototypes=enrolled)
+        detector = load_detector(None, threads=1) if args.detector else None
     except (ModelError, OSError) as exc:
         raise CommandError(f"card model: {exc}") from None
     tmp = None
@@ -143,7 +148,7 @@ def run_table(args: argparse.Namespace) -> int:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
                          variant=args.variant, patient=not args.headless,
-                         learn_deck=not args.no_deck_learning)
+                         learn_deck=not args.no_deck_learning, detector=detector)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     web = None
