@@ -4,19 +4,13 @@ alert when the camera reads a card a second time."""
 from __future__ import annotations
 
 import numpy as np
+from test_referee import start_deal
 
 from table.seen_cards import SeenCards
 from vision.classifier import Reading
 from vision.event_types import VisionEvent
 from vision.events import TableWatcher
 from vision.synthetic import PlacedCard, SyntheticTable
-
-
-def start_deal(t, turn_up="7H"):
-    t.dealer()
-    t.card("turn_up", turn_up)
-    for p in ["Ann", "Bea", "Cal", "Dot"]:
-        t.press(p)
 
 
 def test_cards_seen_are_excluded_everywhere_but_where_they_lie(table):
