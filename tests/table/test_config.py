@@ -125,3 +125,17 @@ def test_model_prototypes_key_is_checked_at_load(tmp_path):
     assert "\n" not in str(err.value)
     with pytest.raises(ConfigError, match="model.prototypes: expected a path string"):
         parse_config({"model": {"prototypes": 3}})
+
+
+def test_model_detector_can_be_turned_off_and_a_missing_file_is_one_clear_error(tmp_path):
+    """`[model] detector`: empty is the shipped detector, "off" the contour cues alone, and a path
+    that is not there stops start-up with one line naming it (as the card model does)."""
+    from table.runtime import load_detector
+    from vision.classifier import ModelError
+
+    assert load_detector(parse_config({"model": {"detector": "off"}}).model.detector) is None
+    assert load_detector(parse_config({}).model.detector) is not None
+    missing = tmp_path / "none.onnx"
+    with pytest.raises(ModelError, match="detector model file missing") as err:
+        load_detector(parse_config({"model": {"detector": str(missing)}}).model.detector)
+    assert str(missing) in str(err.value) and "\n" not in str(err.value)
