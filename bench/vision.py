@@ -148,7 +148,7 @@ def real_photo_frames(folder: Path, model: Path | None, detector_path: str | Non
 
     import cv2
 
-    from models.real_scenes import _meets, outline_in_box
+    from models.real_scenes import boxes_meet, outline_in_box
     from vision.events import TableWatcher
     from vision.geometry import CARD_MM, Calibration, TableLayout, Zone
     from vision.voc import labelled_photos, rank_of, read_labels
@@ -164,7 +164,7 @@ def real_photo_frames(folder: Path, model: Path | None, detector_path: str | Non
         boxes = [lab.box for lab in labels]
         lab_img = cv2.cvtColor(cv2.GaussianBlur(image, (3, 3), 0), cv2.COLOR_BGR2LAB)
         longs = [float(np.linalg.norm(q[3] - q[0])) for i, b in enumerate(boxes)
-                 if not any(_meets(b, o) for j, o in enumerate(boxes) if j != i)
+                 if not any(boxes_meet(b, o) for j, o in enumerate(boxes) if j != i)
                  for q in [outline_in_box(b, lab_img)]]
         longs = longs or [max(b[2] - b[0], b[3] - b[1]) for b in boxes]
         px_per_mm = float(np.median(longs)) / CARD_MM[1]

@@ -104,7 +104,8 @@ def outline_in_box(box: tuple[float, float, float, float], lab: np.ndarray, aspe
     return a if _edge_support(lab, a) >= _edge_support(lab, b) else b
 
 
-def _meets(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+def boxes_meet(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    """Whether two label boxes overlap by more than 2 % of the smaller: one card may cover the other."""
     ix = min(a[2], b[2]) - max(a[0], b[0])
     iy = min(a[3], b[3]) - max(a[1], b[1])
     return ix > 0 and iy > 0 and ix * iy > 0.02 * min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
@@ -132,7 +133,7 @@ def load_real_photos(folders: list[Path], *, hold_every: int = 5) -> tuple[list[
             lab = cv2.cvtColor(cv2.GaussianBlur(im, (3, 3), 0), cv2.COLOR_BGR2LAB)
             clear, unclear = [], []
             for i, b in enumerate(boxes):
-                if any(_meets(b, o) for j, o in enumerate(boxes) if j != i):
+                if any(boxes_meet(b, o) for j, o in enumerate(boxes) if j != i):
                     unclear.append(b)
                 else:
                     clear.append(outline_in_box(b, lab))

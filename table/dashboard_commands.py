@@ -38,8 +38,9 @@ class DashboardCommands(Interpreter):
 
     def wired_seats(self) -> int | None:
         """How many seats have a button on the header (None: not known, every seat is taken to
-        have one). Set by the controller from the seat controls it opened."""
-        raise NotImplementedError  # Referee
+        have one): the default when no controller says otherwise; the Referee answers from the
+        seat controls the controller opened."""
+        return None
 
     def _command(self, c: cmd.DashboardCommand) -> dict[str, Any]:
         st = self.state

@@ -56,6 +56,16 @@ def test_text_mode_is_kept(capsys):
     assert capsys.readouterr().out.strip()
 
 
+def _summaries_without_and_with(tmp_path, capsys, flag: str, args: list[str]) -> dict[bool, dict]:
+    """Two headless demo nights, the same but for ``flag``: their JSON summaries keyed by whether
+    the flag was given."""
+    got = {}
+    for extra in ([], [flag]):
+        assert main(["demo", "--headless", *args, "--db", str(tmp_path / f"{len(extra)}.db"), *extra]) == 0
+        got[bool(extra)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    return got
+
+
 @needs_model
 def test_demo_reads_with_the_enrolled_demo_deck_unless_told_not_to(tmp_path, capsys):
     """Seed 1, one deal, every card coffee-stained over its indices (--worn 52). The demo reads
@@ -64,11 +74,8 @@ def test_demo_reads_with_the_enrolled_demo_deck_unless_told_not_to(tmp_path, cap
     own rule: they ask the host about the same cards (before enrolment fell back that way, its
     stricter rule asked about more). Every card the host corrected was one flagged as unsure.
     (The night's deck learning is off in both: it would teach them differently.)"""
-    got = {}
-    for flag in ([], ["--no-enrolled-deck"]):
-        assert main(["demo", "--headless", "--hands", "1", "--seed", "1", "--worn", "52", "--no-deck-learning",
-                     "--db", str(tmp_path / f"{len(flag)}.db"), *flag]) == 0
-        got[bool(flag)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    got = _summaries_without_and_with(tmp_path, capsys, "--no-enrolled-deck",
+                                      ["--hands", "1", "--seed", "1", "--worn", "52", "--no-deck-learning"])
     for summary in got.values():
         assert summary["cards_misread"] <= summary["cards_unsure"] and summary["chips_conserved"], got
     assert got[False]["enrolled_deck"] and not got[True]["enrolled_deck"], got
@@ -81,11 +88,8 @@ def test_the_night_learns_the_worn_deck_and_accepts_nothing_wrong(tmp_path, caps
     summary counts unsure cards deal by deal, the learning night enrols the host's answers, asks
     no more than the night without it, and neither accepts a wrong card (the whole 40-deal night
     over seeds 1-5 is bench/deck_learning.py's)."""
-    got = {}
-    for flag in ([], ["--no-deck-learning"]):
-        assert main(["demo", "--headless", "--hands", "4", "--seed", "5", "--no-enrolled-deck", "--worn", "12",
-                     "--db", str(tmp_path / f"{len(flag)}.db"), *flag]) == 0
-        got[bool(flag)] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    got = _summaries_without_and_with(tmp_path, capsys, "--no-deck-learning",
+                                      ["--hands", "4", "--seed", "5", "--no-enrolled-deck", "--worn", "12"])
     for s in got.values():
         assert len(s["cards_unsure_by_deal"]) == s["deals"] == 4 and sum(s["cards_unsure_by_deal"]) == s["cards_unsure"]
         assert s["cards_accepted_wrong"] == 0 and s["cards_misread"] <= s["cards_unsure"]
