@@ -28,6 +28,7 @@ import numpy as np
 
 from vision.classifier import CANONICAL_SIZE
 from vision.detector import CardDetector, Detection
+from vision.outline_fit import fit_outline
 
 _WEIGHTS = np.array([[0.6, 1.5, 1.5]], np.float32)
 CARD_ASPECT = 3.5 / 2.5  # long side / short side of a standard card
@@ -373,8 +374,12 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     kept = kept[:max_cards]
     found: list[FoundCard] = []
     for score, quad, cue in kept:
-        corners = _snap_to_edges(image_bgr, quad / scale) if cue != "network" else \
-            order_corners(_snap_to_edges(image_bgr, order_corners(quad / scale)))
+        if cue == "network":
+            # a bare detector rectangle is often degrees and a tenth of a card off: fit it to the
+            # photo's edges first (vision/outline_fit.py), then snap its corners as the cues' are
+            corners = order_corners(_snap_to_edges(image_bgr, order_corners(fit_outline(image_bgr, quad / scale))))
+        else:
+            corners = _snap_to_edges(image_bgr, quad / scale)
         found.append(FoundCard(corners=corners.astype(np.float32), crop=warp_card(image_bgr, corners),
                                score=round(min(score, 1.0), 3), cue=cue))
     found.sort(key=lambda f: (round(f.centre[1] / max(H / 8, 1)), f.centre[0]))
