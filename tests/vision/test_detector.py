@@ -1,0 +1,48 @@
+"""The detector reads a photo at two sizes: cards that fill the frame are found too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from card_scene import card_scene, rect
+
+from vision.detector import CardDetector, quad_iou
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def detector() -> CardDetector:
+    return CardDetector(ROOT / "models" / "card_detector.onnx")
+
+
+@pytest.mark.parametrize(("card", "long_px"), [("7H", 300), ("KH", 380)])
+def test_a_card_filling_the_frame_is_found_at_half_size(detector: CardDetector, card: str, long_px: int) -> None:
+    """At the default 512 px the card is larger than any the network learnt from and it sees
+    nothing there; the second reading at 256 px finds it."""
+    truth = rect(320, 240, long_px, long_px / 1.4, 80)
+    image = card_scene(card, truth)
+    assert not [d for d in detector.detect_at(image, 512) if quad_iou(d.corners, truth) >= 0.5]
+    assert [d for d in detector.detect(image) if quad_iou(d.corners, truth) >= 0.5]
+
+
+def test_a_card_seen_at_both_sizes_is_reported_once(detector: CardDetector) -> None:
+    truth = rect(320, 240, 200, 200 / 1.4, 80)
+    image = card_scene("7H", truth)
+    assert len(detector.detect_at(image, 512)) == 1
+    assert len(detector.detect_at(image, 256)) == 1
+    assert len(detector.detect(image)) == 1
+
+
+def test_a_given_size_reads_once(detector: CardDetector) -> None:
+    """A caller that knows the cards' size (a table zone) gets the one reading it asks for."""
+    image = card_scene("KH", rect(320, 240, 380, 380 / 1.4, 80))
+    assert detector.detect(image, work_side=512) == detector.detect_at(image, 512) == []
+
+
+def test_quad_iou() -> None:
+    a = rect(50, 50, 40, 20, 0)
+    assert quad_iou(a, a) == pytest.approx(1.0)
+    assert quad_iou(a, rect(50 + 20, 50, 40, 20, 0)) == pytest.approx(1 / 3, abs=1e-3)
+    assert quad_iou(a, rect(500, 500, 40, 20, 0)) == 0.0
