@@ -110,3 +110,32 @@ def fit_outline(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float 
     mid = c + u_best * (side_at[0] - side_at[1]) / 2 + v_best * (side_at[2] - side_at[3]) / 2
     rect = _rect(mid, u_best, half_long, half_short)
     return (rect / np.array([sx, sy], np.float32) + np.array([x0, y0], np.float32)).astype(np.float32)
+
+
+def edge_support(image_bgr: np.ndarray, quad: np.ndarray, *, samples: int = 24) -> float:
+    """How well ``quad``'s four sides lie on the card's outline: the mean over its sides of the
+    median colour step across the side (CIE Lab, just inside against just outside), where the
+    inside must not be darker than the outside (card paper is lighter than what lies around it).
+
+    Why: two outlines of one card (a contour cue's and the detector's fitted rectangle) are
+    compared by what the photo shows along them, the only judge both answer to.
+    """
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    sides = np.roll(q, -1, axis=0) - q
+    lengths = np.linalg.norm(sides, axis=1)
+    if float(lengths.min()) < 4:
+        return 0.0
+    step = max(1.0, 0.02 * float(lengths.max()))
+    normals = np.stack([sides[:, 1], -sides[:, 0]], axis=1) / lengths[:, None]
+    outward = np.sign(np.einsum("ij,ij->i", normals, q + sides / 2 - q.mean(axis=0)))
+    normals *= np.where(outward == 0, 1.0, outward)[:, None].astype(np.float32)
+    t = np.linspace(0.1, 0.9, samples, dtype=np.float32)
+    pts = q[:, None, :] + t[None, :, None] * sides[:, None, :]  # (4, samples, 2)
+    both = np.concatenate([pts - step * normals[:, None, :], pts + step * normals[:, None, :]], axis=0)
+    vals = cv2.remap(image_bgr, both[..., 0].astype(np.float32), both[..., 1].astype(np.float32), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE)
+    lab = cv2.cvtColor(vals, cv2.COLOR_BGR2LAB).astype(np.float32)
+    inside, outside = lab[:4], lab[4:]
+    diff = np.linalg.norm(inside - outside, axis=2)
+    diff = np.where(inside[..., 0] + 5.0 < outside[..., 0], 0.0, diff)
+    return float(np.median(diff, axis=1).mean())

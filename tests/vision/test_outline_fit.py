@@ -14,7 +14,7 @@ import vision.finder as finder
 from vision.classifier import CardClassifier
 from vision.detector import CardDetector
 from vision.identify import identify
-from vision.outline_fit import fit_outline
+from vision.outline_fit import edge_support, fit_outline
 
 ROOT = Path(__file__).resolve().parents[2]
 PHOTOS = ROOT / "tests" / "data" / "photos" / "bicycle-9a"
@@ -62,3 +62,25 @@ def test_a_real_overlapping_pair_is_read_only_with_the_fit() -> None:
         rough = sorted(c.reading.card or "?" for c in identify(image, reader, detector))
     assert fitted == ["JS", "QD"]
     assert rough == ["?", "JS"]
+
+
+@pytest.mark.parametrize("card", ["7H", "KH"])
+def test_edge_support_prefers_the_card_s_outline(card: str) -> None:
+    """The card's own outline is backed by the photo better than one a tenth too small (a court
+    card's picture frame lies there) or a tenth too large (the table around it)."""
+    truth = rect(320, 240, 210, 150, 20)
+    image = card_scene(card, truth)
+    on = edge_support(image, truth)
+    assert on > 1.5 * edge_support(image, rect(320, 240, 189, 135, 20))
+    assert on > 1.5 * edge_support(image, rect(320, 240, 231, 165, 20))
+
+
+def test_edge_support_asks_for_paper_lighter_than_the_table() -> None:
+    """A dark shape of a card's size on a light table backs no card outline."""
+    image = np.full((480, 640, 3), 200, np.uint8)
+    truth = rect(320, 240, 210, 150, 0)
+    cv2.fillConvexPoly(image, truth.astype(np.int32), (40, 40, 40))
+    assert edge_support(image, truth) == 0.0
+    light = np.full((480, 640, 3), 40, np.uint8)
+    cv2.fillConvexPoly(light, truth.astype(np.int32), (220, 220, 220))
+    assert edge_support(light, truth) > 100
