@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,23 +89,27 @@ class CardDetector:
         (out,) = self.session.run(None, {self.input_name: x})
         return np.asarray(out[0], np.float32), nw / w
 
-    def detect(self, image_bgr: np.ndarray, *, work_side: int | None = None) -> list[Detection]:
-        """Every card the network sees, best first. ``work_side``: the long side to scale the
-        photo to (a caller that knows the cards' size in pixels, such as a rectified table zone,
-        keeps them in the trained 30-250 px range at a fraction of the cost).
+    def detect(self, image_bgr: np.ndarray, *, work_side: int | Sequence[int] | None = None) -> list[Detection]:
+        """Every card the network sees, best first. ``work_side``: the long side (or sides, read
+        in turn) to scale the photo to; a caller that knows the cards' size in pixels, such as a
+        rectified table zone, keeps them in the trained 30-250 px range at a fraction of the cost.
 
-        Without it the photo is read twice, at the default long side and at half of it, and a card
-        seen only at half size is added. Why: the scenes the network learnt from are 224 px, so a
-        card that fills a phone photo is 300 px tall at 512 and out of the range it knows; at 256
-        it is found (on the held-back ``train/`` photos, 89 of 108 cards found at one size, 98 at
-        both), for a quarter more time.
+        By default the photo is read twice, at the default long side and at half of it. Why: the
+        scenes the network learnt from are 224 px, so a card that fills a phone photo is 300 px
+        tall at 512 and out of the range it knows; at 256 it is found (on the held-back
+        ``train/`` photos, 89 of 108 cards found at one size, 98 at both), for a quarter more time.
+        A card a later reading finds is added unless an earlier one has it already.
         """
-        if work_side is not None:
-            return self.detect_at(image_bgr, work_side)
-        found = self.detect_at(image_bgr, self.work_side)
-        for det in self.detect_at(image_bgr, self.work_side // 2):
-            if all(quad_iou(det.corners, other.corners) < 0.3 for other in found):
-                found.append(det)
+        if work_side is None:
+            sides: Sequence[int] = (self.work_side, self.work_side // 2)
+        elif isinstance(work_side, int):
+            sides = (work_side,)
+        else:
+            sides = tuple(work_side)
+        found: list[Detection] = []
+        for i, side in enumerate(sides):
+            more = self.detect_at(image_bgr, side)
+            found += more if i == 0 else [d for d in more if all(quad_iou(d.corners, o.corners) < 0.3 for o in found)]
         found.sort(key=lambda d: -d.score)
         return found
 

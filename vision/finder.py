@@ -21,6 +21,7 @@ reads cards either way up).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -316,7 +317,7 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64,
                thorough: bool = False, detector: CardDetector | None = None,
-               detector_side: int | None = None) -> list[FoundCard]:
+               detector_side: int | Sequence[int] | None = None) -> list[FoundCard]:
     """Every card in ``image_bgr`` (any rotation, any table), top-to-bottom, left-to-right.
 
     ``min_card_px`` is the shortest card side (in the original image) worth reading. The edge cue
@@ -324,7 +325,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     With a ``detector`` (:class:`vision.detector.CardDetector`), the network's cards are the
     answer: a card the contour cues also found takes their more exact outline, and the cues'
     other finds are kept only where the network saw no card but they are sure of it.
-    ``detector_side`` is the long side the detector scales the image to (default: its own).
+    ``detector_side`` is the long side (or sides) the detector scales the image to (default: its own two).
     """
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("find_cards expects an H×W×3 BGR image")

@@ -46,3 +46,11 @@ def test_quad_iou() -> None:
     assert quad_iou(a, a) == pytest.approx(1.0)
     assert quad_iou(a, rect(50 + 20, 50, 40, 20, 0)) == pytest.approx(1 / 3, abs=1e-3)
     assert quad_iou(a, rect(500, 500, 40, 20, 0)) == 0.0
+
+
+def test_sides_are_read_in_turn(detector: CardDetector) -> None:
+    """A zone of the live table names its own sizes: the second finds what the first missed."""
+    truth = rect(320, 240, 300, 300 / 1.4, 80)
+    image = card_scene("7H", truth)
+    assert not [d for d in detector.detect(image, work_side=512) if quad_iou(d.corners, truth) >= 0.5]
+    assert [d for d in detector.detect(image, work_side=[512, 256]) if quad_iou(d.corners, truth) >= 0.5]
