@@ -46,7 +46,8 @@ _CLEARLY_BETTER = 1.3
 class FoundCard:
     """One card in the photo: ``corners`` (4×2 float32, image pixels, clockwise from the card's
     top-left, portrait) and ``crop`` (canonical-size BGR warp). ``score`` (0..1) says how card-like
-    the outline was; ``cue`` names the cue that found it ("colour" or "edges")."""
+    the outline was; ``cue`` names whose outline it is ("colour" or "edges": a contour cue's;
+    "network": the detector's rectangle fitted to the photo's edges)."""
 
     corners: np.ndarray
     crop: np.ndarray
