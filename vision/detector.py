@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,7 +89,8 @@ class CardDetector:
         (out,) = self.session.run(None, {self.input_name: x})
         return np.asarray(out[0], np.float32), nw / w
 
-    def detect(self, image_bgr: np.ndarray, *, work_side: int | Sequence[int] | None = None) -> list[Detection]:
+    def detect(self, image_bgr: np.ndarray, *, work_side: int | Sequence[int] | None = None,
+               better: Callable[[Detection, Detection], bool] | None = None) -> list[Detection]:
         """Every card the network sees, best first. ``work_side``: the long side (or sides, read
         in turn) to scale the photo to; a caller that knows the cards' size in pixels, such as a
         rectified table zone, keeps them in the trained 30-250 px range at a fraction of the cost.
@@ -98,7 +99,10 @@ class CardDetector:
         scenes the network learnt from are 224 px, so a card that fills a phone photo is 300 px
         tall at 512 and out of the range it knows; at 256 it is found (on the held-back
         ``train/`` photos, 89 of 108 cards found at one size, 98 at both), for a quarter more time.
-        A card a later reading finds is added unless an earlier one has it already.
+        A card a later reading finds is added unless an earlier one has it already; where it
+        overlaps just one earlier card, ``better(earlier, later)`` (default: never) may say the
+        later reading's outline should take its place (a card at 512 too large to be seen whole
+        comes out as a part of itself).
         """
         if work_side is None:
             sides: Sequence[int] = (self.work_side, self.work_side // 2)
@@ -108,8 +112,12 @@ class CardDetector:
             sides = tuple(work_side)
         found: list[Detection] = []
         for i, side in enumerate(sides):
-            more = self.detect_at(image_bgr, side)
-            found += more if i == 0 else [d for d in more if all(quad_iou(d.corners, o.corners) < 0.3 for o in found)]
+            for det in self.detect_at(image_bgr, side):
+                clash = [k for k, other in enumerate(found) if quad_iou(det.corners, other.corners) >= 0.3]
+                if i == 0 or not clash:
+                    found.append(det)
+                elif len(clash) == 1 and better is not None and better(found[clash[0]], det):
+                    found[clash[0]] = det
         found.sort(key=lambda d: -d.score)
         return found
 

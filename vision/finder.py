@@ -29,7 +29,7 @@ import numpy as np
 
 from vision.classifier import CANONICAL_SIZE
 from vision.detector import CardDetector, Detection
-from vision.outline_fit import edge_support, fit_outline
+from vision.outline_fit import edge_support, fit_outline, try_fit
 
 _WEIGHTS = np.array([[0.6, 1.5, 1.5]], np.float32)
 CARD_ASPECT = 3.5 / 2.5  # long side / short side of a standard card
@@ -376,7 +376,8 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
             kept[clash[0]] = cand
     merged: list[tuple[float, np.ndarray, str, np.ndarray | None]] = [(*k, None) for k in kept]
     if detector is not None:
-        merged = _with_detections(detector.detect(image_bgr, work_side=detector_side), kept, scale, min_card_px)
+        merged = _with_detections(detector.detect(image_bgr, work_side=detector_side, better=lambda a, b: _backed_better(image_bgr, a, b)),
+                                  kept, scale, min_card_px)
     found: list[FoundCard] = []
     for score, quad, cue, network in merged[:max_cards]:
         if cue == "network":
@@ -401,6 +402,17 @@ def _fitted(image_bgr: np.ndarray, rough: np.ndarray) -> np.ndarray:
     """A detector rectangle fitted to the photo's edges (it is often degrees and a tenth of a card
     off: vision/outline_fit.py), its corners then snapped as the cues' are."""
     return order_corners(_snap_to_edges(image_bgr, order_corners(fit_outline(image_bgr, rough))))
+
+
+def _backed_better(image_bgr: np.ndarray, first: Detection, second: Detection) -> bool:
+    """Whether ``second`` is the whole of a card ``first`` saw a part of: a third larger, fitted
+    to the photo's edges (a loose box over a pile of papers fits none), and that fit backed
+    better than ``first``'s outline. (Two readings of one card at about the same size are left
+    alone: fitting both costs more than it changes.)"""
+    if cv2.contourArea(second.corners) < 1.3 * cv2.contourArea(first.corners):
+        return False
+    whole = try_fit(image_bgr, second.corners)
+    return whole is not None and edge_support(image_bgr, whole) > edge_support(image_bgr, fit_outline(image_bgr, first.corners))
 
 
 def _with_detections(detections: list[Detection], cues: list[tuple[float, np.ndarray, str]], scale: float,

@@ -31,10 +31,19 @@ def _rect(centre: np.ndarray, u: np.ndarray, half_long: float, half_short: float
 
 def fit_outline(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float = 12.0,
                 reach: float = 0.18, min_gain: float = 1.15) -> np.ndarray:
-    """The rectangle near ``quad`` (4×2, image pixels, any order) whose sides lie on the photo's edges.
+    """The rectangle near ``quad`` (4×2, image pixels, any order) whose sides lie on the photo's
+    edges, or ``quad`` itself where :func:`try_fit` finds none."""
+    fitted = try_fit(image_bgr, quad, max_turn_deg=max_turn_deg, reach=reach, min_gain=min_gain)
+    return np.asarray(quad, np.float32).reshape(4, 2) if fitted is None else fitted
+
+
+def try_fit(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float = 12.0,
+            reach: float = 0.18, min_gain: float = 1.15) -> np.ndarray | None:
+    """The rectangle near ``quad`` (4×2, image pixels, any order) whose sides lie on the photo's
+    edges, or None.
 
     ``reach``: how far each side may move, as a fraction of the card's long side. The answer is
-    ``quad`` itself unless the fitted sides' edges are at least ``min_gain`` times as strong as
+    None unless the fitted sides' edges are at least ``min_gain`` times as strong as
     the rough rectangle's, the fitted card keeps a card's proportions, and at least three of its
     sides were found on an edge.
     """
@@ -45,7 +54,7 @@ def fit_outline(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float 
     long_len = float(np.linalg.norm(long_vec))
     short_len = float(min(np.linalg.norm(e01), np.linalg.norm(e12)))
     if long_len < 8 or short_len < 5:
-        return q
+        return None
     theta0 = float(np.arctan2(long_vec[1], long_vec[0]))
 
     # work on a patch around the card, scaled so the card's long side is _WORK_LONG pixels
@@ -55,7 +64,7 @@ def fit_outline(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float 
     x0, y0 = int(max(0, centre[0] - pad)), int(max(0, centre[1] - pad))
     x1, y1 = int(min(W, centre[0] + pad + 1)), int(min(H, centre[1] + pad + 1))
     if x1 - x0 < 8 or y1 - y0 < 8:
-        return q
+        return None
     patch = image_bgr[y0:y1, x0:x1]
     size = (max(8, int(round((x1 - x0) * k))), max(8, int(round((y1 - y0) * k))))
     patch = cv2.resize(patch, size, interpolation=cv2.INTER_AREA if k < 1 else cv2.INTER_LINEAR)
@@ -106,7 +115,7 @@ def fit_outline(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float 
     side_at = [float(p) for p in places[t_best]]  # distance of each side from the rough centre
     half_long, half_short = (side_at[0] + side_at[1]) / 2, (side_at[2] + side_at[3]) / 2
     if found < 3 or half_short <= 0 or not 1.2 <= half_long / half_short <= 1.75 or score < min_gain * base_score:
-        return q
+        return None
     mid = c + u_best * (side_at[0] - side_at[1]) / 2 + v_best * (side_at[2] - side_at[3]) / 2
     rect = _rect(mid, u_best, half_long, half_short)
     return (rect / np.array([sx, sy], np.float32) + np.array([x0, y0], np.float32)).astype(np.float32)

@@ -8,6 +8,7 @@ import pytest
 from card_scene import card_scene, rect
 
 from vision.detector import CardDetector, quad_iou
+from vision.finder import find_cards
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,3 +55,14 @@ def test_sides_are_read_in_turn(detector: CardDetector) -> None:
     image = card_scene("7H", truth)
     assert not [d for d in detector.detect(image, work_side=512) if quad_iou(d.corners, truth) >= 0.5]
     assert [d for d in detector.detect(image, work_side=[512, 256]) if quad_iou(d.corners, truth) >= 0.5]
+
+
+@pytest.mark.parametrize(("card", "long_px", "deg"), [("AD", 340, 80), ("KH", 380, 60)])
+def test_a_card_seen_in_part_at_512_is_outlined_whole(detector: CardDetector, card: str, long_px: int, deg: int) -> None:
+    """At 512 px the network sees a part of this large card; the finder asks the photo's edges
+    which reading saw the whole card and keeps that one."""
+    truth = rect(320, 240, long_px, long_px / 1.4, deg)
+    image = card_scene(card, truth)
+    assert max(quad_iou(d.corners, truth) for d in detector.detect(image)) < 0.5  # no judge: the part stays
+    assert max(quad_iou(d.corners, truth) for d in detector.detect(image, better=lambda a, b: True)) > 0.9
+    assert max(quad_iou(f.corners, truth) for f in find_cards(image, detector=detector)) > 0.9
