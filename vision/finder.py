@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from vision.classifier import CANONICAL_SIZE
-from vision.detector import CardDetector, Detection
+from vision.detector import CardDetector, Detection, quad_iou
 from vision.outline_fit import edge_support, fit_outline, try_fit
 
 _WEIGHTS = np.array([[0.6, 1.5, 1.5]], np.float32)
@@ -40,6 +40,9 @@ _WORK_SIDE = 960
 # how much better the photo's edges must back the detector's fitted outline of a card before it
 # replaces a contour cue's (at 1.0 the rendered stills of bench/photos.py lost a point)
 _CLEARLY_BETTER = 1.3
+# a detector rectangle and a cue's outline that overlap this much (IoU) are one outline: the cue's
+# stands without fitting the other (no change on the train/ photos, a third off a full frame's time)
+_AGREE = 0.8
 
 
 @dataclass(frozen=True)
@@ -384,10 +387,11 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
             corners = _fitted(image_bgr, quad / scale)
         else:
             corners = _snap_to_edges(image_bgr, quad / scale)
-            if network is not None:
-                # the detector saw this card too: its fitted rectangle replaces the cue's outline
-                # where the photo's edges clearly back it better (a cue's blob can take in a
-                # shadow or a neighbour; on held-back train/ photos 83 -> 85 of 108 cards right)
+            if network is not None and quad_iou(network / scale, corners) < _AGREE:
+                # the detector saw this card too, and its rectangle disagrees: fitted, it replaces
+                # the cue's outline where the photo's edges clearly back it better (a cue's blob
+                # can take in a shadow or a neighbour; on held-back train/ photos 83 -> 85 of 108
+                # cards right)
                 other = _fitted(image_bgr, network / scale)
                 if edge_support(image_bgr, other) > _CLEARLY_BETTER * edge_support(image_bgr, corners):
                     corners, cue = other, "network"

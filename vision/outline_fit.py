@@ -75,43 +75,54 @@ def try_fit(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float = 12
     c = (centre - np.array([x0, y0], np.float32)) * np.array([sx, sy], np.float32)
     hl, hs = _WORK_LONG / 2, short_len * k / 2
 
-    turns = np.deg2rad(np.arange(-max_turn_deg, max_turn_deg + 0.01, 1.0)) + theta0
     offsets = np.arange(-reach * _WORK_LONG, reach * _WORK_LONG + 0.01, 1.0, dtype=np.float32)
     along = np.linspace(-0.7, 0.7, 15, dtype=np.float32)
-    u = np.stack([np.cos(turns), np.sin(turns)], axis=1).astype(np.float32)  # (T, 2) along the long side
-    v = np.stack([-u[:, 1], u[:, 0]], axis=1)
-    # the four sides of every turn at once: outward normal, rough distance, tangent, half length
-    normals = np.stack([u, -u, v, -v], axis=1)  # (T, 4, 2)
-    tangents = np.stack([v, v, u, u], axis=1)
     dists = np.array([hl, hl, hs, hs], np.float32)
     halves = np.array([hs, hs, hl, hl], np.float32)
-    pts = (c + (dists[None, :, None, None] + offsets[None, None, :, None])[..., None] * normals[:, :, None, None, :]
-           + (along[None, None, None, :] * halves[None, :, None, None])[..., None] * tangents[:, :, None, None, :])
-    mx = np.ascontiguousarray(pts[..., 0].reshape(-1, len(along)))
-    my = np.ascontiguousarray(pts[..., 1].reshape(-1, len(along)))
-    nx = np.repeat(normals[..., 0].reshape(-1), len(offsets))[:, None]
-    ny = np.repeat(normals[..., 1].reshape(-1), len(offsets))[:, None]
-    outward = [cv2.remap(gx[i], mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0) * nx
-               + cv2.remap(gy[i], mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0) * ny
-               for i in range(3)]
-    strength = np.sqrt(sum(d * d for d in outward))
-    # a card's paper is lighter than what lies outside it; a court card's picture frame, a strong
-    # rectangle inside the card, turns lighter going out: that is not the outline
-    strength = np.where(outward[0] > 0.25 * strength, 0.0, strength)
-    # an edge is straight: the median along the side, not the mean (a pip's edge is short)
-    profile = np.median(strength, axis=1).reshape(len(turns), 4, len(offsets))
-    centre_i = len(offsets) // 2
-    peak_i = np.argmax(profile, axis=2)  # (T, 4)
-    peak = np.take_along_axis(profile, peak_i[..., None], axis=2)[..., 0]
-    prior = profile[:, :, centre_i]
-    on_edge = (peak >= 12.0) & (peak >= 1.5 * np.median(profile, axis=2))
-    strengths = np.where(on_edge, peak, prior)
-    places = dists[None, :] + np.where(on_edge, offsets[peak_i], 0.0)
-    scores = strengths.sum(axis=1)
+
+    def sides_at(turns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per turn: the score, each side's distance from the centre, how many sides lie on an
+        edge, and the score of the sides where the rough rectangle put them."""
+        u = np.stack([np.cos(turns), np.sin(turns)], axis=1).astype(np.float32)  # (T, 2) along the long side
+        v = np.stack([-u[:, 1], u[:, 0]], axis=1)
+        # the four sides of every turn at once: outward normal, rough distance, tangent, half length
+        normals = np.stack([u, -u, v, -v], axis=1)  # (T, 4, 2)
+        tangents = np.stack([v, v, u, u], axis=1)
+        pts = (c + (dists[None, :, None, None] + offsets[None, None, :, None])[..., None] * normals[:, :, None, None, :]
+               + (along[None, None, None, :] * halves[None, :, None, None])[..., None] * tangents[:, :, None, None, :])
+        mx = np.ascontiguousarray(pts[..., 0].reshape(-1, len(along)))
+        my = np.ascontiguousarray(pts[..., 1].reshape(-1, len(along)))
+        nx = np.repeat(normals[..., 0].reshape(-1), len(offsets))[:, None]
+        ny = np.repeat(normals[..., 1].reshape(-1), len(offsets))[:, None]
+        outward = [cv2.remap(gx[i], mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0) * nx
+                   + cv2.remap(gy[i], mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=0) * ny
+                   for i in range(3)]
+        strength = np.sqrt(sum(d * d for d in outward))
+        # a card's paper is lighter than what lies outside it; a court card's picture frame, a
+        # strong rectangle inside the card, turns lighter going out: that is not the outline
+        strength = np.where(outward[0] > 0.25 * strength, 0.0, strength)
+        # an edge is straight: the median along the side, not the mean (a pip's edge is short)
+        profile = np.median(strength, axis=1).reshape(len(turns), 4, len(offsets))
+        peak_i = np.argmax(profile, axis=2)  # (T, 4)
+        peak = np.take_along_axis(profile, peak_i[..., None], axis=2)[..., 0]
+        prior = profile[:, :, len(offsets) // 2]
+        on_edge = (peak >= 12.0) & (peak >= 1.5 * np.median(profile, axis=2))
+        places = dists[None, :] + np.where(on_edge, offsets[peak_i], 0.0)
+        return np.where(on_edge, peak, prior).sum(axis=1), places, on_edge.sum(axis=1), prior.sum(axis=1)
+
+    # coarse to fine: every 3 degrees, then a degree and two either side of the best
+    coarse = np.deg2rad(np.arange(-max_turn_deg, max_turn_deg + 0.01, 3.0)) + theta0
+    scores, places, found_n, prior = sides_at(coarse)
+    base_score = float(prior[int(np.argmin(np.abs(coarse - theta0)))])
+    best = int(np.argmax(scores))
+    fine = coarse[best] + np.deg2rad(np.array([-2.0, -1.0, 1.0, 2.0]))
+    f_scores, f_places, f_found, _ = sides_at(fine)
+    turns = np.concatenate([coarse, fine])
+    scores, places, found_n = np.concatenate([scores, f_scores]), np.concatenate([places, f_places]), np.concatenate([found_n, f_found])
     t_best = int(np.argmax(scores))
-    base_score = float(prior[int(np.argmin(np.abs(turns - theta0)))].sum())
-    score, found = float(scores[t_best]), int(on_edge[t_best].sum())
-    u_best, v_best = u[t_best], v[t_best]
+    score, found = float(scores[t_best]), int(found_n[t_best])
+    u_best = np.array([np.cos(turns[t_best]), np.sin(turns[t_best])], np.float32)
+    v_best = np.array([-u_best[1], u_best[0]], np.float32)
     side_at = [float(p) for p in places[t_best]]  # distance of each side from the rough centre
     half_long, half_short = (side_at[0] + side_at[1]) / 2, (side_at[2] + side_at[3]) / 2
     if found < 3 or half_short <= 0 or not 1.2 <= half_long / half_short <= 1.75 or score < min_gain * base_score:
