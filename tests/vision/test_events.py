@@ -313,3 +313,34 @@ def test_a_lores_stream_is_used_for_motion(table) -> None:
         events += watcher.process(F(img, i / FPS, i, lores))
     assert [(e.kind, e.zone, e.card) for e in events] == [("card_placed", "seat:2", "5D")]
     assert watcher._small_shape == (144, 256)
+
+
+class _SizesSeen:
+    """The shipped detector, recording the sizes each zone asks it to read at."""
+
+    def __init__(self) -> None:
+        from vision.detector import CardDetector
+
+        self.real = CardDetector(MODEL.parent / "card_detector.onnx")
+        self.asked: list[list[int]] = []
+
+    def detect(self, image, *, work_side=None, better=None):  # type: ignore[no-untyped-def]
+        sides = [work_side] if isinstance(work_side, int) else list(work_side)
+        self.asked.append(sides)
+        return self.real.detect(image, work_side=sides, better=better)
+
+
+def test_a_zone_reads_at_its_second_size_only_where_the_first_finds_no_card(table, reader) -> None:
+    """A card found at the first size is not looked for again; a zone left empty is, at the second
+    (smaller) size too."""
+    spy = _SizesSeen()
+    run = Run(table, reader, detector=spy)
+    run.frames(6, [])
+    spy.asked.clear()
+    run.frames(15, [at(table, "seat:0", "QH")])
+    assert_read_once(run, "seat:0", "QH")
+    assert spy.asked and all(len(s) == 1 for s in spy.asked)
+    spy.asked.clear()
+    run.frames(15, [])
+    assert run.kinds()[-1][0] == "zone_cleared"
+    assert [s for s in spy.asked if len(s) == 2] and all(s[1] < s[0] for s in spy.asked if len(s) == 2)
