@@ -6,10 +6,10 @@ a tenth of a card off. The reader is trained on crops whose corners are at most 
 so such a card is read as "unsure" although its index is in plain view. :func:`fit_outline`
 searches near the rough rectangle for the one whose four sides lie on straight edges of the photo.
 
-How: for each candidate turn of the card (a degree apart, within ``max_turn_deg`` of the rough
-one), each side is searched on its own along its normal (a one-dimensional profile of the colour
-gradient across the side, averaged along it), so the search costs turns × sides × offsets rather
-than a five-dimensional grid. A side that a covering card hides shows no edge where the
+How: for each candidate turn of the card (every 3 degrees within ``max_turn_deg`` of the rough
+one, then a degree and two either side of the best), each side is searched on its own along its
+normal (a one-dimensional profile of the colour gradient across the side, its median along the
+side), so the search costs turns × sides × offsets rather than a five-dimensional grid. A side that a covering card hides shows no edge where the
 rectangle says; it keeps the rough rectangle's position instead of jumping to the covering card's
 edge. Written here rather than taken from OpenCV: ``HoughLines`` would find every straight edge
 of the photo, with no notion of which four belong to one card of a card's proportions.
