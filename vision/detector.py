@@ -187,6 +187,7 @@ class CardDetector:
             c = np.array([cx, cy], np.float32)
             quad = np.stack([c - u * long_ / 2 - v * short / 2, c - u * long_ / 2 + v * short / 2,
                              c + u * long_ / 2 + v * short / 2, c + u * long_ / 2 - v * short / 2])
-            out.append(Detection((quad * to_photo).astype(np.float32), float(heat[y, x])))
+            if np.isfinite(quad).all():  # a size read off a wild activation overflows exp()
+                out.append(Detection((quad * to_photo).astype(np.float32), float(heat[y, x])))
         out.sort(key=lambda d: -d.score)
         return out

@@ -48,6 +48,8 @@ def try_fit(image_bgr: np.ndarray, quad: np.ndarray, *, max_turn_deg: float = 12
     sides were found on an edge.
     """
     q = np.asarray(quad, np.float32).reshape(4, 2)
+    if not np.isfinite(q).all():
+        return None
     centre = q.mean(axis=0)
     e01, e12 = q[1] - q[0], q[2] - q[1]
     long_vec = e01 if np.linalg.norm(e01) >= np.linalg.norm(e12) else e12
@@ -141,6 +143,8 @@ def edge_support(image_bgr: np.ndarray, quad: np.ndarray, *, samples: int = 24) 
     compared by what the photo shows along them, the only judge both answer to.
     """
     q = np.asarray(quad, np.float32).reshape(4, 2)
+    if not np.isfinite(q).all():
+        return 0.0
     sides = np.roll(q, -1, axis=0) - q
     lengths = np.linalg.norm(sides, axis=1)
     if float(lengths.min()) < 4:

@@ -14,7 +14,7 @@ import vision.finder as finder
 from vision.classifier import CardClassifier
 from vision.detector import CardDetector
 from vision.identify import identify
-from vision.outline_fit import edge_support, fit_outline
+from vision.outline_fit import edge_support, fit_outline, try_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 PHOTOS = ROOT / "tests" / "data" / "photos" / "bicycle-9a"
@@ -84,3 +84,17 @@ def test_edge_support_asks_for_paper_lighter_than_the_table() -> None:
     light = np.full((480, 640, 3), 40, np.uint8)
     cv2.fillConvexPoly(light, truth.astype(np.int32), (220, 220, 220))
     assert edge_support(light, truth) > 100
+
+
+def test_an_outline_off_the_photo_or_not_finite_is_no_fit() -> None:
+    """A detector rectangle lying off the photo, or one with an overflowed corner, fits nothing
+    and scores nothing: no exception reaches the referee."""
+    image = card_scene("7H", rect(320, 240, 210, 150, 20))
+    off = rect(2000, 2000, 210, 150, 0)
+    assert try_fit(image, off) is None
+    assert np.array_equal(fit_outline(image, off), off)
+    broken = rect(320, 240, 210, 150, 20)
+    broken[2] = np.inf
+    assert try_fit(image, broken) is None
+    assert edge_support(image, broken) == 0.0
+    assert edge_support(image, off) == 0.0
