@@ -100,9 +100,9 @@ class CardDetector:
         tall at 512 and out of the range it knows; at 256 it is found (on the held-back
         ``train/`` photos, 89 of 108 cards found at one size, 98 at both), for a quarter more time.
         A card a later reading finds is added unless an earlier one has it already; where it
-        overlaps just one earlier card, ``better(earlier, later)`` (default: never) may say the
-        later reading's outline should take its place (a card at 512 too large to be seen whole
-        comes out as a part of itself).
+        overlaps earlier cards, ``better(earlier, later)`` (default: never), said of each of them,
+        may say the later reading's outline should take their place (a card at 512 too large to be
+        seen whole comes out as a part of itself, or as two).
         """
         if work_side is None:
             sides: Sequence[int] = (self.work_side, self.work_side // 2)
@@ -116,8 +116,8 @@ class CardDetector:
                 clash = [k for k, other in enumerate(found) if quad_iou(det.corners, other.corners) >= 0.3]
                 if i == 0 or not clash:
                     found.append(det)
-                elif len(clash) == 1 and better is not None and better(found[clash[0]], det):
-                    found[clash[0]] = det
+                elif better is not None and all(better(found[k], det) for k in clash):
+                    found = [d for k, d in enumerate(found) if k not in clash] + [det]
         found.sort(key=lambda d: -d.score)
         return found
 

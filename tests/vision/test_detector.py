@@ -66,3 +66,21 @@ def test_a_card_seen_in_part_at_512_is_outlined_whole(detector: CardDetector, ca
     assert max(quad_iou(d.corners, truth) for d in detector.detect(image)) < 0.5  # no judge: the part stays
     assert max(quad_iou(d.corners, truth) for d in detector.detect(image, better=lambda a, b: True)) > 0.9
     assert max(quad_iou(f.corners, truth) for f in find_cards(image, detector=detector)) > 0.9
+
+
+def test_a_later_reading_takes_the_place_of_every_part_it_explains(detector: CardDetector,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card seen at 512 as two halves and whole at 256: where the judge prefers the whole card
+    to each half, the whole card replaces both; where it prefers either half, nothing changes."""
+    from vision.detector import Detection
+
+    halves = [Detection(rect(280, 240, 150, 110, 0), 0.6), Detection(rect(360, 240, 150, 110, 0), 0.5)]
+    whole = Detection(rect(320, 240, 230, 165, 0), 0.55)
+    apart = Detection(rect(40, 40, 60, 43, 0), 0.45)
+    readings = {512: halves, 256: [whole, apart]}
+    monkeypatch.setattr(CardDetector, "detect_at", lambda self, image, side: list(readings[side]))
+    image = card_scene("7H", rect(320, 240, 230, 165, 0))
+    both = detector.detect(image, work_side=[512, 256], better=lambda a, b: True)
+    assert [d.score for d in both] == [0.55, 0.45]
+    kept = detector.detect(image, work_side=[512, 256], better=lambda a, b: a is not halves[1])
+    assert [d.score for d in kept] == [0.6, 0.5, 0.45]
