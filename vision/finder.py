@@ -379,8 +379,10 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
             kept[clash[0]] = cand
     merged: list[tuple[float, np.ndarray, str, np.ndarray | None]] = [(*k, None) for k in kept]
     if detector is not None:
-        merged = _with_detections(detector.detect(image_bgr, work_side=detector_side, better=lambda a, b: _backed_better(image_bgr, a, b)),
-                                  kept, scale, min_card_px)
+        fits: dict[bytes, np.ndarray | None] = {}  # one fit per detection, however many parts it is weighed against
+        dets = detector.detect(image_bgr, work_side=detector_side,
+                               better=lambda a, b: _backed_better(image_bgr, a, b, fits))
+        merged = _with_detections(dets, kept, scale, min_card_px)
     found: list[FoundCard] = []
     for score, quad, cue, network in merged[:max_cards]:
         if cue == "network":
@@ -408,15 +410,27 @@ def _fitted(image_bgr: np.ndarray, rough: np.ndarray) -> np.ndarray:
     return order_corners(_snap_to_edges(image_bgr, order_corners(fit_outline(image_bgr, rough))))
 
 
-def _backed_better(image_bgr: np.ndarray, first: Detection, second: Detection) -> bool:
+def _backed_better(image_bgr: np.ndarray, first: Detection, second: Detection,
+                   fits: dict[bytes, np.ndarray | None]) -> bool:
     """Whether ``second`` is the whole of a card ``first`` saw a part of: a third larger, fitted
     to the photo's edges (a loose box over a pile of papers fits none), and that fit backed
     better than ``first``'s outline. (Two readings of one card at about the same size are left
-    alone: fitting both costs more than it changes.)"""
+    alone: fitting both costs more than it changes.) ``fits`` keeps each detection's fit, so a
+    whole card weighed against several of its parts is fitted once."""
     if cv2.contourArea(second.corners) < 1.3 * cv2.contourArea(first.corners):
         return False
-    whole = try_fit(image_bgr, second.corners)
-    return whole is not None and edge_support(image_bgr, whole) > edge_support(image_bgr, fit_outline(image_bgr, first.corners))
+
+    def fit(det: Detection) -> np.ndarray | None:
+        key = det.corners.tobytes()  # not id(): a dropped detection's id may be reused
+        if key not in fits:
+            fits[key] = try_fit(image_bgr, det.corners)
+        return fits[key]
+
+    whole = fit(second)
+    if whole is None:
+        return False
+    part = fit(first)
+    return edge_support(image_bgr, whole) > edge_support(image_bgr, first.corners if part is None else part)
 
 
 def _with_detections(detections: list[Detection], cues: list[tuple[float, np.ndarray, str]], scale: float,
