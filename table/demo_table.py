@@ -217,9 +217,10 @@ class TableDemo:
         self.layout = layout
 
     def _seat_newcomers(self) -> None:
-        """A player joined and their seat has no zone: the host draws the zones for the larger table
-        (the default layout for that many seats) on the dashboard, the cards picked up first."""
-        from vision.geometry import TableLayout
+        """A player joined and their seat has no zone: the host draws one on the dashboard, where
+        the default layout for that many seats puts it or in the free spot nearest to it, the cards
+        picked up first. The other zones stay where they are: the host may have moved them."""
+        from vision.geometry import GeometryError
 
         players = self.referee.state.players
         if len(players) <= len(self.layout.seats):
@@ -227,11 +228,15 @@ class TableDemo:
         with self.camera.lock:
             self.camera.cards.clear()
         self._frames(4)
-        layout = TableLayout.default(len(players), width_mm=self.layout.width_mm, height_mm=self.layout.height_mm)
-        zones = {z.name: {"x": z.x, "y": z.y, "width": z.width, "height": z.height} for z in layout.seats}
+        have = {z.name for z in self.layout.zones}
         try:
+            layout = self.layout.with_seats(len(players))
+            zones = {z.name: {"x": z.x, "y": z.y, "width": z.width, "height": z.height}
+                     for z in layout.seats if z.name not in have}
             self.service.command("set_zones", {"zones": zones})
-            self.log(f"host draws zones for {len(players)} seats: {players[-1]} has one for their cards")
+            self.log(f"host draws a zone for {players[-1]}'s cards ({len(players)} seats)")
+        except GeometryError as exc:  # no room left on the table
+            self.log(f"no zone for {players[-1]}: {exc}")
         except ValueError as exc:  # the host's cards-missed entries still carry the newcomer's cards
             self.log(f"zones for {len(players)} seats refused: {exc}")
         self._frames(4)

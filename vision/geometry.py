@@ -255,15 +255,43 @@ class TableLayout:
             raise GeometryError(f"seats must be 2..8, got {seats}")
         zw, zh = zone_mm
         cx, cy = width_mm / 2, height_mm / 2
-        rx, ry = width_mm / 2 - zw * 0.5 - 60, height_mm / 2 - zh * 0.5 - 60
-        zones = []
-        for i in range(seats):
-            a = math.pi / 2 + 2 * math.pi * i / seats  # y grows downwards: pi/2 is the bottom
-            zx, zy = cx + rx * math.cos(a), cy + ry * math.sin(a)
-            zones.append(Zone(str(ZoneId.of_seat(i)), round(zx - zw / 2, 1), round(zy - zh / 2, 1), zw, zh))
+        zones = _seat_spots(seats, width_mm, height_mm, zone_mm)
         zones.append(Zone("turn_up", round(cx - zw - 5, 1), round(cy - zh / 2, 1), zw, zh))
         zones.append(Zone("stock", round(cx + 5, 1), round(cy - zh / 2, 1), zw, zh))
         return cls(width_mm, height_mm, tuple(zones))
+
+    def with_seats(self, seats: int, *, step_mm: float = 10.0) -> TableLayout:
+        """This layout with a zone for each of ``seats`` seats: the zones there are stay where they
+        are (a host may have moved them by hand), and each missing seat's zone goes where the
+        default layout for that many seats puts it, or, where that spot is taken, to the free spot
+        on the table nearest to it (searched on a ``step_mm`` grid). GeometryError when the table
+        has no room left for a zone of that size."""
+        if not 2 <= seats <= 8:
+            raise GeometryError(f"seats must be 2..8, got {seats}")
+        have = {z.name for z in self.zones}
+        size = (self.seats[0].width, self.seats[0].height) if self.seats else (120.0, 120.0)
+        zones = list(self.zones)
+        for ideal in _seat_spots(seats, self.width_mm, self.height_mm, size):
+            if ideal.name in have:
+                continue
+            zones.append(self._free_spot(ideal, zones, step_mm))
+        return TableLayout(self.width_mm, self.height_mm, tuple(zones))
+
+    def _free_spot(self, ideal: Zone, zones: list[Zone], step_mm: float) -> Zone:
+        """``ideal`` moved to the nearest place on the table where it overlaps none of ``zones``."""
+        def clear(x: float, y: float) -> bool:
+            return all(not (x < z.x + z.width and z.x < x + ideal.width and y < z.y + z.height and z.y < y + ideal.height)
+                       for z in zones)
+
+        xs = np.arange(0.0, self.width_mm - ideal.width + 1e-6, step_mm)
+        ys = np.arange(0.0, self.height_mm - ideal.height + 1e-6, step_mm)
+        spots = [(x, y) for x in [ideal.x, *xs] for y in [ideal.y, *ys]
+                 if 0 <= x <= self.width_mm - ideal.width and 0 <= y <= self.height_mm - ideal.height]
+        free = [(math.hypot(x - ideal.x, y - ideal.y), x, y) for x, y in spots if clear(x, y)]
+        if not free:
+            raise GeometryError(f"no room on the {self.width_mm:g}×{self.height_mm:g} mm table for {ideal.name}")
+        _, x, y = min(free)
+        return Zone(ideal.name, round(float(x), 1), round(float(y), 1), ideal.width, ideal.height)
 
     def to_dict(self) -> dict[str, Any]:
         return {"width_mm": self.width_mm, "height_mm": self.height_mm,
@@ -278,6 +306,19 @@ class TableLayout:
             if isinstance(exc, GeometryError):
                 raise
             raise GeometryError(f"layout: malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _seat_spots(seats: int, width_mm: float, height_mm: float, zone_mm: tuple[float, float]) -> list[Zone]:
+    """The default seat zones: evenly round an ellipse, seat 0 at the bottom, clockwise."""
+    zw, zh = zone_mm
+    cx, cy = width_mm / 2, height_mm / 2
+    rx, ry = width_mm / 2 - zw * 0.5 - 60, height_mm / 2 - zh * 0.5 - 60
+    zones = []
+    for i in range(seats):
+        a = math.pi / 2 + 2 * math.pi * i / seats  # y grows downwards: pi/2 is the bottom
+        zx, zy = cx + rx * math.cos(a), cy + ry * math.sin(a)
+        zones.append(Zone(str(ZoneId.of_seat(i)), round(zx - zw / 2, 1), round(zy - zh / 2, 1), zw, zh))
+    return zones
 
 
 def order_card_corners(corners: Iterable[Iterable[float]]) -> np.ndarray:

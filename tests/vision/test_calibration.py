@@ -101,6 +101,30 @@ def test_layout_defaults_serialise_and_reject_overlaps() -> None:
         Zone.from_dict({"name": "x"})
 
 
+def test_a_new_seat_gets_a_zone_and_the_host_s_zones_stay_put() -> None:
+    four = TableLayout.default(4)
+    moved = Zone("seat:1", 0.0, 300.0, 120.0, 120.0)  # the host dragged seat 1 to the table's edge
+    layout = TableLayout(800, 800, tuple(moved if z.name == "seat:1" else z for z in four.zones))
+    five = layout.with_seats(5)
+    assert [z.name for z in five.seats] == [f"seat:{i}" for i in range(5)]
+    assert five.zone("seat:1") == moved and five.zone("turn_up") == four.zone("turn_up")
+    assert all(five.zone(z.name) == z for z in layout.zones)
+    # where the default spot for a seat is free it goes there; it never overlaps (TableLayout checks)
+    default5 = TableLayout.default(5)
+    refilled = TableLayout(800, 800, tuple(z for z in default5.zones if z.name != "seat:4")).with_seats(5)
+    assert set(refilled.zones) == set(default5.zones)
+    # a spot that is taken: the nearest free one
+    blocker = Zone("seat:1", *TableLayout.default(5).zone("seat:4").center, 120.0, 120.0)
+    crowded = TableLayout(800, 800, tuple(blocker if z.name == "seat:1" else z for z in four.zones))
+    placed = crowded.with_seats(5).zone("seat:4")
+    ideal = TableLayout.default(5).zone("seat:4")
+    assert placed != ideal and np.hypot(placed.x - ideal.x, placed.y - ideal.y) <= 130
+    assert crowded.with_seats(4) == crowded  # nobody new: nothing changes
+    with pytest.raises(GeometryError, match="no room"):
+        TableLayout(260, 260, (Zone("seat:0", 0, 0, 130, 130), Zone("seat:1", 130, 130, 130, 130),
+                               Zone("turn_up", 130, 0, 130, 130), Zone("stock", 0, 130, 130, 130))).with_seats(3)
+
+
 def test_homography_and_corner_order() -> None:
     src = np.array([[0, 0], [10, 0], [10, 20], [0, 20], [5, 5]], dtype=float)
     h_true = np.array([[2, 0.1, 5], [0.05, 1.5, 7], [0.001, 0.0005, 1]])
