@@ -32,6 +32,7 @@ import numpy as np
 
 from table.devices import TableControls
 from table.inputs import DOUBLE, HOLD, PRESS
+from table.instance import TableLock
 from table.ledger import Ledger
 from table.referee import Referee
 from table.runtime import CameraLoop
@@ -163,6 +164,8 @@ class TableDemo:
         wired = have if wired is None else wired
         if not len(players) <= wired <= have:
             raise ValueError(f"wired seats must be between {len(players)} and {have}")
+        self.lock = TableLock(db)
+        self.lock.acquire()  # TableInUse: another table runs on this ledger
         self.ledger = Ledger(db)
         self.referee = Referee(self.ledger, setup={
             "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
@@ -479,4 +482,5 @@ class TableDemo:
         self.controls.close()
         self.factory.reset()
         self.ledger.close()
+        self.lock.release()
         self._tmp.cleanup()

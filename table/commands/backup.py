@@ -75,6 +75,7 @@ def service_running(unit: str = "loo-table.service") -> bool:
 def run(args: argparse.Namespace) -> int:
     from table.backup import BackupError, backup_database, find_backup, list_backups, restore_backup
     from table.cli import CommandError
+    from table.instance import running_pid
 
     db_path, dest = _paths(args)
     if args.keep < 1:
@@ -95,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         if args.restore:
             if service_running():
                 raise CommandError("loo-table.service is running; stop it first: sudo systemctl stop loo-table")
+            pid = running_pid(db_path)
+            if pid is not None:
+                raise CommandError(f"a table is running on {db_path} ({f'pid {pid}' if pid else 'another process'}); "
+                                   "stop it first, or the restore would be overwritten")
             source = find_backup(dest, args.restore).path
             moved = restore_backup(source, db_path)
             note = f"; the old ledger is kept as {moved}" if moved else ""

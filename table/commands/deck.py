@@ -3,9 +3,9 @@
 The referee enrols every card it accepts (a card the host confirmed or corrected, a read far above
 the open-set rule) into ``<ledger>.deck.npz`` beside the ledger (`table.deck_learning`). ``show``
 prints what the file holds; ``reset`` deletes it, so the camera starts again from the network
-(and the enrolment file of ``[model] prototypes``, if any). While the table runs, reset from the
-dashboard's Admin page instead: the running referee keeps what it learned in memory and would
-write it back.
+(and the enrolment file of ``[model] prototypes``, if any). While a table runs on the ledger,
+``reset`` refuses (`table.instance`): the running referee keeps what it learned in memory and
+would write it back; reset from the dashboard's Admin page instead.
 """
 
 from __future__ import annotations
@@ -53,6 +53,14 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
         print(json.dumps({"file": str(path), **summary}))
         return 0
+    from table.instance import running_pid
+
+    ledger = _ledger_path(args)
+    pid = running_pid(ledger)
+    if pid is not None:
+        who = f"pid {pid}" if pid else "another process"
+        raise CommandError(f"a table is running on {ledger} ({who}) and would write what it learned back; "
+                           "reset from the dashboard's Admin page instead")
     try:
         views = stored_summary(path)["views"]
     except FileNotFoundError:

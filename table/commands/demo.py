@@ -144,12 +144,14 @@ def run_table(args: argparse.Namespace) -> int:
             print(f"  {msg}", flush=True)
 
     pace = args.pace if args.pace is not None else (0.0 if args.headless else 0.25)
+    from table.instance import TableInUse
+
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
                          variant=args.variant, patient=not args.headless,
                          learn_deck=not args.no_deck_learning, detector=detector)
-    except ValueError as exc:
+    except (ValueError, TableInUse) as exc:
         raise CommandError(str(exc)) from None
     web = None
     try:

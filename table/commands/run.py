@@ -81,6 +81,7 @@ class Controller:
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
+        from table.instance import TableInUse, TableLock
         from table.ledger import Ledger, LedgerError
         from table.notify import Notifier
         from table.referee import Referee
@@ -108,6 +109,14 @@ class Controller:
                 raise CommandError(f"{cfg.source}: web.admin_pin is {DEFAULT_PIN}, a PIN anyone would try; set your "
                                    "own 4 to 12 digits, or leave it empty to have one made up and shown at start")
             self.admin_pin = ask_new_pin(cfg.source)
+        lock = TableLock(cfg.state.database)
+        try:
+            lock.acquire()
+        except TableInUse as exc:
+            raise CommandError(f"{exc}; one table per ledger") from None
+        except OSError as exc:
+            raise CommandError(f"cannot lock {lock.path}: {exc.strerror or exc}") from None
+        self.parts.append(lock)
         try:
             self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir)
             self.parts.append(self.ledger)

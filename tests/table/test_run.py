@@ -18,6 +18,7 @@ import pytest
 from test_referee import start_deal
 
 from table.cli import main
+from table.instance import running_pid
 from table.notify import Notifier
 from table.referee import CameraStatus
 from table.runtime import CameraLoop, Watchdog, default_model_path
@@ -144,7 +145,7 @@ def test_watchdog_pings_only_while_the_referee_makes_progress(table, tmp_path):
 
 
 @pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model (models/card_classifier.onnx) is missing")
-def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path):
+def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path, capsys):
     cfg = write_config(tmp_path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(tmp_path / "notify.sock"))
@@ -166,9 +167,19 @@ def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path):
         while "WATCHDOG=1" not in msgs and time.monotonic() < deadline:
             msgs.append(sock.recv(4096).decode())
         assert "WATCHDOG=1" in msgs
+        # one table per ledger: a second run, a restore and a deck reset all refuse while it runs
+        db = tmp_path / "state" / "ledger.db"
+        assert running_pid(db) == proc.pid
+        capsys.readouterr()
+        assert main(["run", "--config", str(cfg), "--mock-pins", "--quiet"]) == 1
+        assert f"in use by a running table (pid {proc.pid})" in capsys.readouterr().err
+        assert main(["deck", "reset", "--db", str(db)]) == 1
+        assert "Admin page" in capsys.readouterr().err
+        assert main(["backup", "--db", str(db), "--restore", "latest"]) == 1
+        assert f"a table is running on {db} (pid {proc.pid})" in capsys.readouterr().err
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0, proc.stderr.read().decode()[-2000:]
-        assert (tmp_path / "state" / "ledger.db").is_file()
+        assert db.is_file() and running_pid(db) is None
     finally:
         if proc.poll() is None:
             proc.kill()
