@@ -13,7 +13,7 @@ three kinds of shot:
 - ``phone-12mp``: 4000×3000, 2-4 cards 800-1300 px tall (a phone's full-size photo; the renders
   are 480 px tall, so these cards are upscaled and softer than a real phone's).
 
-Per card: *found* when ``find_cards`` returns a quad whose corners are all within 15 % of the
+Per card: *found* when ``identify`` reports a card whose corners are all within 15 % of the
 card's height of the true corners (that card's outline, not a neighbour's or a pip's), and then
 *right*, *unsure* or *wrong* by the shipped open-set rule; a card not found counts as missed.
 *Precise* is the share of cards found with every corner within 5 % of the height (the
@@ -84,25 +84,23 @@ def photo(rng: np.random.Generator, art: dict[str, dict[str, np.ndarray]], kind:
 def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]],
           detector: Any = None) -> dict[str, dict[str, Any]]:
     """Per kind of shot: found / precise / right / unsure / wrong / missed rates, phantoms, ms per photo."""
-    from vision.finder import find_cards, overlap
+    from vision.finder import overlap
+    from vision.identify import identify
 
     out: dict[str, dict[str, Any]] = {}
     for k, kind in enumerate(SHOTS):
         rng = np.random.default_rng([seed, k])  # one stream per kind: changing one kind leaves the others
         tally = dict(cards=0, found=0, precise=0, right=0, unsure=0, wrong=0, missed=0, phantoms=0)
-        find_ms: list[float] = []
-        read_ms: list[float] = []
+        ms: list[float] = []
         err: list[float] = []
         shots = max(1, photos // 4) if kind == "phone-12mp" else photos  # 12 MP photos are slow to make
         for _ in range(shots):
             img, labels, quads = photo(rng, art, kind)
             t0 = time.perf_counter()
-            found = find_cards(img, detector=detector)
-            t1 = time.perf_counter()
-            readings = clf.classify([f.crop for f in found]) if found else []
-            t2 = time.perf_counter()
-            find_ms.append((t1 - t0) * 1000)
-            read_ms.append((t2 - t1) * 1000)
+            cards = identify(img, clf, detector)
+            ms.append((time.perf_counter() - t0) * 1000)
+            found = [c.found for c in cards]
+            readings = [c.reading for c in cards]
             used: set[int] = set()
             for label, q in zip(labels, quads, strict=True):
                 tally["cards"] += 1
@@ -128,7 +126,7 @@ def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]
             **{k: round(tally[k] / n, 4) for k in ("found", "precise", "right", "unsure", "wrong", "missed")},
             "phantoms": tally["phantoms"],
             "median_corner_error_pct": round(100 * statistics.median(err), 2) if err else None,
-            "find_ms": round(statistics.median(find_ms), 1), "read_ms": round(statistics.median(read_ms), 1),
+            "ms": round(statistics.median(ms), 1),
         }
     return out
 
@@ -139,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--model", type=Path, default=ROOT / "models" / "card_classifier.onnx")
     parser.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx",
-                        help="the card detector find_cards uses, as identify does (default: the shipped one)")
+                        help="the card detector identify uses (default: the shipped one)")
     parser.add_argument("--no-detector", action="store_true", help="the contour cues alone")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = parser.parse_args(argv)
@@ -167,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{kind} ({size[0]}×{size[1]}, cards {heights[0]:.0f}-{heights[1]:.0f} px, {f['cards']} cards): "
               f"found {100 * f['found']:.1f}% (within 5%: {100 * f['precise']:.1f}%; median corner error "
               f"{f['median_corner_error_pct']}% of the height), right {100 * f['right']:.1f}%, unsure {100 * f['unsure']:.1f}%, wrong {100 * f['wrong']:.1f}%, "
-              f"missed {100 * f['missed']:.1f}%, phantoms {f['phantoms']}; find {f['find_ms']} ms, read {f['read_ms']} ms")
+              f"missed {100 * f['missed']:.1f}%, phantoms {f['phantoms']}; find and read {f['ms']} ms")
     import resource
 
     print(f"finder: {'contour cues alone' if detector is None else 'detector ' + args.detector.name + ' and the contour cues'}; "

@@ -13,6 +13,7 @@ line naming the file, as the card reader does.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -77,6 +78,12 @@ class CardDetector:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ModelError(f"{self.model_path}: not a loadable ONNX model ({reason[:200]})") from None
         self.input_name = self.session.get_inputs()[0].name
+
+    def with_threshold(self, threshold: float) -> CardDetector:
+        """The same network (one session, shared) answering at another ``threshold``."""
+        other = copy.copy(self)
+        other.threshold = float(threshold)
+        return other
 
     def maps(self, image_bgr: np.ndarray, work_side: int | None = None) -> tuple[np.ndarray, float]:
         """The network's maps (8, gh, gw) for a photo, and the scale photo -> network input.

@@ -84,3 +84,10 @@ def test_a_later_reading_takes_the_place_of_every_part_it_explains(detector: Car
     assert [d.score for d in both] == [0.55, 0.45]
     kept = detector.detect(image, work_side=[512, 256], better=lambda a, b: a is not halves[1])
     assert [d.score for d in kept] == [0.6, 0.5, 0.45]
+
+
+def test_another_threshold_shares_the_session_and_finds_more(detector: CardDetector) -> None:
+    image = card_scene("QH", rect(300, 200, 160, 160 / 1.4, 11.0))
+    low = detector.with_threshold(0.03)
+    assert low.session is detector.session and (low.threshold, detector.threshold) == (0.03, 0.4)
+    assert len(low.detect_at(image, 512)) > len(detector.detect_at(image, 512)) >= 1  # weaker peaks count too

@@ -1,0 +1,93 @@
+"""`identify`'s second look: where the first look names no card, five sizes at a lower detector
+threshold, and a card counts only where two of those looks read it the same in the same place.
+
+The finder and the reader are scripted here (what each size finds, what each crop reads), so each
+rule of the agreement is pinned down; `bench/realphotos.py` measures what it does on photos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import vision.identify as ident
+from vision.classifier import Reading
+from vision.finder import FoundCard
+
+IMAGE = np.zeros((400, 600, 3), np.uint8)
+
+
+def _card(x: float, y: float, tag: int) -> FoundCard:
+    corners = np.array([[x, y], [x + 63, y], [x + 63, y + 88], [x, y + 88]], np.float32)
+    return FoundCard(corners=corners, crop=np.full((88, 64, 3), tag, np.uint8), score=0.5, cue="network")
+
+
+class ScriptedReader:
+    """Reads a crop by its fill value: ``script[value]`` is (card or None, confidence)."""
+
+    def __init__(self, script: dict[int, tuple[str | None, float]]) -> None:
+        self.script = script
+
+    def classify(self, crops: list[np.ndarray], **_: Any) -> list[Reading]:
+        out = []
+        for crop in crops:
+            card, conf = self.script[int(crop[0, 0, 0])]
+            out.append(Reading(card, conf, [(card or "AS", conf), ("KD", 0.01), ("2C", 0.01)]))
+        return out
+
+
+class FakeDetector:
+    threshold = 0.4
+
+    def with_threshold(self, threshold: float) -> FakeDetector:
+        other = FakeDetector()
+        other.threshold = threshold
+        return other
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, first: list[FoundCard], by_side: dict[int, list[FoundCard]],
+         script: dict[int, tuple[str | None, float]]) -> tuple[list[ident.CardInPhoto], list[Any]]:
+    calls: list[Any] = []
+
+    def find_cards(image: np.ndarray, *, detector: Any = None, detector_side: Any = None, **_: Any) -> list[FoundCard]:
+        calls.append((detector.threshold, detector_side))
+        return list(first) if detector_side is None else list(by_side.get(detector_side, []))
+
+    monkeypatch.setattr(ident, "find_cards", find_cards)
+    cards = ident.identify(IMAGE, ScriptedReader(script), FakeDetector())  # type: ignore[arg-type]
+    return cards, calls
+
+
+def test_a_card_two_sizes_read_alike_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {1: (None, 0.2), 2: ("QH", 0.9), 3: ("QH", 0.7)}
+    cards, calls = _run(monkeypatch, [_card(100, 100, 1)], {512: [_card(102, 101, 2)], 256: [_card(99, 98, 3)]}, script)
+    assert [(c.reading.card, c.reading.confidence) for c in cards] == [("QH", 0.9)]  # the surer look, once
+    assert calls[0] == (0.4, None)
+    assert calls[1:] == [(ident.SECOND_LOOK_THRESHOLD, s) for s in ident.SECOND_LOOK_SIDES]
+
+
+def test_one_size_alone_or_two_sizes_that_disagree_name_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {1: (None, 0.2), 2: ("QH", 0.95), 3: ("QD", 0.9), 4: ("7C", 0.99)}
+    cards, _ = _run(monkeypatch, [_card(100, 100, 1)],
+                    {768: [_card(100, 100, 2)], 384: [_card(101, 100, 3)], 192: [_card(400, 200, 4)]}, script)
+    assert [c.reading.card for c in cards] == [None]  # the first look's unsure card stays as it was
+
+
+def test_the_same_card_in_two_places_is_not_agreement(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {1: (None, 0.2), 2: ("QH", 0.95)}
+    cards, _ = _run(monkeypatch, [_card(100, 100, 1)], {512: [_card(100, 100, 2)], 256: [_card(400, 250, 2)]}, script)
+    assert [c.reading.card for c in cards] == [None]
+
+
+def test_the_first_look_s_unsure_cards_elsewhere_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {1: (None, 0.2), 5: (None, 0.3), 2: ("QH", 0.9)}
+    first = [_card(100, 100, 1), _card(400, 250, 5)]
+    cards, _ = _run(monkeypatch, first, {512: [_card(100, 100, 2)], 384: [_card(100, 101, 2)]}, script)
+    assert [(c.reading.card, tuple(c.found.corners[0])) for c in cards] == [("QH", (100.0, 100.0)), (None, (400.0, 250.0))]
+
+
+def test_no_second_look_when_the_first_names_a_card(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = {1: ("AS", 0.9), 5: (None, 0.3), 2: ("QH", 0.9)}
+    cards, calls = _run(monkeypatch, [_card(100, 100, 1), _card(400, 250, 5)], {512: [_card(400, 250, 2)]}, script)
+    assert [c.reading.card for c in cards] == ["AS", None] and len(calls) == 1
