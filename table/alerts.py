@@ -33,6 +33,7 @@ class AlertKeeper:
     _revoke_keys: dict[tuple[Any, ...], int]
     stats: dict[str, int]
     _hold_views: dict[int, Any]
+    _notice_seq: int | None
 
     def _alert(self, kind: str, message: str, *, seat: str | None = None,
                needs_confirmation: bool = False, **extra: Any) -> Alert:
@@ -47,6 +48,18 @@ class AlertKeeper:
         info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "contradiction", "game_over", "error")]
         for old in info[:-MAX_INFO_ALERTS]:
             self.alerts.remove(old)
+
+    def _notice(self, message: str) -> None:
+        """Show ``message`` as the one ``waiting`` alert until the ledger moves on."""
+        self.alerts = [a for a in self.alerts if a["kind"] != "waiting"]
+        self._alert("waiting", message)
+        self._notice_seq = self.state.last_seq
+
+    def _expire_notice(self) -> None:
+        """A ``waiting`` alert goes once the game has moved on (the host changed something)."""
+        if self._notice_seq is not None and self.state.last_seq != self._notice_seq:
+            self.alerts = [a for a in self.alerts if a["kind"] != "waiting"]
+            self._notice_seq = None
 
     def _sync_revokes(self, *, announce: bool) -> None:
         """One alert per revoke the engine has proven in this deal; new ones flash and buzz."""

@@ -34,7 +34,7 @@ from table.devices import TableControls
 from table.inputs import DOUBLE, HOLD, PRESS
 from table.instance import TableLock
 from table.ledger import Ledger
-from table.referee import Referee
+from table.referee import Notice, Referee
 from table.runtime import CameraLoop
 from table.service import TableService
 from table.simulate import Intent, VirtualPlayers
@@ -131,6 +131,13 @@ class DemoSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def waiting_notice(reason: str) -> Notice:
+    """What the dashboard says while the demo's players wait for the host (`run_night`'s
+    ``on_stuck``): the reason without the acts and status the terminal log gets."""
+    short = reason.split("; last:")[0]
+    return Notice(f"the demo's players cannot go on ({short}); change something on the Admin page or end the night")
 
 
 class TableDemo:
@@ -441,6 +448,7 @@ class TableDemo:
 
         def stuck(reason: str) -> None:
             self.log(f"the bots cannot act ({reason}); they wait for the host on the dashboard")
+            self.referee.submit(waiting_notice(reason))
 
         run_night(self.referee, self.players, self, max_deals=hands, on_step=on_step,
                   on_stuck=stuck if self.patient else None)

@@ -70,6 +70,14 @@ class Barrier:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """A line for the host from outside the game (the demo's players waiting for a change): shown
+    as a ``waiting`` alert on the dashboard until the game moves on."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class Stop:
     """Ends `Referee.run`."""
 
@@ -117,6 +125,7 @@ class Referee(DashboardCommands):
         self.state = TableState.replay(ledger.iter_events())
         self.alerts: list[Alert] = []
         self._alert_id = 0
+        self._notice_seq: int | None = None
         self.hold: Alert | None = None
         self.deferred: list[Any] = []
         self.camera_ok = True
@@ -229,6 +238,7 @@ class Referee(DashboardCommands):
                 self._info_alert("error", f"internal error while handling {type(item).__name__}: {exc}")
                 if isinstance(item, Command) and not item.reply.done():
                     item.reply.set_exception(ValueError(f"internal error: {exc}"))
+            self._expire_notice()
             self._update_seen()
             self._reconcile_deck()
             self.publish()
@@ -284,6 +294,8 @@ class Referee(DashboardCommands):
             pass
         elif isinstance(item, Barrier):
             item.done.set()
+        elif isinstance(item, Notice):
+            self._notice(item.message)
         elif isinstance(item, CameraStatus):
             self._camera(item)
         elif isinstance(item, ButtonEvent):

@@ -8,6 +8,7 @@ import pytest
 
 from engine import Card
 from table.commands.ledger import verify
+from table.demo_table import waiting_notice
 from table.ledger import Ledger
 from table.referee import Referee
 from table.service import TableService
@@ -129,16 +130,25 @@ def test_with_a_host_at_the_dashboard_the_bots_wait_for_him_instead_of_stuck(tmp
     (intent,) = players.next_intents(ref.state)
     ref.step(VisionEvent("card_unsure", str(intent.zone), 100.0, intent.card, 0.4))
     assert ref.hold is not None
-    told, waits = [], []
+    told, waits, shown = [], [], []
+
+    def stuck(reason):  # as the demo does: the terminal gets the reason, the dashboard a notice
+        told.append(reason)
+        ref.step(waiting_notice(reason))
 
     def wait(seconds):
         waits.append(seconds)
+        shown.append([a["message"] for a in ref.snapshot()["alerts"] if a["kind"] == "waiting"])
         if len(waits) == 10:  # the host answers the alert on his phone
             ref.call("correct_card", {"alert_id": ref.hold["id"], "card": intent.card})
 
-    run_night(ref, players, transport, max_deals=1, wait=wait, on_stuck=told.append)
+    run_night(ref, players, transport, max_deals=1, wait=wait, on_stuck=stuck)
     assert len(told) == 1 and told[0].startswith("the table refused 50 acts in a row")
     assert len(waits) == 10 and ref.state.game_over and len(ref.state.finished) == 1
+    # while they waited the dashboard said why, without the acts; the host's answer took it away
+    assert shown[0] == ["the demo's players cannot go on (the table refused 50 acts in a row); "
+                        "change something on the Admin page or end the night"] and shown == shown[:1] * 10
+    assert not [a for a in ref.snapshot()["alerts"] if a["kind"] == "waiting"]
     ledger.close()
 
 
