@@ -21,7 +21,7 @@ reads cards either way up).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -400,8 +400,14 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
 
         found.append(FoundCard(corners=corners.astype(np.float32), crop=warp_card(image_bgr, corners),
                                score=round(min(score, 1.0), 3), cue=cue))
-    found.sort(key=lambda f: (round(f.centre[1] / max(H / 8, 1)), f.centre[0]))
+    found.sort(key=reading_order(H))
     return found
+
+
+def reading_order(height: int) -> Callable[[FoundCard], tuple[int, float]]:
+    """Sort key for the cards of a photo ``height`` px tall: in rows an eighth of it high, top
+    to bottom, each left to right (how a person reads them out)."""
+    return lambda f: (round(f.centre[1] / max(height / 8, 1)), f.centre[0])
 
 
 def _fitted(image_bgr: np.ndarray, rough: np.ndarray) -> np.ndarray:

@@ -192,6 +192,11 @@ class Zone:
         x1, y1 = self.x + self.width + margin, self.y + self.height + margin
         return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
 
+    def overlaps(self, other: Zone) -> bool:
+        """Whether the two rectangles share any area (touching edges do not count)."""
+        return (self.x < other.x + other.width and other.x < self.x + self.width
+                and self.y < other.y + other.height and other.y < self.y + self.height)
+
     def contains(self, point_mm: tuple[float, float]) -> bool:
         px, py = point_mm
         return self.x <= px < self.x + self.width and self.y <= py < self.y + self.height
@@ -225,8 +230,7 @@ class TableLayout:
         for a in range(len(self.zones)):
             for b in range(a + 1, len(self.zones)):
                 za, zb = self.zones[a], self.zones[b]
-                if (za.x < zb.x + zb.width and zb.x < za.x + za.width
-                        and za.y < zb.y + zb.height and zb.y < za.y + za.height):
+                if za.overlaps(zb):
                     raise GeometryError(f"zones {za.name} and {zb.name} overlap")
 
     def zone(self, name: str) -> Zone:
@@ -279,19 +283,15 @@ class TableLayout:
 
     def _free_spot(self, ideal: Zone, zones: list[Zone], step_mm: float) -> Zone:
         """``ideal`` moved to the nearest place on the table where it overlaps none of ``zones``."""
-        def clear(x: float, y: float) -> bool:
-            return all(not (x < z.x + z.width and z.x < x + ideal.width and y < z.y + z.height and z.y < y + ideal.height)
-                       for z in zones)
-
         xs = np.arange(0.0, self.width_mm - ideal.width + 1e-6, step_mm)
         ys = np.arange(0.0, self.height_mm - ideal.height + 1e-6, step_mm)
-        spots = [(x, y) for x in [ideal.x, *xs] for y in [ideal.y, *ys]
+        spots = [Zone(ideal.name, round(float(x), 1), round(float(y), 1), ideal.width, ideal.height)
+                 for x in [ideal.x, *xs] for y in [ideal.y, *ys]
                  if 0 <= x <= self.width_mm - ideal.width and 0 <= y <= self.height_mm - ideal.height]
-        free = [(math.hypot(x - ideal.x, y - ideal.y), x, y) for x, y in spots if clear(x, y)]
+        free = [z for z in spots if not any(z.overlaps(other) for other in zones)]
         if not free:
             raise GeometryError(f"no room on the {self.width_mm:g}×{self.height_mm:g} mm table for {ideal.name}")
-        _, x, y = min(free)
-        return Zone(ideal.name, round(float(x), 1), round(float(y), 1), ideal.width, ideal.height)
+        return min(free, key=lambda z: math.hypot(z.x - ideal.x, z.y - ideal.y))
 
     def to_dict(self) -> dict[str, Any]:
         return {"width_mm": self.width_mm, "height_mm": self.height_mm,

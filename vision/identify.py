@@ -14,7 +14,7 @@ import numpy as np
 
 from vision.classifier import CardClassifier, Reading
 from vision.detector import CardDetector, quad_iou
-from vision.finder import FoundCard, find_cards
+from vision.finder import FoundCard, find_cards, reading_order
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,8 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     if not again:
         return cards
     kept = [c for c in cards if all(quad_iou(c.found.corners, a.found.corners) < 0.5 for a in again)]
-    height = image_bgr.shape[0]
-    return sorted(kept + again, key=lambda c: (round(c.found.centre[1] / max(height / 8, 1)), c.found.centre[0]))
+    order = reading_order(image_bgr.shape[0])
+    return sorted(kept + again, key=lambda c: order(c.found))
 
 
 def _second_look(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector) -> list[CardInPhoto]:
