@@ -173,7 +173,11 @@ class TableDemo:
             raise ValueError(f"wired seats must be between {len(players)} and {have}")
         self.lock = TableLock(db)
         self.lock.acquire()  # TableInUse: another table runs on this ledger
-        self.ledger = Ledger(db)
+        try:
+            self.ledger = Ledger(db)
+        except BaseException:
+            self.lock.release()
+            raise
         self.referee = Referee(self.ledger, setup={
             "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
             "first_dealer": 0})

@@ -145,14 +145,17 @@ def run_table(args: argparse.Namespace) -> int:
 
     pace = args.pace if args.pace is not None else (0.0 if args.headless else 0.25)
     from table.instance import TableInUse
+    from table.ledger import LedgerError
 
     try:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
                          variant=args.variant, patient=not args.headless,
                          learn_deck=not args.no_deck_learning, detector=detector)
-    except (ValueError, TableInUse) as exc:
+    except (ValueError, TableInUse, LedgerError) as exc:
         raise CommandError(str(exc)) from None
+    except OSError as exc:  # --db in a folder that cannot be made or written
+        raise CommandError(f"ledger {db}: cannot use {db.parent} ({exc.strerror or exc})") from None
     web = None
     try:
         if not args.headless:

@@ -40,6 +40,25 @@ def test_headless_demo_is_deterministic(tmp_path, capsys):
 
 
 @needs_model
+def test_a_demo_ledger_it_cannot_use_is_one_line_and_exit_1(tmp_path, capsys):
+    """--db under a file, a corrupt ledger, a ledger another table runs on: one line each."""
+    from table.instance import TableLock
+
+    (tmp_path / "file").write_text("not a folder")
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"SQLite format 3\x00" + b"\xee" * 8000)
+    busy = tmp_path / "busy.db"
+    cases = [(tmp_path / "file" / "ledger.db", "cannot use"), (corrupt, "is corrupt"),
+             (busy, "in use by a running table")]
+    with TableLock(busy):
+        for db, says in cases:
+            assert main(["demo", "--headless", "--hands", "1", "--db", str(db)]) == 1
+            err = capsys.readouterr().err.strip()
+            assert err.count("\n") == 0 and says in err, err
+    assert corrupt.read_bytes().startswith(b"SQLite format 3")  # left as it was, for the host to look at
+
+
+@needs_model
 def test_five_card_demo_claims_a_flush_and_shows_pam(tmp_path, capsys):
     """Seed 77 deals Ann a flush in deal 1 (Cal holds Pam): the bots show both on the dashboard's
     command path, through the real camera, pins and referee."""
