@@ -319,18 +319,18 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
     return float(inter / small) if small > 0 else 0.0
 
 
-def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64,
-               thorough: bool = False, detector: CardDetector | None = None,
-               detector_side: int | Sequence[int] | None = None) -> list[FoundCard]:
-    """Every card in ``image_bgr`` (any rotation, any table), top-to-bottom, left-to-right.
+@dataclass(frozen=True)
+class ContourCues:
+    """What the contour cues found in one photo (quads in working-image pixels, ``scale`` the
+    working image's size over the photo's): they do not depend on the detector, so a caller that
+    finds cards in one photo several times (``identify``'s second look) works them out once."""
 
-    ``min_card_px`` is the shortest card side (in the original image) worth reading. The edge cue
-    runs only when the colour cue finds nothing, unless ``thorough`` (both always; slower).
-    With a ``detector`` (:class:`vision.detector.CardDetector`), the network's cards are the
-    answer: a card the contour cues also found takes their more exact outline, and the cues'
-    other finds are kept only where the network saw no card but they are sure of it.
-    ``detector_side`` is the long side (or sides) the detector scales the image to (default: its own two).
-    """
+    kept: list[tuple[float, np.ndarray, str]]
+    scale: float
+
+
+def contour_cues(image_bgr: np.ndarray, *, min_card_px: int = 24, thorough: bool = False) -> ContourCues:
+    """The table-colour and edge cues' card outlines in ``image_bgr`` (see :func:`find_cards`)."""
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("find_cards expects an H×W×3 BGR image")
     H, W = image_bgr.shape[:2]
@@ -377,6 +377,26 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
         elif len(clash) == 1 and cand[2] == "colour" and kept[clash[0]][2] == "edges" \
                 and cv2.contourArea(cand[1]) >= 0.85 * cv2.contourArea(kept[clash[0]][1]):
             kept[clash[0]] = cand
+    return ContourCues(kept, scale)
+
+
+def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64,
+               thorough: bool = False, detector: CardDetector | None = None,
+               detector_side: int | Sequence[int] | None = None, cues: ContourCues | None = None) -> list[FoundCard]:
+    """Every card in ``image_bgr`` (any rotation, any table), top-to-bottom, left-to-right.
+
+    ``min_card_px`` is the shortest card side (in the original image) worth reading. The edge cue
+    runs only when the colour cue finds nothing, unless ``thorough`` (both always; slower).
+    With a ``detector`` (:class:`vision.detector.CardDetector`), the network's cards are the
+    answer: a card the contour cues also found takes their more exact outline, and the cues'
+    other finds are kept only where the network saw no card but they are sure of it.
+    ``detector_side`` is the long side (or sides) the detector scales the image to (default: its own two).
+    ``cues``: the photo's :func:`contour_cues`, when the caller has them already.
+    """
+    if cues is None:
+        cues = contour_cues(image_bgr, min_card_px=min_card_px, thorough=thorough)
+    kept, scale = cues.kept, cues.scale
+    H = image_bgr.shape[0]
     merged: list[tuple[float, np.ndarray, str, np.ndarray | None]] = [(*k, None) for k in kept]
     if detector is not None:
         fits: dict[bytes, np.ndarray | None] = {}  # one fit per detection, however many parts it is weighed against

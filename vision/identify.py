@@ -14,7 +14,7 @@ import numpy as np
 
 from vision.classifier import CardClassifier, Reading
 from vision.detector import CardDetector, quad_iou
-from vision.finder import FoundCard, find_cards, reading_order
+from vision.finder import FoundCard, contour_cues, find_cards, reading_order
 
 
 @dataclass(frozen=True)
@@ -68,9 +68,10 @@ def _second_look(image_bgr: np.ndarray, classifier: CardClassifier, detector: Ca
     """The cards that at least :data:`SECOND_LOOK_AGREE` sizes read the same in the same place
     (outlines overlapping by IoU 0.5), each with its most confident look."""
     low = detector.with_threshold(SECOND_LOOK_THRESHOLD)
+    cues = contour_cues(image_bgr)  # the same at every size: worked out once
     looks: list[tuple[int, CardInPhoto]] = []
     for side in SECOND_LOOK_SIDES:
-        found = find_cards(image_bgr, detector=low, detector_side=side)
+        found = find_cards(image_bgr, detector=low, detector_side=side, cues=cues)
         for f, r in zip(found, classifier.classify([f.crop for f in found]), strict=True):
             if r.card is not None:
                 looks.append((side, CardInPhoto(f, r)))

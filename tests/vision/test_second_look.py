@@ -49,13 +49,18 @@ class FakeDetector:
 def _run(monkeypatch: pytest.MonkeyPatch, first: list[FoundCard], by_side: dict[int, list[FoundCard]],
          script: dict[int, tuple[str | None, float]]) -> tuple[list[ident.CardInPhoto], list[Any]]:
     calls: list[Any] = []
+    cue_sets: list[Any] = []
 
-    def find_cards(image: np.ndarray, *, detector: Any = None, detector_side: Any = None, **_: Any) -> list[FoundCard]:
+    def find_cards(image: np.ndarray, *, detector: Any = None, detector_side: Any = None, cues: Any = None,
+                   **_: Any) -> list[FoundCard]:
         calls.append((detector.threshold, detector_side))
+        cue_sets.append(cues)
         return list(first) if detector_side is None else list(by_side.get(detector_side, []))
 
     monkeypatch.setattr(ident, "find_cards", find_cards)
     cards = ident.identify(IMAGE, ScriptedReader(script), FakeDetector())  # type: ignore[arg-type]
+    # the first look works out the contour cues itself; the second works them out once for all sizes
+    assert cue_sets[0] is None and all(c is cue_sets[1] and c is not None for c in cue_sets[1:])
     return cards, calls
 
 
