@@ -30,6 +30,12 @@ import cv2
 import numpy as np
 
 STRIDE = 4
+#: The training target's channels: 10 for the cards (see :func:`targets`), 6 for their corners.
+TARGET_CHANNELS = 16
+#: The corner head's answer: heat, offset x/y, way to the card's centre x/y.
+CORNER_CHANNELS = ("corner", "corner_off_x", "corner_off_y", "to_centre_x", "to_centre_y")
+#: The way from a corner to its card's centre is answered in grid cells divided by this.
+CORNER_REACH = 16.0
 OUT = Path(__file__).resolve().parent
 WORK = OUT / "work" / "detector"
 # decks the detector learns from: the classifier's training decks (held-out designs stay unseen)
@@ -40,14 +46,18 @@ DETECTOR_DECKS = ("gnome-anglo", "gnome-anglo_poker", "gnome-paris", "gnome-dond
 
 def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_visible: float = 0.25,
             weight: np.ndarray | None = None) -> np.ndarray:
-    """The training target of one scene: (10, H/4, W/4) float32 — heat map, offset x/y, log long,
+    """The training target of one scene: (16, H/4, W/4) float32 — heat map, offset x/y, log long,
     log short, cos 2θ, sin 2θ, mask, the weight of the regression at each cell (0/1) and the
     weight of the mask; the heat map is -1 where a card is too covered or cut off to be asked for,
     or where ``weight`` (H×W, 0..1) is 0: the loss ignores it there (a real photo's possibly
-    covered card, whose outline no label gives)."""
+    covered card, whose outline no label gives). Then the corners (:data:`CORNER_CHANNELS`): a
+    heat map peaking at each corner that shows, its sub-cell offset, the way from it to its
+    card's centre (grid cells / :data:`CORNER_REACH`), and the weight of those regressions; the
+    corner heat map is -1 throughout where the corners that show are not known (a real photo,
+    given ``weight``, or a card without ``corners_shown``)."""
     W, H = size
     gh, gw = H // STRIDE, W // STRIDE
-    t = np.zeros((10, gh, gw), np.float32)
+    t = np.zeros((TARGET_CHANNELS, gh, gw), np.float32)
     yy, xx = np.mgrid[0:gh, 0:gw].astype(np.float32)
     ignore = np.zeros((gh, gw), bool)
     for c in cards:
@@ -82,7 +92,35 @@ def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_vi
         ignore |= t[9] == 0
     t[0][ignore & (t[0] < 0.3)] = -1.0
     t[7] = cv2.resize(mask, (gw, gh), interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
+    if weight is None and all(getattr(c, "corners_shown", None) is not None for c in cards):
+        _corner_targets(t, cards, xx, yy)
+    else:
+        t[10] = -1.0  # a real photo: its labels do not say which corners show
     return t
+
+
+def _corner_targets(t: np.ndarray, cards: list[Any], xx: np.ndarray, yy: np.ndarray) -> None:
+    """Fill the corner channels of ``t`` (see :func:`targets`) for ``cards``."""
+    gh, gw = t.shape[1:]
+    for c in cards:
+        q = c.quad / STRIDE - 0.5
+        short = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2
+        sigma = max(0.7, 0.05 * float(short))
+        centre = q.mean(axis=0)
+        for (px, py), shown in zip(q, c.corners_shown, strict=True):
+            ix, iy = int(round(px)), int(round(py))
+            if not shown or not (0 <= ix < gw and 0 <= iy < gh):
+                continue
+            g = np.exp(-((xx - ix) ** 2 + (yy - iy) ** 2) / (2 * sigma**2))
+            t[10] = np.maximum(t[10], g)
+            for dy in (-1, 0, 1):
+                for dx in (-1, 0, 1):
+                    x, y = ix + dx, iy + dy
+                    if 0 <= x < gw and 0 <= y < gh and (t[15, y, x] == 0 or g[y, x] >= t[10, y, x] - 1e-6):
+                        t[11, y, x], t[12, y, x] = px - x, py - y
+                        t[13, y, x] = (centre[0] - x) / CORNER_REACH
+                        t[14, y, x] = (centre[1] - y) / CORNER_REACH
+                        t[15, y, x] = 1.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -104,7 +142,7 @@ def _make(args: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
     seed, n, side = args
     rng = np.random.default_rng(seed)
     xs = np.empty((n, side, side, 3), np.uint8)
-    ts = np.empty((n, 10, side // STRIDE, side // STRIDE), np.float32)
+    ts = np.empty((n, TARGET_CHANNELS, side // STRIDE, side // STRIDE), np.float32)
     for i in range(n):
         im, cards, mask = scene(rng, _FACES, _SURFACES, size=(side, side))
         xs[i] = im
@@ -146,7 +184,9 @@ def synthesise(n: int, seed: int, side: int, faces: list[np.ndarray], surfaces: 
 # ------------------------------------------------------------------------------------------------
 # network
 # ------------------------------------------------------------------------------------------------
-def build_net(width: int = 16) -> Any:
+def build_net(width: int = 16, *, corners: bool = False) -> Any:
+    """The detector network; with ``corners``, also the corner head (:data:`CORNER_CHANNELS`,
+    answered after the card maps' eight channels)."""
     import torch
     from torch import nn
 
@@ -171,20 +211,85 @@ def build_net(width: int = 16) -> Any:
             with torch.no_grad():
                 self.head[-1].bias.zero_()
                 self.head[-1].bias[0] = -2.2  # start the heat map near a low prior
+            self.corner_head = None
+            if corners:
+                # the corner head sees the decoder's three scales: where a corner's card has
+                # its centre is a card's length away, beyond what the stride-4 features hold
+                self.corner_head = nn.Sequential(nn.Conv2d(w * 2 + w * 3 + w * 4, w * 2, 1, bias=False),
+                                                 nn.BatchNorm2d(w * 2), nn.ReLU(inplace=True),
+                                                 cbr(w * 2, w * 2), cbr(w * 2, w * 2, dil=2),
+                                                 nn.Conv2d(w * 2, len(CORNER_CHANNELS), 1))
+                with torch.no_grad():
+                    self.corner_head[-1].bias.zero_()
+                    self.corner_head[-1].bias[0] = -2.2
 
-        def forward(self, x: Any) -> Any:
+        def features(self, x: Any) -> tuple[Any, Any, Any]:
+            """The decoder's features at strides 4, 8 and 16: the card head reads the first,
+            the corner head all three."""
             up = nn.functional.interpolate
             a = self.s4(self.s2(x))
             b = self.s8(a)
             c = self.s16(b)
             d = self.u8(torch.cat([up(c, size=b.shape[2:], mode="nearest"), b], 1))
-            e = self.u4(torch.cat([up(d, size=a.shape[2:], mode="nearest"), a], 1))
+            return self.u4(torch.cat([up(d, size=a.shape[2:], mode="nearest"), a], 1)), d, c
+
+        def forward(self, x: Any) -> Any:
+            f = self.features(x)
+            return self.answer(f[0], self.corners(f) if self.corner_head is not None else None)
+
+        def corners(self, f: tuple[Any, Any, Any]) -> Any:
+            up = nn.functional.interpolate
+            e, d, c = f
+            k = self.corner_head(torch.cat([e, up(d, size=e.shape[2:], mode="nearest"),
+                                            up(c, size=e.shape[2:], mode="nearest")], 1))
+            return torch.cat([torch.sigmoid(k[:, 0:1]), k[:, 1:]], 1)
+
+        def answer(self, e: Any, corner_maps: Any = None) -> Any:
             out = self.head(e)
             heat = torch.sigmoid(out[:, 0:1])
             mask = torch.sigmoid(out[:, 7:8])
-            return torch.cat([heat, out[:, 1:7], mask], 1)
+            maps = [heat, out[:, 1:7], mask] + ([corner_maps] if corner_maps is not None else [])
+            return torch.cat(maps, 1)
 
     return CardDetector()
+
+
+def load_onnx_weights(net: Any, path: Path) -> None:
+    """Give a :func:`build_net` network the weights of an exported detector, to add the corner head to it.
+
+    The export folds each batch norm into the convolution before it, so each convolution takes
+    its folded weight and its batch norm becomes the identity plus the folded bias. The
+    exported convolutions are the network's first ones (the corner head comes last)."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    from torch import nn
+
+    model = onnx.load(str(path))
+    weights = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    convs = [(weights[n.input[1]], weights[n.input[2]] if len(n.input) > 2 else None)
+             for n in model.graph.node if n.op_type == "Conv"]
+    mods = [m for m in net.modules() if isinstance(m, (nn.Conv2d, nn.BatchNorm2d))]
+    pairs: list[tuple[Any, Any]] = []
+    for k, m in enumerate(mods):
+        if isinstance(m, nn.Conv2d):
+            bn = mods[k + 1] if k + 1 < len(mods) and isinstance(mods[k + 1], nn.BatchNorm2d) else None
+            pairs.append((m, bn))
+    if len(pairs) < len(convs):
+        raise ValueError(f"{path}: {len(convs)} convolutions, the network has {len(pairs)}")
+    with torch.no_grad():
+        for (conv, bn), (wt, b) in zip(pairs, convs, strict=False):
+            if tuple(conv.weight.shape) != wt.shape:
+                raise ValueError(f"{path}: a convolution of shape {wt.shape}, the network's is {tuple(conv.weight.shape)}")
+            conv.weight.copy_(torch.from_numpy(wt))
+            bias = torch.from_numpy(b) if b is not None else torch.zeros(wt.shape[0])
+            if bn is None:
+                conv.bias.copy_(bias)
+            else:
+                bn.weight.fill_(1.0)
+                bn.bias.copy_(bias)
+                bn.running_mean.zero_()
+                bn.running_var.fill_(1.0 - bn.eps)
 
 
 def loss_fn(out: Any, t: Any) -> Any:
@@ -211,7 +316,7 @@ def _real_batch(rng: np.random.Generator, real: list[Any], n: int, side: int) ->
     from models.real_scenes import real_scene
 
     xs = np.empty((n, side, side, 3), np.uint8)
-    ts = np.empty((n, 10, side // STRIDE, side // STRIDE), np.float32)
+    ts = np.empty((n, TARGET_CHANNELS, side // STRIDE, side // STRIDE), np.float32)
     for i in range(n):
         im, cards, mask, weight = real_scene(rng, real[int(rng.integers(len(real)))], side)
         xs[i] = im
@@ -262,6 +367,73 @@ def train(x: np.ndarray, t: np.ndarray, *, epochs: int, batch: int, lr: float, s
             if checkpoint is not None and step % 150 == 0:
                 checkpoint(net.eval())
                 net.train()
+            if deadline is not None and time.time() > deadline:
+                log("deadline reached: stopping early")
+                return net.eval()
+    return net.eval()
+
+
+def corner_loss(k: Any, t: Any) -> tuple[Any, tuple[float, float]]:
+    """The corner head's loss: focal loss on its heat map, L1 on offset and way to the centre."""
+    import torch
+
+    eps = 1e-5
+    hm, th = k[:, 0].clamp(eps, 1 - eps), t[:, 10]
+    valid = (th >= 0).float()
+    pos = (th > 0.99).float()
+    neg = (1 - pos) * valid
+    pos_loss = -(torch.log(hm) * (1 - hm) ** 2 * pos).sum()
+    neg_loss = -(torch.log(1 - hm) * hm**2 * (1 - th.clamp(min=0)) ** 4 * neg).sum()
+    focal = (pos_loss + neg_loss) / pos.sum().clamp(min=1)
+    w = t[:, 15:16]
+    reg = ((k[:, 1:5] - t[:, 11:15]).abs() * w).sum() / w.sum().clamp(min=1) / 4
+    return focal + 2.0 * reg, (focal.item(), reg.item())
+
+
+def train_corners(x: np.ndarray, t: np.ndarray, base: Path, *, epochs: int, batch: int, lr: float, seed: int,
+                  threads: int, log: Any = print, deadline: float | None = None, checkpoint: Any = None) -> Any:
+    """Add the corner head to the exported detector ``base`` and train the head alone: the card
+    maps stay exactly as ``base`` answers them (what the product measured and chose its
+    threshold on), and a corner head cannot make them worse."""
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    net = build_net(corners=True)
+    load_onnx_weights(net, base)
+    net.eval()
+    for p in net.parameters():
+        p.requires_grad_(False)
+    params = list(net.corner_head.parameters())
+    for p in params:
+        p.requires_grad_(True)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=1e-4)
+    steps = epochs * (len(x) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
+    rng = np.random.default_rng(seed)
+    step, t0 = 0, time.time()
+    for ep in range(epochs):
+        order = rng.permutation(len(x))
+        net.corner_head.train()
+        for k in range(len(x) // batch):
+            idx = np.sort(order[k * batch : (k + 1) * batch])
+            xb = torch.from_numpy(x[idx]).permute(0, 3, 1, 2).float().div_(255)
+            with torch.no_grad():
+                f = net.features(xb)
+            loss, parts = corner_loss(net.corners(f), torch.from_numpy(t[idx]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            if step % 25 == 0 or step == steps:
+                el = time.time() - t0
+                log(f"epoch {ep + 1}/{epochs} step {step}/{steps} corner loss {loss.item():.3f} "
+                    f"(heat {parts[0]:.3f} way {parts[1]:.3f}) {el / 60:.1f} min, "
+                    f"~{el / step * (steps - step) / 60:.1f} min left")
+            if checkpoint is not None and step % 150 == 0:
+                checkpoint(net.eval())
+                net.corner_head.train()
             if deadline is not None and time.time() > deadline:
                 log("deadline reached: stopping early")
                 return net.eval()
@@ -321,6 +493,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="samples of each batch cut from the labelled photos (default 0: synthesised scenes only)")
     ap.add_argument("--wallpapers", type=Path, default=Path("/usr/share/backgrounds"),
                     help="a folder of photographs used as surfaces (default: the installed desktop backgrounds)")
+    ap.add_argument("--corners-on", type=Path, default=None, metavar="ONNX",
+                    help="add the corner head to this exported detector and train the head alone "
+                         "(the card maps and the threshold stay the detector's own)")
     ap.add_argument("--minutes", type=float, default=None, help="stop training after this many minutes")
     ap.add_argument("--out", type=Path, default=OUT / "card_detector.onnx")
     args = ap.parse_args(argv)
@@ -341,21 +516,35 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(real)} labelled photos as real samples, {len(held)} held back", flush=True)
     deadline = time.time() + 60 * args.minutes if args.minutes else None
     del faces
-    net = train(x, t, epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads,
-                log=lambda s: print(s, flush=True), deadline=deadline,
-                checkpoint=lambda n: export(n, WORK / "checkpoint.onnx"), real=real, real_per_batch=args.real_per_batch)
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    if args.corners_on is not None:
+        base_meta = json.loads(args.corners_on.with_suffix(".json").read_text(encoding="utf-8"))
+        net = train_corners(x, t, args.corners_on, epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed,
+                            threads=args.threads, log=log, deadline=deadline,
+                            checkpoint=lambda n: export(n, WORK / "checkpoint.onnx"))
+    else:
+        net = train(x, t, epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads,
+                    log=log, deadline=deadline, checkpoint=lambda n: export(n, WORK / "checkpoint.onnx"), real=real,
+                    real_per_batch=args.real_per_batch)
     import torch
 
     torch.save(net.state_dict(), WORK / "detector.pt")
     export(net, args.out)
+    channels = ["heat", "off_x", "off_y", "log_long", "log_short", "cos2t", "sin2t", "mask"]
     meta = {"kind": "card-detector", "stride": STRIDE, "input": "BGR 0..1 NCHW, sides a multiple of 16",
-            "channels": ["heat", "off_x", "off_y", "log_long", "log_short", "cos2t", "sin2t", "mask"],
+            "channels": channels + (list(CORNER_CHANNELS) if args.corners_on is not None else []),
+            "corner_reach": CORNER_REACH,
             "recipe": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("out",)}
             | {"photos": [p.name for p in args.photos], "wallpapers": len(walls)},
             "decks": list(DETECTOR_DECKS), "minutes": round((time.time() - t_start) / 60, 1),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
-    if held:
-        meta["threshold"] = choose_threshold(args.out, held, log=lambda s: print(s, flush=True))
+    if args.corners_on is not None:
+        meta["card_maps"] = base_meta
+        for key in ("threshold", "threshold_chosen_on"):
+            if key in base_meta:
+                meta[key] = base_meta[key]
+    elif held:
+        meta["threshold"] = choose_threshold(args.out, held, log=log)
         meta["threshold_chosen_on"] = f"{len(held)} labelled photos held back from training (found against extra finds)"
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.2f} MB) in {meta['minutes']} min", flush=True)

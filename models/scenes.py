@@ -39,10 +39,13 @@ from models.synth import (
 @dataclass(frozen=True)
 class SceneCard:
     """One card of a scene: ``quad`` its four corners (render order: top-left, top-right,
-    bottom-right, bottom-left), ``visible`` the share of the card not covered nor out of frame."""
+    bottom-right, bottom-left), ``visible`` the share of the card not covered nor out of frame,
+    ``corners_shown`` which of the four corners shows (in frame, no card on it); ``None`` where
+    that is not known (a real photo's label), and the corner targets are then left out."""
 
     quad: np.ndarray
     visible: float
+    corners_shown: tuple[bool, bool, bool, bool] | None = None
 
     @property
     def centre(self) -> np.ndarray:
@@ -168,6 +171,19 @@ def _layout(rng: np.random.Generator, n: int, W: int, H: int, aspect: float) -> 
     return quads
 
 
+def _corners_shown(owner: np.ndarray, quad: np.ndarray, index: int) -> tuple[bool, bool, bool, bool]:
+    """Which corners of card ``index`` show: the card's own paper just inside each corner (a
+    twentieth of the way to the centre, past the rounding) is in frame and on top."""
+    h, w = owner.shape
+    centre = quad.mean(axis=0)
+    shown = []
+    for corner in quad:
+        x, y = corner + 0.05 * (centre - corner)
+        inside = 0 <= x < w and 0 <= y < h
+        shown.append(bool(inside and owner[int(y), int(x)] == index))
+    return shown[0], shown[1], shown[2], shown[3]
+
+
 def scene(rng: np.random.Generator, faces: list[np.ndarray], surfaces: Surfaces, *,
           size: tuple[int, int] = (256, 256)) -> tuple[np.ndarray, list[SceneCard], np.ndarray]:
     """One scene: the BGR uint8 image, its cards (visible share >= 0 each), and the uint8 mask
@@ -219,6 +235,6 @@ def scene(rng: np.random.Generator, faces: list[np.ndarray], surfaces: Surfaces,
         canvas = motion_blur(rng, canvas, int(rng.integers(3, 7)))
     image = _sensor(rng, canvas) if rng.random() < 0.9 else np.clip(canvas + _noise(rng, canvas.shape, 2), 0, 255).astype(np.uint8)
     counts = np.bincount(owner[owner >= 0].ravel(), minlength=len(quads))
-    cards = [SceneCard(q, float(counts[i]) / areas[i]) for i, q in enumerate(quads)]
+    cards = [SceneCard(q, float(counts[i]) / areas[i], _corners_shown(owner, q, i)) for i, q in enumerate(quads)]
     mask = ((owner >= 0) * 255).astype(np.uint8)
     return image, cards, mask

@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 
 from vision.classifier import ModelError
+from vision.corners import corner_outlines, corner_points
 
 #: The long side a photo is scaled to before detection (cards 30-250 px tall at this size are
 #: what the network was trained on; a 12 MP photo's cards shrink into that range, a webcam's stay).
@@ -51,7 +52,7 @@ class CardDetector:
     a card (default: the sidecar's, chosen on labelled photos); ``threads`` intra-op threads."""
 
     def __init__(self, model_path: str | os.PathLike[str], *, threshold: float | None = None, threads: int = 1,
-                 work_side: int = WORK_SIDE) -> None:
+                 work_side: int = WORK_SIDE, use_corners: bool = True) -> None:
         import onnxruntime as ort
 
         self.model_path = Path(model_path)
@@ -67,6 +68,10 @@ class CardDetector:
         self.stride = int(meta.get("stride", 4))  # type: ignore[call-overload]
         self.threshold = float(threshold if threshold is not None else meta.get("threshold", 0.3))  # type: ignore[arg-type]
         self.work_side = int(work_side)
+        channels = meta.get("channels", [])
+        #: whether the network also answers card corners (``models/detector.py --corners-on``)
+        self.corners = bool(use_corners) and isinstance(channels, list) and "corner" in channels
+        self.corner_reach = float(meta.get("corner_reach", 16.0))  # type: ignore[arg-type]
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(1, min(int(threads), os.cpu_count() or 1))
         opts.inter_op_num_threads = 1
@@ -196,5 +201,24 @@ class CardDetector:
                              c + u * long_ / 2 + v * short / 2, c + u * long_ / 2 - v * short / 2])
             if np.isfinite(quad).all():  # a size read off a wild activation overflows exp()
                 out.append(Detection((quad * to_photo).astype(np.float32), float(heat[y, x])))
+        if self.corners and m.shape[0] >= 13:
+            out = self._with_corners(out, m, to_photo)
         out.sort(key=lambda d: -d.score)
+        return out
+
+    def _with_corners(self, detections: list[Detection], m: np.ndarray, to_photo: np.ndarray) -> list[Detection]:
+        """Each detection whose card the corner head outlines (two corners or more that show,
+        overlapping it by IoU 0.4) takes that outline (:mod:`vision.corners`)."""
+        outlines = corner_outlines(corner_points(m, stride=self.stride, to_photo=to_photo, reach=self.corner_reach))
+        if not outlines:
+            return detections
+        out = []
+        for det in detections:
+            area = cv2.contourArea(det.corners)
+            best, best_iou = None, 0.4
+            for quad, _n in outlines:
+                iou = quad_iou(det.corners, quad)
+                if iou >= best_iou and 0.6 <= cv2.contourArea(quad) / max(area, 1.0) <= 2.5:
+                    best, best_iou = quad, iou
+            out.append(det if best is None else Detection(best, det.score))
         return out

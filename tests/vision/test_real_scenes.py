@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from models.detector import STRIDE, targets
+from models.detector import STRIDE, TARGET_CHANNELS, targets
 from models.real_scenes import ASPECT, RealPhoto, _rectangle, outline_in_box, real_scene
 
 
@@ -61,4 +61,5 @@ def test_an_unclear_cards_box_is_ignored_by_the_loss() -> None:
     assert ignored.any()
     assert (t[0][ignored] == -1).all()  # no heat asked for where the card may or may not be
     assert (t[0] <= 0).all() and t[8].sum() == 0
-    assert t.shape == (10, 224 // STRIDE, 224 // STRIDE)
+    assert t.shape == (TARGET_CHANNELS, 224 // STRIDE, 224 // STRIDE)
+    assert (t[10] == -1).all() and t[15].sum() == 0  # a label says nothing of which corners show
