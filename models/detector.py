@@ -213,19 +213,14 @@ def build_net(width: int = 16, *, corners: bool = False) -> Any:
                 self.head[-1].bias[0] = -2.2  # start the heat map near a low prior
             self.corner_head = None
             if corners:
-                # the corner head sees the decoder's three scales: where a corner's card has
-                # its centre is a card's length away, beyond what the stride-4 features hold
-                self.corner_head = nn.Sequential(nn.Conv2d(w * 2 + w * 3 + w * 4, w * 2, 1, bias=False),
-                                                 nn.BatchNorm2d(w * 2), nn.ReLU(inplace=True),
-                                                 cbr(w * 2, w * 2), cbr(w * 2, w * 2, dil=2),
+                self.corner_head = nn.Sequential(cbr(w * 2, w * 2), cbr(w * 2, w * 2),
                                                  nn.Conv2d(w * 2, len(CORNER_CHANNELS), 1))
                 with torch.no_grad():
                     self.corner_head[-1].bias.zero_()
                     self.corner_head[-1].bias[0] = -2.2
 
         def features(self, x: Any) -> tuple[Any, Any, Any]:
-            """The decoder's features at strides 4, 8 and 16: the card head reads the first,
-            the corner head all three."""
+            """The decoder's features at strides 4, 8 and 16 (the heads read the first)."""
             up = nn.functional.interpolate
             a = self.s4(self.s2(x))
             b = self.s8(a)
@@ -238,10 +233,7 @@ def build_net(width: int = 16, *, corners: bool = False) -> Any:
             return self.answer(f[0], self.corners(f) if self.corner_head is not None else None)
 
         def corners(self, f: tuple[Any, Any, Any]) -> Any:
-            up = nn.functional.interpolate
-            e, d, c = f
-            k = self.corner_head(torch.cat([e, up(d, size=e.shape[2:], mode="nearest"),
-                                            up(c, size=e.shape[2:], mode="nearest")], 1))
+            k = self.corner_head(f[0])
             return torch.cat([torch.sigmoid(k[:, 0:1]), k[:, 1:]], 1)
 
         def answer(self, e: Any, corner_maps: Any = None) -> Any:
@@ -391,36 +383,63 @@ def corner_loss(k: Any, t: Any) -> tuple[Any, tuple[float, float]]:
 
 
 def train_corners(x: np.ndarray, t: np.ndarray, base: Path, *, epochs: int, batch: int, lr: float, seed: int,
-                  threads: int, log: Any = print, deadline: float | None = None, checkpoint: Any = None) -> Any:
-    """Add the corner head to the exported detector ``base`` and train the head alone: the card
-    maps stay exactly as ``base`` answers them (what the product measured and chose its
-    threshold on), and a corner head cannot make them worse."""
+                  threads: int, log: Any = print, deadline: float | None = None, checkpoint: Any = None,
+                  tune_features: bool = False) -> Any:
+    """Add the corner head to the exported detector ``base`` and train it.
+
+    Alone (the default), the card maps stay exactly as ``base`` answers them. With
+    ``tune_features`` the shared layers learn too, for corners need more than the card maps'
+    features hold, and the card maps are held to ``base``'s own answer (distillation: each
+    step's card maps against a frozen copy's), so that what the product measured and chose its
+    threshold on moves as little as it can."""
+    import copy as copy_module
+
     import torch
+    from torch import nn
 
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     net = build_net(corners=True)
     load_onnx_weights(net, base)
     net.eval()
+    teacher = copy_module.deepcopy(net).eval() if tune_features else None
     for p in net.parameters():
-        p.requires_grad_(False)
-    params = list(net.corner_head.parameters())
-    for p in params:
+        p.requires_grad_(tune_features)
+    for p in net.corner_head.parameters():
         p.requires_grad_(True)
+    params = [p for p in net.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=1e-4)
     steps = epochs * (len(x) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
     rng = np.random.default_rng(seed)
     step, t0 = 0, time.time()
+
+    def train_mode() -> None:
+        net.corner_head.train()
+        for m in net.corner_head.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.train()
+
     for ep in range(epochs):
         order = rng.permutation(len(x))
-        net.corner_head.train()
+        train_mode()
         for k in range(len(x) // batch):
             idx = np.sort(order[k * batch : (k + 1) * batch])
             xb = torch.from_numpy(x[idx]).permute(0, 3, 1, 2).float().div_(255)
-            with torch.no_grad():
+            tb = torch.from_numpy(t[idx])
+            keep = torch.zeros(())
+            if teacher is not None:
                 f = net.features(xb)
-            loss, parts = corner_loss(net.corners(f), torch.from_numpy(t[idx]))
+                with torch.no_grad():
+                    want = teacher.answer(teacher.features(xb)[0])
+                got = net.answer(f[0])
+                # the heat map matters most (peaks decide what is a card), then sizes, then mask
+                keep = 20.0 * ((got[:, 0] - want[:, 0]) ** 2).mean() + (got[:, 1:8] - want[:, 1:8]).abs().mean()
+            else:
+                with torch.no_grad():
+                    f = net.features(xb)
+            loss, parts = corner_loss(net.corners(f), tb)
+            loss = loss + 10.0 * keep
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -429,11 +448,11 @@ def train_corners(x: np.ndarray, t: np.ndarray, base: Path, *, epochs: int, batc
             if step % 25 == 0 or step == steps:
                 el = time.time() - t0
                 log(f"epoch {ep + 1}/{epochs} step {step}/{steps} corner loss {loss.item():.3f} "
-                    f"(heat {parts[0]:.3f} way {parts[1]:.3f}) {el / 60:.1f} min, "
+                    f"(heat {parts[0]:.3f} way {parts[1]:.3f} card maps kept {float(keep):.4f}) {el / 60:.1f} min, "
                     f"~{el / step * (steps - step) / 60:.1f} min left")
             if checkpoint is not None and step % 150 == 0:
                 checkpoint(net.eval())
-                net.corner_head.train()
+                train_mode()
             if deadline is not None and time.time() > deadline:
                 log("deadline reached: stopping early")
                 return net.eval()
@@ -496,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corners-on", type=Path, default=None, metavar="ONNX",
                     help="add the corner head to this exported detector and train the head alone "
                          "(the card maps and the threshold stay the detector's own)")
+    ap.add_argument("--tune-features", action="store_true",
+                    help="with --corners-on: the shared layers learn too, the card maps held to the detector's own")
     ap.add_argument("--minutes", type=float, default=None, help="stop training after this many minutes")
     ap.add_argument("--out", type=Path, default=OUT / "card_detector.onnx")
     args = ap.parse_args(argv)
@@ -519,8 +540,10 @@ def main(argv: list[str] | None = None) -> int:
     log = lambda s: print(s, flush=True)  # noqa: E731
     if args.corners_on is not None:
         base_meta = json.loads(args.corners_on.with_suffix(".json").read_text(encoding="utf-8"))
+        if "corner" in base_meta.get("channels", []):
+            raise SystemExit(f"error: {args.corners_on} has a corner head already: give the detector without one")
         net = train_corners(x, t, args.corners_on, epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed,
-                            threads=args.threads, log=log, deadline=deadline,
+                            threads=args.threads, log=log, deadline=deadline, tune_features=args.tune_features,
                             checkpoint=lambda n: export(n, WORK / "checkpoint.onnx"))
     else:
         net = train(x, t, epochs=args.epochs, batch=args.batch, lr=args.lr, seed=args.seed, threads=args.threads,

@@ -127,3 +127,33 @@ def test_the_corners_that_show_are_the_targets() -> None:
                 way = t[13:15, cell[1], cell[0]] * CORNER_REACH
                 want = q.mean(axis=0) / STRIDE - 0.5 - cell
                 np.testing.assert_allclose(way, want, atol=1e-4)
+
+
+def _maps_with_corners(quad_px: np.ndarray, which: list[int], shape: tuple[int, int] = (40, 60)) -> np.ndarray:
+    """A detector answer (13 channels, stride 4, input = photo) whose corner head shows
+    ``which`` corners of ``quad_px``, each pointing to its centre."""
+    m = np.zeros((13, *shape), np.float32)
+    centre = quad_px.mean(axis=0) / STRIDE - 0.5
+    for i in which:
+        p = quad_px[i] / STRIDE - 0.5
+        x, y = int(round(p[0])), int(round(p[1]))
+        m[8, y, x] = 0.9
+        m[9, y, x], m[10, y, x] = p[0] - x, p[1] - y
+        m[11, y, x], m[12, y, x] = (centre[0] - x) / CORNER_REACH, (centre[1] - y) / CORNER_REACH
+    return m
+
+
+def test_a_detection_takes_the_outline_its_cards_corners_give() -> None:
+    from pathlib import Path
+
+    from vision.detector import CardDetector, Detection
+
+    det = CardDetector(Path(__file__).resolve().parents[2] / "models" / "card_detector.onnx")
+    card = _card((120, 80), 100, 12)
+    half = card.copy()  # the detector saw half the card: its far side at the middle
+    half[2], half[3] = (card[1] + card[2]) / 2, (card[0] + card[3]) / 2
+    elsewhere = Detection(_card((60, 60), 50, 80), 0.5)
+    m = _maps_with_corners(card, [0, 1])
+    got = det._with_corners([Detection(half, 0.8), elsewhere], m, np.array([1.0, 1.0], np.float32))
+    assert _same_outline(got[0].corners, card, 1.0) and got[0].score == 0.8
+    assert got[1] is elsewhere  # no corners of its own: left as the centre answer gave it
