@@ -22,7 +22,9 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +79,11 @@ def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_vi
             ignore |= g > 0.3
             continue
         t[0] = np.maximum(t[0], g)
-        for dy in (-1, 0, 1):
-            for dx in (-1, 0, 1):
-                x, y = ix + dx, iy + dy
-                if 0 <= x < gw and 0 <= y < gh and (t[8, y, x] == 0 or g[y, x] >= t[0, y, x] - 1e-6):
-                    t[1, y, x], t[2, y, x] = cx - x, cy - y
-                    t[3, y, x], t[4, y, x] = math.log(max(long_, 1.0)), math.log(max(short, 1.0))
-                    t[5, y, x], t[6, y, x] = math.cos(2 * theta), math.sin(2 * theta)
-                    t[8, y, x] = 1.0
+        for x, y in _peak_cells(t, 0, 8, g, ix, iy):
+            t[1, y, x], t[2, y, x] = cx - x, cy - y
+            t[3, y, x], t[4, y, x] = math.log(max(long_, 1.0)), math.log(max(short, 1.0))
+            t[5, y, x], t[6, y, x] = math.cos(2 * theta), math.sin(2 * theta)
+            t[8, y, x] = 1.0
     t[9] = 1.0
     if weight is not None:
         w_small = cv2.resize(weight.astype(np.float32), (gw, gh), interpolation=cv2.INTER_AREA)
@@ -97,6 +96,18 @@ def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_vi
     else:
         t[10] = -1.0  # a real photo: its labels do not say which corners show
     return t
+
+
+def _peak_cells(t: np.ndarray, heat: int, claimed: int, g: np.ndarray, ix: int, iy: int) -> Iterator[tuple[int, int]]:
+    """The cells around a peak at (``ix``, ``iy``) whose regression targets are this peak's: in
+    the grid, and not yet ``claimed`` by another peak unless this one's Gaussian ``g`` is the
+    stronger there. Lazy: the caller marks each cell claimed before the next is weighed."""
+    gh, gw = t.shape[1:]
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            x, y = ix + dx, iy + dy
+            if 0 <= x < gw and 0 <= y < gh and (t[claimed, y, x] == 0 or g[y, x] >= t[heat, y, x] - 1e-6):
+                yield x, y
 
 
 def _corner_targets(t: np.ndarray, cards: list[Any], xx: np.ndarray, yy: np.ndarray) -> None:
@@ -113,14 +124,11 @@ def _corner_targets(t: np.ndarray, cards: list[Any], xx: np.ndarray, yy: np.ndar
                 continue
             g = np.exp(-((xx - ix) ** 2 + (yy - iy) ** 2) / (2 * sigma**2))
             t[10] = np.maximum(t[10], g)
-            for dy in (-1, 0, 1):
-                for dx in (-1, 0, 1):
-                    x, y = ix + dx, iy + dy
-                    if 0 <= x < gw and 0 <= y < gh and (t[15, y, x] == 0 or g[y, x] >= t[10, y, x] - 1e-6):
-                        t[11, y, x], t[12, y, x] = px - x, py - y
-                        t[13, y, x] = (centre[0] - x) / CORNER_REACH
-                        t[14, y, x] = (centre[1] - y) / CORNER_REACH
-                        t[15, y, x] = 1.0
+            for x, y in _peak_cells(t, 10, 15, g, ix, iy):
+                t[11, y, x], t[12, y, x] = px - x, py - y
+                t[13, y, x] = (centre[0] - x) / CORNER_REACH
+                t[14, y, x] = (centre[1] - y) / CORNER_REACH
+                t[15, y, x] = 1.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -284,18 +292,26 @@ def load_onnx_weights(net: Any, path: Path) -> None:
                 bn.running_var.fill_(1.0 - bn.eps)
 
 
-def loss_fn(out: Any, t: Any) -> Any:
+def focal_loss(heat: Any, target: Any) -> Any:
+    """CenterNet's focal loss of a heat map against its target (1 at a peak, a Gaussian around
+    it, -1 where the loss is to ignore the map), per peak."""
     import torch
 
     eps = 1e-5
-    hm, th = out[:, 0].clamp(eps, 1 - eps), t[:, 0]
+    hm, th = heat.clamp(eps, 1 - eps), target
     valid = (th >= 0).float()
     pos = (th > 0.99).float()
     neg = (1 - pos) * valid
     pos_loss = -(torch.log(hm) * (1 - hm) ** 2 * pos).sum()
     neg_loss = -(torch.log(1 - hm) * hm**2 * (1 - th.clamp(min=0)) ** 4 * neg).sum()
-    npos = pos.sum().clamp(min=1)
-    focal = (pos_loss + neg_loss) / npos
+    return (pos_loss + neg_loss) / pos.sum().clamp(min=1)
+
+
+def loss_fn(out: Any, t: Any) -> Any:
+    import torch
+
+    eps = 1e-5
+    focal = focal_loss(out[:, 0], t[:, 0])
     w = t[:, 8:9]
     reg = ((out[:, 1:7] - t[:, 1:7]).abs() * w).sum() / w.sum().clamp(min=1) / 6
     mw = t[:, 9]
@@ -346,37 +362,53 @@ def train(x: np.ndarray, t: np.ndarray, *, epochs: int, batch: int, lr: float, s
             tb = torch.from_numpy(tn)
             out = net(xb)
             loss, parts = loss_fn(out, tb)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
             step += 1
-            if step % 25 == 0 or step == steps:
-                el = time.time() - t0
-                log(f"epoch {ep + 1}/{epochs} step {step}/{steps} loss {loss.item():.3f} "
-                    f"(heat {parts[0]:.3f} box {parts[1]:.3f} mask {parts[2]:.3f}) {el / 60:.1f} min, "
-                    f"~{el / step * (steps - step) / 60:.1f} min left")
-            if checkpoint is not None and step % 150 == 0:
-                checkpoint(net.eval())
-                net.train()
-            if deadline is not None and time.time() > deadline:
-                log("deadline reached: stopping early")
+            detail = f"loss {loss.item():.3f} (heat {parts[0]:.3f} box {parts[1]:.3f} mask {parts[2]:.3f})"
+            if _optimise(opt, sched, loss, net, _Progress(ep, epochs, step, steps, t0, detail), log=log,
+                         checkpoint=checkpoint, deadline=deadline, resume=net.train):
                 return net.eval()
     return net.eval()
 
 
+@dataclass(frozen=True)
+class _Progress:
+    """Where a training run stands, for its progress line."""
+
+    epoch: int
+    epochs: int
+    step: int
+    steps: int
+    started: float
+    detail: str
+
+    def line(self) -> str:
+        el = time.time() - self.started
+        return (f"epoch {self.epoch + 1}/{self.epochs} step {self.step}/{self.steps} {self.detail} {el / 60:.1f} min, "
+                f"~{el / self.step * (self.steps - self.step) / 60:.1f} min left")
+
+
+def _optimise(opt: Any, sched: Any, loss: Any, net: Any, progress: _Progress, *, log: Any, checkpoint: Any,
+              deadline: float | None, resume: Any) -> bool:
+    """One optimiser step, then the progress line every 25 steps and a checkpoint every 150
+    (``resume`` puts the network back to training after it); True when the deadline has passed."""
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    sched.step()
+    if progress.step % 25 == 0 or progress.step == progress.steps:
+        log(progress.line())
+    if checkpoint is not None and progress.step % 150 == 0:
+        checkpoint(net.eval())
+        resume()
+    if deadline is not None and time.time() > deadline:
+        log("deadline reached: stopping early")
+        return True
+    return False
+
+
 def corner_loss(k: Any, t: Any) -> tuple[Any, tuple[float, float]]:
     """The corner head's loss: focal loss on its heat map, L1 on offset and way to the centre."""
-    import torch
-
-    eps = 1e-5
-    hm, th = k[:, 0].clamp(eps, 1 - eps), t[:, 10]
-    valid = (th >= 0).float()
-    pos = (th > 0.99).float()
-    neg = (1 - pos) * valid
-    pos_loss = -(torch.log(hm) * (1 - hm) ** 2 * pos).sum()
-    neg_loss = -(torch.log(1 - hm) * hm**2 * (1 - th.clamp(min=0)) ** 4 * neg).sum()
-    focal = (pos_loss + neg_loss) / pos.sum().clamp(min=1)
+    focal = focal_loss(k[:, 0], t[:, 10])
     w = t[:, 15:16]
     reg = ((k[:, 1:5] - t[:, 11:15]).abs() * w).sum() / w.sum().clamp(min=1) / 4
     return focal + 2.0 * reg, (focal.item(), reg.item())
@@ -440,21 +472,10 @@ def train_corners(x: np.ndarray, t: np.ndarray, base: Path, *, epochs: int, batc
                     f = net.features(xb)
             loss, parts = corner_loss(net.corners(f), tb)
             loss = loss + 10.0 * keep
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
             step += 1
-            if step % 25 == 0 or step == steps:
-                el = time.time() - t0
-                log(f"epoch {ep + 1}/{epochs} step {step}/{steps} corner loss {loss.item():.3f} "
-                    f"(heat {parts[0]:.3f} way {parts[1]:.3f} card maps kept {float(keep):.4f}) {el / 60:.1f} min, "
-                    f"~{el / step * (steps - step) / 60:.1f} min left")
-            if checkpoint is not None and step % 150 == 0:
-                checkpoint(net.eval())
-                train_mode()
-            if deadline is not None and time.time() > deadline:
-                log("deadline reached: stopping early")
+            detail = f"corner loss {loss.item():.3f} (heat {parts[0]:.3f} way {parts[1]:.3f} card maps kept {float(keep):.4f})"
+            if _optimise(opt, sched, loss, net, _Progress(ep, epochs, step, steps, t0, detail), log=log,
+                         checkpoint=checkpoint, deadline=deadline, resume=train_mode):
                 return net.eval()
     return net.eval()
 
