@@ -85,6 +85,10 @@ def classifier(model: Path | None, prototypes: Path | None = None) -> Any:
 
 
 # -- 1. per-frame time --------------------------------------------------------------------------
+#: Frames at the start of the timing that are not timed: a second at 15 fps, the watcher learning the table.
+WARM_UP_FRAMES = 15
+
+
 def frame_times(model: Path | None, frames: int, seed: int, detector_path: str | None = None) -> dict[str, Any]:
     from vision.events import TableWatcher
     from vision.synthetic import FACES, HandPose, PlacedCard, SyntheticTable
@@ -124,8 +128,8 @@ def frame_times(model: Path | None, frames: int, seed: int, detector_path: str |
         w.process(FrameT(still, 0.1))
         worst.append(time.perf_counter() - t0)
         worst_cpu.append(time.thread_time() - c0)
-    ms = np.array(times[15:]) * 1000  # skip the first second (the watcher learns the table)
-    cpu = np.array(cpu_times[15:]) * 1000
+    ms = np.array(times[WARM_UP_FRAMES:]) * 1000  # skip the first second (the watcher learns the table)
+    cpu = np.array(cpu_times[WARM_UP_FRAMES:]) * 1000
     return {"frames": len(ms), "median_ms": float(np.median(ms)), "p95_ms": float(np.percentile(ms, 95)),
             "mean_ms": float(ms.mean()), "max_ms": float(ms.max()),
             "cpu_median_ms": float(np.median(cpu)), "cpu_p95_ms": float(np.percentile(cpu, 95)),
@@ -396,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out a part (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
+    if "frames" not in args.skip and args.frames <= WARM_UP_FRAMES:
+        parser.error(f"--frames must be over {WARM_UP_FRAMES}: the first {WARM_UP_FRAMES} (a second) are the watcher "
+                     "learning the table, and are not timed")
     if args.deals < 1:
         parser.error("--deals must be at least 1")
     if args.prototypes is not None and not args.prototypes.is_file():

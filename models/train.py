@@ -33,6 +33,7 @@ import shutil
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -409,27 +410,22 @@ def export_onnx(model: Any, path: Path) -> None:
     )
 
 
-class _Calib:
-    """Feeds camera-like crops of training decks to the int8 calibrator."""
+def _calibration_batches(x: np.ndarray) -> list[np.ndarray]:
+    """Camera-like crops of training decks as the int8 calibrator's batches of 32."""
+    from vision.classifier import preprocess
 
-    def __init__(self, x: np.ndarray, input_name: str) -> None:
-        from vision.classifier import preprocess
-
-        self.batches = [preprocess(list(x[i : i + 32])) for i in range(0, len(x), 32)]
-        self.name = input_name
-        self.i = 0
-
-    def get_next(self) -> dict[str, np.ndarray] | None:
-        if self.i >= len(self.batches):
-            return None
-        self.i += 1
-        return {self.name: self.batches[self.i - 1]}
-
-    def rewind(self) -> None:
-        self.i = 0
+    return [preprocess(list(x[i : i + 32])) for i in range(0, len(x), 32)]
 
 
 def quantise(fp32: Path, out: Path, calib: np.ndarray) -> None:
+    """The reader's int8 model, calibrated on camera-like crops."""
+    quantise_feeds(fp32, out, [{"input": b} for b in _calibration_batches(calib)])
+
+
+def quantise_feeds(fp32: Path, out: Path, feeds: list[dict[str, np.ndarray]], *, keep_float: Sequence[str] = ()) -> None:
+    """Static QDQ int8 (per-channel weights) of ``fp32``, its activations' ranges taken from
+    ``feeds``; the convolutions named in ``keep_float`` stay float (a network's first and last
+    layers are where int8 costs most accuracy and saves least time)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -441,14 +437,14 @@ def quantise(fp32: Path, out: Path, calib: np.ndarray) -> None:
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
-            self.c = _Calib(calib, "input")
+            self.left = iter(feeds)
 
         def get_next(self) -> dict[str, np.ndarray] | None:
-            return self.c.get_next()
+            return next(self.left, None)
 
     quantize_static(
         str(pre), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, nodes_to_exclude=list(keep_float),
     )
     pre.unlink(missing_ok=True)
 

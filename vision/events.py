@@ -325,7 +325,7 @@ class TableWatcher:
         # cards of the train/ photos, bench/vision.py --real), at a third of its default's cost;
         # where that finds no card it reads again at 84 px too (409 -> 414 of the 527 train/
         # cards named; reading every zone twice named 2 more for 40 % more time a frame)
-        sides = [int(np.ceil(max(rect.shape[:2]) * px / ch / 16) * 16) for px in (120.0, 84.0)]
+        sides = [int(np.ceil(max(rect.shape[:2]) * px / ch / 16) * 16) for px in ZONE_CARD_PX]
         cards: list[FoundCard] = []
         for read in (sides[:1], sides):
             cards = [f for f in find_cards(rect, detector=self.detector, detector_side=read, min_card_px=int(0.6 * cw))
@@ -408,6 +408,10 @@ class TableWatcher:
                                               view=zs.committed.views.get(card)))
         self.stats["events"] += len(events)
         return events
+
+
+#: The long side of a card, in pixels, at which a zone is read for cards: first, and again where that finds none.
+ZONE_CARD_PX = (120.0, 84.0)
 
 
 def _card_sized(corners: np.ndarray, cw: float, ch: float, tolerance: float = 0.25) -> bool:

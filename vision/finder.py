@@ -456,6 +456,8 @@ def _backed_better(image_bgr: np.ndarray, first: Detection, second: Detection,
     if whole is None:
         return False
     part = fit(first)
+    if part is not None and quad_iou(part, whole) >= 0.9:
+        return True  # the part's own fit grew to the whole card: one card, and the later reading saw it whole
     return edge_support(image_bgr, whole) > edge_support(image_bgr, first.corners if part is None else part)
 
 

@@ -1,0 +1,438 @@
+"""Train the card detector on a stream of fresh scenes, on a GPU where there is one.
+
+``python -m models.detector`` synthesises a fixed set of scenes and trains on it for a few
+epochs: right for a 2-core CPU, where the network, not the synthesis, is the slow part. On a
+GPU the network is fast and synthesis is the limit, so this recipe runs the synthesis in worker
+processes all the while and trains on each chunk of fresh scenes as it arrives (``--reuse``
+passes over it), for ``--minutes``, with a learning rate that warms up and then follows a
+cosine to zero by the deadline. Because it is bounded by time, not by steps, one run fits a
+lease of a borrowed machine, and several networks (``--net``) learn from the same scenes at
+once, for a fair comparison at no extra synthesis.
+
+Where the deck artwork and the desktop backgrounds are not installed (a GPU machine), the
+scenes' ingredients travel as one file: ``--pack FILE`` writes it here, ``--assets FILE``
+reads it there.
+
+The shipped detector, in three steps (the middle one on the GPU machine; ``--finish`` exports
+the network, chooses its threshold on the photos held back from ``--photos`` and writes the
+sidecar):
+
+    python -m models.detector_stream --pack models/work/stream-assets.npz --photos PHOTOS/train
+    python -m models.detector_stream --assets models/work/stream-assets.npz --device cuda --workers 15 \\
+        --minutes 7 --chunk 128 --reuse 3 --net 16 --net 16+corners --net 24+corners --net 32 --out-dir OUT
+    python -m models.detector_stream --finish OUT/detector-w32.pt --photos PHOTOS/train
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pickle
+import platform
+import sys
+import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from models import detector
+
+
+# ------------------------------------------------------------------------------------------------
+# the scenes' ingredients, packed to travel
+# ------------------------------------------------------------------------------------------------
+def _encode(images: list[np.ndarray], ext: str, params: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    blobs = []
+    for im in images:
+        ok, buf = cv2.imencode(ext, im, params)
+        if not ok:
+            raise ValueError(f"cannot encode an image of shape {im.shape} as {ext}")
+        blobs.append(buf.reshape(-1))
+    return np.concatenate(blobs), np.array([len(b) for b in blobs], np.int64)
+
+
+def _decode(data: np.ndarray, lengths: np.ndarray, flags: int) -> list[np.ndarray]:
+    out, at = [], 0
+    for n in lengths:
+        im = cv2.imdecode(data[at : at + int(n)], flags)
+        if im is None:
+            raise ValueError("a packed image does not decode: the pack is damaged")
+        out.append(im)
+        at += int(n)
+    return out
+
+
+def pack_assets(path: Path, faces: list[np.ndarray], surfaces: list[np.ndarray]) -> None:
+    """Write the card faces (lossless PNG, alpha kept) and the surfaces (JPEG 92: they are
+    photographs already) to one ``.npz``."""
+    fd, fl = _encode(faces, ".png", [cv2.IMWRITE_PNG_COMPRESSION, 9])
+    sd, sl = _encode(surfaces, ".jpg", [cv2.IMWRITE_JPEG_QUALITY, 92])
+    np.savez(path, faces=fd, face_lengths=fl, surfaces=sd, surface_lengths=sl)
+
+
+def load_assets(path: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The card faces and surfaces of a :func:`pack_assets` file."""
+    try:
+        z = np.load(path)
+        return (_decode(z["faces"], z["face_lengths"], cv2.IMREAD_UNCHANGED),
+                _decode(z["surfaces"], z["surface_lengths"], cv2.IMREAD_COLOR))
+    except (OSError, KeyError, ValueError) as e:
+        raise SystemExit(f"error: {path} is not a scene pack ({e})") from e
+
+
+# ------------------------------------------------------------------------------------------------
+# the stream of scenes
+# ------------------------------------------------------------------------------------------------
+def _init_from_pack(path: Path) -> None:
+    from models.scenes import Surfaces
+
+    faces, surfaces = load_assets(path)
+    detector._init_worker(faces, Surfaces(surfaces))
+
+
+def scene_chunks(pack: Path, *, seed: int, side: int, chunk: int, workers: int,
+                 ahead: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Chunks of ``chunk`` fresh scenes and their targets, without end, in a fixed order (chunk
+    ``k`` is seeded from ``seed`` and ``k`` alone, whatever the number of workers); at most
+    ``ahead`` chunks are made ahead of the consumer, so a slow consumer holds memory down."""
+    import multiprocessing
+
+    ahead = ahead or 2 * workers
+    # spawn, not fork: a forked child can inherit a lock held by one of OpenCV's threads and hang
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_from_pack,
+                             initargs=(pack,)) as pool:
+        queue: deque[Future[tuple[np.ndarray, np.ndarray]]] = deque()
+        k = 0
+        try:
+            while True:
+                while len(queue) < ahead:
+                    queue.append(pool.submit(detector._make, (seed * 100_003 + k, chunk, side)))
+                    k += 1
+                yield queue.popleft().result()
+        finally:
+            for f in queue:
+                f.cancel()
+
+
+# ------------------------------------------------------------------------------------------------
+# training
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NetSpec:
+    """One network to train: its width and whether it has the corner head (trained jointly)."""
+
+    width: int
+    corners: bool
+    distil: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> NetSpec:
+        width, *extras = text.split("+")
+        if not width.isdigit() or not 8 <= int(width) <= 64 or any(e not in ("corners", "distil") for e in extras):
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: give a width 8..64, optionally with +corners and +distil (e.g. 16+corners)")
+        return cls(int(width), "corners" in extras, "distil" in extras)
+
+    @property
+    def name(self) -> str:
+        return f"w{self.width}" + ("-corners" if self.corners else "") + ("-distil" if self.distil else "")
+
+
+def lr_at(fraction: float, peak: float, warmup: float = 0.05) -> float:
+    """The learning rate at ``fraction`` of the run's time: a linear warm-up, then a cosine to zero."""
+    if fraction < warmup:
+        return peak * max(fraction, 0.0) / warmup
+    return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, (fraction - warmup) / (1 - warmup))))
+
+
+def joint_loss(out: Any, t: Any, corners: bool) -> Any:
+    """The card maps' loss, plus the corner head's where the network has one."""
+    loss, _ = detector.loss_fn(out[:, :8], t)
+    if corners:
+        loss = loss + detector.corner_loss(out[:, 8:], t)[0]
+    return loss
+
+
+def distil_loss(out: Any, teacher: Any, t: Any) -> Any:
+    """How far a student's card maps are from its teacher's: the heat map above all (its peaks
+    decide what is a card), the sizes and angle where a card is asked for, and the mask."""
+    w = t[:, 8:9]
+    return (20.0 * ((out[:, 0] - teacher[:, 0]) ** 2).mean()
+            + ((out[:, 1:7] - teacher[:, 1:7]).abs() * w).sum() / w.sum().clamp(min=1) / 6
+            + (out[:, 7] - teacher[:, 7]).abs().mean())
+
+
+def load_teacher(text: str, device: str) -> Any:
+    """The network of ``WIDTH=PATH`` (a ``.pt`` this recipe saved), frozen, to teach ``+distil`` networks."""
+    import torch
+
+    width, _, path = text.partition("=")
+    if not width.isdigit() or not path:
+        raise SystemExit(f"error: --teacher {text!r}: give WIDTH=PATH, e.g. 32=detector-w32.pt")
+    net = detector.build_net(int(width))
+    try:
+        net.load_state_dict(torch.load(path, map_location="cpu"))
+    except (OSError, RuntimeError) as e:
+        raise SystemExit(f"error: --teacher {path}: {e}") from e
+    for p in net.parameters():
+        p.requires_grad_(False)
+    return net.to(device).eval()
+
+
+def train_stream(specs: list[NetSpec], chunks: Iterator[tuple[np.ndarray, np.ndarray]], *, minutes: float,
+                 batch: int, lr: float, reuse: int, seed: int, device: str, log: Any = print,
+                 checkpoint: Any = None, checkpoint_every: float = 120.0, teacher: Any = None
+                 ) -> tuple[dict[NetSpec, Any], dict[str, Any]]:
+    """Train every network of ``specs`` on the same batches of ``chunks`` until ``minutes`` have
+    passed; each starts from the same seed, so each learns what it would alone. ``+distil``
+    networks also learn ``teacher``'s card maps. ``checkpoint`` (called with the networks every
+    ``checkpoint_every`` seconds) keeps a run that is cut off. Returns the networks and what the
+    run came to (steps, scenes, minutes)."""
+    import torch
+
+    if any(s.distil for s in specs) and teacher is None:
+        raise SystemExit("error: a +distil network needs --teacher")
+
+    if device.startswith("cuda"):
+        torch.backends.cudnn.benchmark = True  # fixed input sizes: let cuDNN pick its fastest kernels
+    nets, opts = {}, {}
+    for spec in specs:
+        torch.manual_seed(seed)
+        nets[spec] = detector.build_net(spec.width, corners=spec.corners).to(device).train()
+        opts[spec] = torch.optim.AdamW(nets[spec].parameters(), lr=lr, weight_decay=1e-4)
+    rng = np.random.default_rng(seed)
+    t0 = time.time()
+    end = t0 + 60 * minutes
+    last_ck = t0
+    step = scenes = 0
+    waited = 0.0
+    losses = {s: 0.0 for s in specs}
+    stream = iter(chunks)
+    while True:
+        t_wait = time.time()
+        x, t = next(stream)
+        waited += time.time() - t_wait
+        xg = torch.from_numpy(x).to(device).permute(0, 3, 1, 2).float().div_(255)
+        tg = torch.from_numpy(t).to(device)
+        scenes += len(x)
+        for _ in range(reuse):
+            order = rng.permutation(len(x))
+            for k in range(len(x) // batch):
+                now = time.time()
+                if now >= end:
+                    log(f"done: {step} steps, {scenes} scenes in {(now - t0) / 60:.1f} min")
+                    return ({s: n.eval() for s, n in nets.items()},
+                            {"steps": step, "scenes": scenes, "minutes": round((now - t0) / 60, 1)})
+                idx = torch.from_numpy(np.sort(order[k * batch : (k + 1) * batch])).to(device)
+                xb, tb = xg[idx], tg[idx]
+                rate = lr_at((now - t0) / (end - t0), lr)
+                if teacher is not None:
+                    with torch.no_grad():
+                        taught = teacher(xb)
+                for spec, net in nets.items():
+                    opt = opts[spec]
+                    for group in opt.param_groups:
+                        group["lr"] = rate
+                    out = net(xb)
+                    loss = joint_loss(out, tb, spec.corners)
+                    if spec.distil:
+                        loss = loss + 5.0 * distil_loss(out, taught, tb)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    if step % 50 == 0:
+                        losses[spec] = float(loss.item())
+                step += 1
+                if step % 200 == 0:
+                    el = time.time() - t0
+                    parts = " ".join(f"{s.name} {v:.3f}" for s, v in losses.items())
+                    log(f"step {step}, {scenes} scenes, {el / 60:.1f}/{minutes:g} min, "
+                        f"{step * batch / el:.0f} samples/s, {100 * waited / el:.0f} % waiting for scenes, lr {rate:.2e}, loss {parts}")
+                if checkpoint is not None and time.time() - last_ck > checkpoint_every:
+                    checkpoint({s: n.eval() for s, n in nets.items()},
+                               {"steps": step, "scenes": scenes, "minutes": round((time.time() - t0) / 60, 1)})
+                    for n in nets.values():
+                        n.train()
+                    last_ck = time.time()
+
+
+def save(nets: dict[NetSpec, Any], out_dir: Path, *, onnx: bool, record: dict[str, Any]) -> None:
+    """Each network's weights (``.pt``, on the CPU) with its training record beside it
+    (``.train.json``: the recipe, the networks trained alongside, steps, scenes, machine), and
+    its ONNX export when asked."""
+    import torch
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for spec, net in nets.items():
+        cpu = {k: v.detach().cpu() for k, v in net.state_dict().items()}
+        torch.save(cpu, out_dir / f"detector-{spec.name}.pt")
+        mine = record | {"net": spec.name, "width": spec.width, "corners": spec.corners,
+                         "alongside": [s.name for s in nets if s != spec]}
+        (out_dir / f"detector-{spec.name}.train.json").write_text(json.dumps(mine, indent=1) + "\n", encoding="utf-8")
+        if onnx:
+            host = detector.build_net(spec.width, corners=spec.corners)
+            host.load_state_dict(cpu)
+            detector.export(host.eval(), out_dir / f"detector-{spec.name}.onnx")
+
+
+def finish(weights: Path, photos: list[Path], out: Path, log: Any = print) -> dict[str, Any]:
+    """Make a shipped detector of a trained network's ``.pt``: its float export
+    (``<out>.fp32.onnx``), the int8 model calibrated on the labelled photos that are not held
+    back (``out``; float where no photos are given), and the sidecars, with the threshold chosen
+    on the photos held back from ``photos`` (every fifth, as
+    :func:`models.detector.choose_threshold` does for the CPU recipe) and the training record."""
+    import shutil
+
+    import torch
+
+    from models.real_scenes import load_real_photos
+
+    record_path = weights.with_suffix(".train.json")
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        net = detector.build_net(int(record["width"]), corners=bool(record["corners"]))
+        net.load_state_dict(torch.load(weights, map_location="cpu"))
+    except (OSError, KeyError, ValueError, RuntimeError, pickle.UnpicklingError) as e:
+        raise SystemExit(f"error: {weights}: not a network this recipe trained, with its .train.json ({e})") from e
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fp32 = out.with_suffix(".fp32.onnx")
+    detector.export(net.eval(), fp32)
+    channels = ["heat", "off_x", "off_y", "log_long", "log_short", "cos2t", "sin2t", "mask"]
+    meta: dict[str, Any] = {
+        "kind": "card-detector", "stride": detector.STRIDE, "input": "BGR 0..1 NCHW, sides a multiple of 16",
+        "channels": channels + (list(detector.CORNER_CHANNELS) if record["corners"] else []),
+        "corner_reach": detector.CORNER_REACH, "recipe": record, "decks": list(detector.DETECTOR_DECKS)}
+    held: list[Path] = []
+    if photos:
+        from models.train import quantise_feeds
+        from vision.voc import labelled_photos
+
+        _, held = load_real_photos(photos)
+        taught = [p for folder in photos for p, _ in labelled_photos(folder) if p not in held]
+        feeds = [{"image": _network_input(p)} for p in taught[:: max(1, len(taught) // CALIBRATION_PHOTOS)]]
+        quantise_feeds(fp32, out, feeds, keep_float=_first_and_last_conv(fp32))
+        meta["precision"] = f"int8 (static QDQ, per channel; first and last convolution float), calibrated on {len(feeds)} photos"
+    else:
+        shutil.copyfile(fp32, out)
+        meta["precision"] = "float32 (no photos to calibrate int8 on)"
+    if held:
+        meta["threshold"] = detector.choose_threshold(out, held, candidates=THRESHOLDS, log=log)
+        meta["threshold_chosen_on"] = f"{len(held)} labelled photos held back from training (found against extra finds)"
+    out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    fp32.with_suffix(".json").write_text(json.dumps(meta | {"precision": "float32"}, indent=1) + "\n", encoding="utf-8")
+    log(f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB, {meta['precision']}), threshold {meta.get('threshold', 'none')}")
+    return meta
+
+
+#: How many of the taught photos calibrate the int8 detector.
+CALIBRATION_PHOTOS = 32
+
+
+def _network_input(photo: Path, side: int = 512) -> np.ndarray:
+    """A photo as the detector reads it first: long side ``side``, sides a multiple of 16, NCHW 0..1."""
+    im = cv2.imread(str(photo))
+    if im is None:
+        raise SystemExit(f"error: {photo}: not an image")
+    s = side / max(im.shape[:2])
+    h, w = max(16, int(im.shape[0] * s) // 16 * 16), max(16, int(im.shape[1] * s) // 16 * 16)
+    small = cv2.resize(im, (w, h), interpolation=cv2.INTER_AREA)
+    return np.ascontiguousarray(small.transpose(2, 0, 1)[None], dtype=np.float32) / 255.0
+
+
+def _first_and_last_conv(model: Path) -> list[str]:
+    import onnx
+
+    convs = [n.name for n in onnx.load(str(model)).graph.node if n.op_type == "Conv"]
+    return [convs[0], convs[-1]] if convs else []
+
+
+#: The detector thresholds :func:`finish` chooses among.
+THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
+
+
+def _machine(device: str) -> str:
+    where = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    if device.startswith("cuda"):
+        import torch
+
+        where = f"{torch.cuda.get_device_name(0)}, " + where
+    return where
+
+
+#: The options a training record keeps: what decides the network, not where files lie.
+RECIPE_KEYS = ("minutes", "side", "chunk", "reuse", "batch", "lr", "seed", "workers", "device", "teacher")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m models.detector_stream", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pack", type=Path, metavar="FILE",
+                    help="write the scenes' ingredients (installed decks, backgrounds, --photos' card-free patches) to FILE and stop")
+    ap.add_argument("--photos", type=Path, action="append", default=[], help="with --pack: a folder of VOC-labelled photos")
+    ap.add_argument("--wallpapers", type=Path, default=Path("/usr/share/backgrounds"), help="with --pack: photographs used as surfaces")
+    ap.add_argument("--assets", type=Path, metavar="FILE", help="train from this --pack file")
+    ap.add_argument("--net", type=NetSpec.parse, action="append", default=[], metavar="WIDTH[+corners]",
+                    help="a network to train (repeatable; default 16)")
+    ap.add_argument("--minutes", type=float, default=5.0, help="training time (default 5)")
+    ap.add_argument("--side", type=int, default=256, help="scene size in pixels (default 256)")
+    ap.add_argument("--chunk", type=int, default=256, help="scenes a worker makes at a time (default 256)")
+    ap.add_argument("--reuse", type=int, default=2, help="passes over each chunk (default 2)")
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--workers", type=int, default=2, help="scene synthesis processes (default 2)")
+    ap.add_argument("--teacher", metavar="WIDTH=PATH", help="a trained network (.pt) that +distil networks learn from")
+    ap.add_argument("--device", default="cpu", help="torch device (default cpu; cuda on a GPU)")
+    ap.add_argument("--onnx", action="store_true", help="export each network to ONNX too")
+    ap.add_argument("--out-dir", type=Path, default=detector.WORK / "stream")
+    ap.add_argument("--finish", type=Path, metavar="PT",
+                    help="make a shipped detector of a trained network (.pt and its .train.json): ONNX export, "
+                         "the threshold chosen on --photos' held-back photos, the sidecar; then stop")
+    ap.add_argument("--out", type=Path, default=detector.OUT / "card_detector.onnx", help="with --finish: where to write")
+    args = ap.parse_args(argv)
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    if args.finish:
+        finish(args.finish, args.photos, args.out, log=log)
+        return 0
+    if args.pack:
+        from models.scenes import Surfaces
+
+        walls = sorted(p for p in args.wallpapers.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")) \
+            if args.wallpapers.is_dir() else []
+        faces = detector.load_faces()
+        surfaces = Surfaces.from_folders(args.photos, walls).images
+        args.pack.parent.mkdir(parents=True, exist_ok=True)
+        pack_assets(args.pack, faces, surfaces)
+        log(f"wrote {args.pack}: {len(faces)} card faces, {len(surfaces)} surfaces, {args.pack.stat().st_size / 1e6:.1f} MB")
+        return 0
+    if args.assets is None:
+        ap.error("give --assets FILE (made by --pack) or --pack FILE")
+    if not args.assets.is_file():
+        raise SystemExit(f"error: {args.assets} does not exist (make it with --pack)")
+    specs = args.net or [NetSpec(16, False)]
+    if len(set(specs)) != len(specs):
+        ap.error("each --net once")
+    chunks = scene_chunks(args.assets, seed=args.seed, side=args.side, chunk=args.chunk, workers=args.workers)
+    recipe = {k: v for k, v in vars(args).items() if k in RECIPE_KEYS} | {"machine": _machine(args.device)}
+    try:
+        nets, run = train_stream(specs, chunks, minutes=args.minutes, batch=args.batch, lr=args.lr, reuse=args.reuse,
+                                 seed=args.seed, device=args.device, log=log,
+                                 checkpoint=lambda n, r: save(n, args.out_dir, onnx=False, record=recipe | r),
+                                 teacher=load_teacher(args.teacher, args.device) if args.teacher else None)
+    finally:
+        chunks.close()
+    save(nets, args.out_dir, onnx=args.onnx, record=recipe | run)
+    log(f"wrote {', '.join(s.name for s in specs)} to {args.out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
