@@ -1,6 +1,6 @@
 """Real photographs end to end: what ``loo-table identify`` reports, scored against VOC labels.
 
-    .venv/bin/python bench/realphotos.py FOLDER... [--model PATH] [--limit N] [--json] [--wrong]
+    .venv/bin/python bench/realphotos.py FOLDER... [--model PATH] [--limit N] [--every N] [--json] [--wrong]
 
 Each FOLDER holds photos with a Pascal VOC ``.xml`` beside each (``vision/voc.py``). Every photo
 goes through exactly the pipeline of ``loo-table identify`` (``vision.identify.identify``: the
@@ -40,9 +40,10 @@ DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "card_classi
 DEFAULT_DETECTOR = Path(__file__).resolve().parent.parent / "models" / "card_detector.onnx"
 
 
-def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | None, *, limit: int | None = None) -> Tally:
+def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | None, *, limit: int | None = None,
+                 every: int = 1) -> Tally:
     total = Tally()
-    for photo, xml in labelled_photos(folder)[:limit]:
+    for photo, xml in labelled_photos(folder)[::every][:limit]:
         image = read_image(photo)
         labels = read_labels(xml, (image.shape[1], image.shape[0]))
         t0 = time.perf_counter()
@@ -77,9 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reader-threshold", type=float, action="append", default=None, metavar="T",
                     help="score with this open-set threshold instead of the model's (repeatable: one line each, a risk-coverage curve)")
     ap.add_argument("--limit", type=int, default=None, help="score only the first N photos of each folder")
+    ap.add_argument("--every", type=int, default=1, metavar="N",
+                    help="score every N-th photo from the first (5: the train/ photos the recipes hold back)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
     ap.add_argument("--wrong", action="store_true", help="also list every confidently wrong read")
     args = ap.parse_args(argv)
+    if args.every < 1:
+        ap.error("--every must be 1 or more")
     try:
         readers = [CardClassifier(args.model, threads=1, threshold=t) for t in (args.reader_threshold or [None])]
         detector = None if args.no_detector else CardDetector(args.detector, threshold=args.threshold)
@@ -103,7 +108,7 @@ def score_all(args: argparse.Namespace, clf: CardClassifier, detector: CardDetec
             print(f"error: {folder}: not a folder", file=sys.stderr)
             return 2
         try:
-            t = score_folder(folder, clf, detector, limit=args.limit)
+            t = score_folder(folder, clf, detector, limit=args.limit, every=args.every)
         except (UnreadableImage, LabelError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -89,6 +89,18 @@ def test_bench_realphotos_scores_a_folder() -> None:
     assert out.splitlines()[1].startswith("total: photos 7")
 
 
+def test_bench_realphotos_scores_every_nth_photo() -> None:
+    """``--every 5`` scores the train/ photos the recipes hold back; here every third of seven."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(PHOTOS), "--every", "3", "--json"],
+                         capture_output=True, text=True, timeout=300, check=True).stdout
+    import json
+
+    assert [f["photos"] for f in json.loads(out)["folders"].values()] == [3]
+    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(PHOTOS), "--every", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--every must be 1 or more" in bad.stderr
+
+
 def test_the_live_table_reads_real_photos_as_identify_does() -> None:
     """The watcher's zones run the photo finder and reader. Fed the real photos as settled frames
     (bench/vision.py --real, at a scale estimated from the labels), it names most of the cards
