@@ -280,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     write_sidecar(out_fp32, threshold, 0.0, {"variant": "fp32"}, True, turn_in_graph=any(turned))
     import shutil
 
+    args.out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(out_int8, args.out / f"{SHIPPED}.onnx")
     write_sidecar(args.out / f"{SHIPPED}.onnx", threshold, 0.0, {"variant": "int8"}, True, turn_in_graph=any(turned))
     summary = {"threshold": threshold, "real_training_crops": int((~held).sum()), "real_held_crops": int(held.sum()),
