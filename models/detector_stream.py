@@ -188,20 +188,58 @@ def load_teacher(text: str, device: str) -> Any:
     return net.to(device).eval()
 
 
+def _batches(x: np.ndarray, t: np.ndarray, *, reuse: int, batch: int, rng: np.random.Generator,
+             device: str) -> Iterator[tuple[Any, Any]]:
+    """A chunk's batches on ``device``: ``reuse`` passes, each in a fresh order."""
+    import torch
+
+    xg = torch.from_numpy(x).to(device).permute(0, 3, 1, 2).float().div_(255)
+    tg = torch.from_numpy(t).to(device)
+    for _ in range(reuse):
+        order = rng.permutation(len(x))
+        for k in range(len(x) // batch):
+            idx = torch.from_numpy(np.sort(order[k * batch : (k + 1) * batch])).to(device)
+            yield xg[idx], tg[idx]
+
+
+def _learn(nets: dict[NetSpec, Any], opts: dict[NetSpec, Any], xb: Any, tb: Any, rate: float,
+           teacher: Any) -> dict[NetSpec, Any]:
+    """One optimiser step of every network on one batch; each network's loss (a tensor)."""
+    import torch
+
+    taught = None
+    if teacher is not None:
+        with torch.no_grad():
+            taught = teacher(xb)
+    losses = {}
+    for spec, net in nets.items():
+        opt = opts[spec]
+        for group in opt.param_groups:
+            group["lr"] = rate
+        out = net(xb)
+        loss = joint_loss(out, tb, spec.corners)
+        if spec.distil:
+            loss = loss + 5.0 * distil_loss(out, taught, tb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses[spec] = loss.detach()
+    return losses
+
+
 def train_stream(specs: list[NetSpec], chunks: Iterator[tuple[np.ndarray, np.ndarray]], *, minutes: float,
                  batch: int, lr: float, reuse: int, seed: int, device: str, log: Any = print,
                  checkpoint: Any = None, checkpoint_every: float = 120.0, teacher: Any = None
                  ) -> tuple[dict[NetSpec, Any], dict[str, Any]]:
     """Train every network of ``specs`` on the same batches of ``chunks`` until ``minutes`` have
     passed; each starts from the same seed, so each learns what it would alone. ``+distil``
-    networks also learn ``teacher``'s card maps. ``checkpoint`` (called with the networks every
-    ``checkpoint_every`` seconds) keeps a run that is cut off. Returns the networks and what the
-    run came to (steps, scenes, minutes)."""
+    networks also learn ``teacher``'s card maps. ``checkpoint`` (called with the networks and
+    the run so far every ``checkpoint_every`` seconds) keeps a run that is cut off. Returns the
+    networks and what the run came to (steps, scenes, minutes)."""
     import torch
 
     if any(s.distil for s in specs) and teacher is None:
         raise SystemExit("error: a +distil network needs --teacher")
-
     if device.startswith("cuda"):
         torch.backends.cudnn.benchmark = True  # fixed input sizes: let cuDNN pick its fastest kernels
     nets, opts = {}, {}
@@ -210,59 +248,41 @@ def train_stream(specs: list[NetSpec], chunks: Iterator[tuple[np.ndarray, np.nda
         nets[spec] = detector.build_net(spec.width, corners=spec.corners).to(device).train()
         opts[spec] = torch.optim.AdamW(nets[spec].parameters(), lr=lr, weight_decay=1e-4)
     rng = np.random.default_rng(seed)
-    t0 = time.time()
+    t0 = last_ck = time.time()
     end = t0 + 60 * minutes
-    last_ck = t0
     step = scenes = 0
     waited = 0.0
-    losses = {s: 0.0 for s in specs}
+
+    def run() -> dict[str, Any]:
+        return {"steps": step, "scenes": scenes, "minutes": round((time.time() - t0) / 60, 1)}
+
+    def evaluated() -> dict[NetSpec, Any]:
+        return {s: n.eval() for s, n in nets.items()}
+
     stream = iter(chunks)
     while True:
         t_wait = time.time()
         x, t = next(stream)
         waited += time.time() - t_wait
-        xg = torch.from_numpy(x).to(device).permute(0, 3, 1, 2).float().div_(255)
-        tg = torch.from_numpy(t).to(device)
         scenes += len(x)
-        for _ in range(reuse):
-            order = rng.permutation(len(x))
-            for k in range(len(x) // batch):
-                now = time.time()
-                if now >= end:
-                    log(f"done: {step} steps, {scenes} scenes in {(now - t0) / 60:.1f} min")
-                    return ({s: n.eval() for s, n in nets.items()},
-                            {"steps": step, "scenes": scenes, "minutes": round((now - t0) / 60, 1)})
-                idx = torch.from_numpy(np.sort(order[k * batch : (k + 1) * batch])).to(device)
-                xb, tb = xg[idx], tg[idx]
-                rate = lr_at((now - t0) / (end - t0), lr)
-                if teacher is not None:
-                    with torch.no_grad():
-                        taught = teacher(xb)
-                for spec, net in nets.items():
-                    opt = opts[spec]
-                    for group in opt.param_groups:
-                        group["lr"] = rate
-                    out = net(xb)
-                    loss = joint_loss(out, tb, spec.corners)
-                    if spec.distil:
-                        loss = loss + 5.0 * distil_loss(out, taught, tb)
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    opt.step()
-                    if step % 50 == 0:
-                        losses[spec] = float(loss.item())
-                step += 1
-                if step % 200 == 0:
-                    el = time.time() - t0
-                    parts = " ".join(f"{s.name} {v:.3f}" for s, v in losses.items())
-                    log(f"step {step}, {scenes} scenes, {el / 60:.1f}/{minutes:g} min, "
-                        f"{step * batch / el:.0f} samples/s, {100 * waited / el:.0f} % waiting for scenes, lr {rate:.2e}, loss {parts}")
-                if checkpoint is not None and time.time() - last_ck > checkpoint_every:
-                    checkpoint({s: n.eval() for s, n in nets.items()},
-                               {"steps": step, "scenes": scenes, "minutes": round((time.time() - t0) / 60, 1)})
-                    for n in nets.values():
-                        n.train()
-                    last_ck = time.time()
+        for xb, tb in _batches(x, t, reuse=reuse, batch=batch, rng=rng, device=device):
+            now = time.time()
+            if now >= end:
+                log(f"done: {step} steps, {scenes} scenes in {(now - t0) / 60:.1f} min")
+                return evaluated(), run()
+            rate = lr_at((now - t0) / (end - t0), lr)
+            losses = _learn(nets, opts, xb, tb, rate, teacher)
+            step += 1
+            if step % 200 == 0:
+                el = time.time() - t0
+                parts = " ".join(f"{s.name} {float(v):.3f}" for s, v in losses.items())
+                log(f"step {step}, {scenes} scenes, {el / 60:.1f}/{minutes:g} min, {step * batch / el:.0f} samples/s, "
+                    f"{100 * waited / el:.0f} % waiting for scenes, lr {rate:.2e}, loss {parts}")
+            if checkpoint is not None and time.time() - last_ck > checkpoint_every:
+                checkpoint(evaluated(), run())
+                for n in nets.values():
+                    n.train()
+                last_ck = time.time()
 
 
 def save(nets: dict[NetSpec, Any], out_dir: Path, *, onnx: bool, record: dict[str, Any]) -> None:
