@@ -9,7 +9,8 @@ finder, then the shipped reader and its open-set rule), and each labelled card i
 box, then *right* (rank, and suit where the label has one), *wrong* (another card named, with
 confidence: the referee would act on it) or *unsure* (found, nothing named: the referee asks);
 *missed* when nothing matches; *extra* counts reported cards that match no label. One line per
-folder and a total; ``ms/photo`` is the median time of the whole pipeline per photo, one thread.
+folder, a total, and how many of the photos of a single card were read right; ``ms/photo`` is the
+median time of the whole pipeline per photo, one thread.
 Exits 1 when a folder has no labelled photo.
 """
 
@@ -41,8 +42,9 @@ DEFAULT_DETECTOR = Path(__file__).resolve().parent.parent / "models" / "card_det
 
 
 def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | None, *, limit: int | None = None,
-                 every: int = 1) -> Tally:
-    total = Tally()
+                 every: int = 1) -> tuple[Tally, Tally]:
+    """The folder's tally, and the tally of its photos of a single card (a target of their own)."""
+    total, single = Tally(), Tally()
     for photo, xml in labelled_photos(folder)[::every][:limit]:
         image = read_image(photo)
         labels = read_labels(xml, (image.shape[1], image.shape[0]))
@@ -52,7 +54,9 @@ def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | Non
         t = score_photo(labels, [(quad_box(c.found.corners), c.reading.card) for c in cards], name=photo.name)
         t.ms.append(ms)
         total.add(t)
-    return total
+        if t.cards == 1:
+            single.add(t)
+    return total, single
 
 
 def _pct(n: int, d: int) -> str:
@@ -101,14 +105,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def score_all(args: argparse.Namespace, clf: CardClassifier, detector: CardDetector | None) -> int:
-    grand = Tally()
+    grand, singles = Tally(), Tally()
     rows = {}
     for folder in args.folders:
         if not folder.is_dir():
             print(f"error: {folder}: not a folder", file=sys.stderr)
             return 2
         try:
-            t = score_folder(folder, clf, detector, limit=args.limit, every=args.every)
+            t, single = score_folder(folder, clf, detector, limit=args.limit, every=args.every)
         except (UnreadableImage, LabelError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -116,15 +120,18 @@ def score_all(args: argparse.Namespace, clf: CardClassifier, detector: CardDetec
             print(f"error: {folder}: no photo with a .xml label beside it", file=sys.stderr)
             return 1
         grand.add(t)
+        singles.add(single)
         rows[str(folder)] = t
         if not args.json:
             print(line(str(folder), t), flush=True)
     if args.json:
         out = {k: {f: getattr(t, f) for f in ("photos", "cards", "found", "right", "wrong", "unsure", "missed", "extra")}
                | {"ms_per_photo": round(statistics.median(t.ms), 1)} for k, t in rows.items()}
-        print(json.dumps({"folders": out, "machine": f"{platform.machine()}, {os.cpu_count()} cores"}))
+        print(json.dumps({"folders": out, "single_card_photos": {"photos": singles.photos, "right": singles.right},
+                          "machine": f"{platform.machine()}, {os.cpu_count()} cores"}))
     else:
         print(line("total", grand))
+        print(f"single-card photos: {singles.photos}, right {singles.right} ({_pct(singles.right, singles.photos)})")
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, model {args.model.name}")
     if args.wrong:
         for w in grand.wrong_examples:

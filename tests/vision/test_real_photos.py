@@ -87,6 +87,7 @@ def test_bench_realphotos_scores_a_folder() -> None:
     assert "photos 7, cards 18, found 18 (100.0 %)" in first
     assert "wrong 0 (0.0 %)" in first
     assert out.splitlines()[1].startswith("total: photos 7")
+    assert out.splitlines()[2] == "single-card photos: 1, right 1 (100.0 %)"  # IMG_2385, the one lone card
 
 
 def test_bench_realphotos_scores_every_nth_photo() -> None:
