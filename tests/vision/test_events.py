@@ -344,3 +344,21 @@ def test_a_zone_reads_at_its_second_size_only_where_the_first_finds_no_card(tabl
     run.frames(15, [])
     assert run.kinds()[-1][0] == "zone_cleared"
     assert [s for s in spy.asked if len(s) == 2] and all(s[1] < s[0] for s in spy.asked if len(s) == 2)
+
+
+@pytest.mark.parametrize(("long_", "short", "taken"), [
+    (88.0, 63.0, True),     # a card at the zone's scale
+    (88 * 1.25, 63 * 1.25, True),  # held a little above the table: larger by a quarter
+    (88 * 0.8, 63 * 0.8, True),    # seen a little small (a tilted table, a scale a little off)
+    (88 * 0.5, 63.0, False),      # half a card (cut across its long side: card-shaped, but small)
+    (88.0 * 1.5, 63 * 1.5, False),  # two cards taken for one
+    (88.0, 63 * 1.9, False),      # a pair side by side
+])
+def test_the_zone_size_test(long_: float, short: float, taken: bool) -> None:
+    from vision.events import _card_sized
+
+    t = np.deg2rad(25)
+    u, v = np.array([np.cos(t), np.sin(t)]) * long_ / 2, np.array([-np.sin(t), np.cos(t)]) * short / 2
+    c = np.array([200.0, 150.0])
+    quad = np.array([c - u - v, c - u + v, c + u + v, c + u - v])
+    assert _card_sized(quad, 63.0, 88.0) is taken
