@@ -392,7 +392,8 @@ def _machine(device: str) -> str:
 RECIPE_KEYS = ("minutes", "side", "chunk", "reuse", "batch", "lr", "seed", "workers", "device", "teacher")
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The recipe's command line (also read by the test that ties the shipped sidecar to the docstring's command)."""
     ap = argparse.ArgumentParser(prog="python -m models.detector_stream", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pack", type=Path, metavar="FILE",
                     help="write the scenes' ingredients (installed decks, backgrounds, --photos' card-free patches) to FILE and stop")
@@ -417,6 +418,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="make a shipped detector of a trained network (.pt and its .train.json): ONNX export, "
                          "the threshold chosen on --photos' held-back photos, the sidecar; then stop")
     ap.add_argument("--out", type=Path, default=detector.OUT / "card_detector.onnx", help="with --finish: where to write")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     log = lambda s: print(s, flush=True)  # noqa: E731
     if args.finish:

@@ -127,3 +127,22 @@ def test_a_short_run_trains_each_network_and_saves_it(pack: Path, tmp_path: Path
     with pytest.raises(SystemExit, match="needs --teacher"):
         main(["--assets", str(pack), "--minutes", "0.01", "--net", "8+distil", "--side", "64", "--chunk", "4",
               "--batch", "2", "--workers", "1", "--out-dir", str(out)])
+
+
+def test_the_shipped_detector_was_made_by_the_docstrings_command() -> None:
+    """The GPU command in the recipe's docstring, parsed by the recipe itself, gives the options
+    the shipped sidecar records (so the documented command is the one that made the model)."""
+    import shlex
+
+    import models.detector_stream as recipe
+
+    lines = (recipe.__doc__ or "").splitlines()
+    at = next(i for i, line in enumerate(lines) if "--device cuda" in line)
+    command = " ".join(line.strip().rstrip("\\") for line in lines[at : at + 2])
+    command = command.split("python -m models.detector_stream", 1)[1]
+    args = recipe.build_parser().parse_args(shlex.split(command.replace("OUT", "out")))
+    shipped = json.loads((Path(__file__).parents[2] / "models" / "card_detector.json").read_text())["recipe"]
+    for key in recipe.RECIPE_KEYS:
+        assert getattr(args, key) == shipped[key], key
+    assert shipped["net"] in [spec.name for spec in args.net]
+    assert sorted(shipped["alongside"] + [shipped["net"]]) == sorted(spec.name for spec in args.net)
