@@ -34,6 +34,8 @@ import numpy as np
 STRIDE = 4
 #: The training target's channels: 10 for the cards (see :func:`targets`), 6 for their corners.
 TARGET_CHANNELS = 16
+#: The card maps the network answers, in order (see :func:`targets`).
+CARD_CHANNELS = ("heat", "off_x", "off_y", "log_long", "log_short", "cos2t", "sin2t", "mask")
 #: The corner head's answer: heat, offset x/y, way to the card's centre x/y.
 CORNER_CHANNELS = ("corner", "corner_off_x", "corner_off_y", "to_centre_x", "to_centre_y")
 #: The way from a corner to its card's centre is answered in grid cells divided by this.
@@ -574,9 +576,8 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.save(net.state_dict(), WORK / "detector.pt")
     export(net, args.out)
-    channels = ["heat", "off_x", "off_y", "log_long", "log_short", "cos2t", "sin2t", "mask"]
     meta = {"kind": "card-detector", "stride": STRIDE, "input": "BGR 0..1 NCHW, sides a multiple of 16",
-            "channels": channels + (list(CORNER_CHANNELS) if args.corners_on is not None else []),
+            "channels": list(CARD_CHANNELS) + (list(CORNER_CHANNELS) if args.corners_on is not None else []),
             "corner_reach": CORNER_REACH,
             "recipe": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("out",)}
             | {"photos": [p.name for p in args.photos], "wallpapers": len(walls)},
