@@ -229,11 +229,13 @@ def _learn(nets: dict[NetSpec, Any], opts: dict[NetSpec, Any], xb: Any, tb: Any,
 
 def train_stream(specs: list[NetSpec], chunks: Iterator[tuple[np.ndarray, np.ndarray]], *, minutes: float,
                  batch: int, lr: float, reuse: int, seed: int, device: str, log: Any = print,
-                 checkpoint: Any = None, checkpoint_every: float = 120.0, teacher: Any = None
-                 ) -> tuple[dict[NetSpec, Any], dict[str, Any]]:
+                 checkpoint: Any = None, checkpoint_every: float = 120.0, teacher: Any = None,
+                 init: Path | None = None) -> tuple[dict[NetSpec, Any], dict[str, Any]]:
     """Train every network of ``specs`` on the same batches of ``chunks`` until ``minutes`` have
     passed; each starts from the same seed, so each learns what it would alone. ``+distil``
-    networks also learn ``teacher``'s card maps. ``checkpoint`` (called with the networks and
+    networks also learn ``teacher``'s card maps. ``init`` (a ``.pt`` this recipe saved) starts
+    every network from those weights instead: a second run goes on from a first, on fresh
+    scenes, its learning rate warming up and cooling down again. ``checkpoint`` (called with the networks and
     the run so far every ``checkpoint_every`` seconds) keeps a run that is cut off. Returns the
     networks and what the run came to (steps, scenes, minutes)."""
     import torch
@@ -245,7 +247,13 @@ def train_stream(specs: list[NetSpec], chunks: Iterator[tuple[np.ndarray, np.nda
     nets, opts = {}, {}
     for spec in specs:
         torch.manual_seed(seed)
-        nets[spec] = detector.build_net(spec.width, corners=spec.corners).to(device).train()
+        net = detector.build_net(spec.width, corners=spec.corners)
+        if init is not None:
+            try:
+                net.load_state_dict(torch.load(init, map_location="cpu"))
+            except (OSError, RuntimeError, pickle.UnpicklingError) as e:
+                raise SystemExit(f"error: --init {init}: not the weights of a {spec.name} network ({e})") from e
+        nets[spec] = net.to(device).train()
         opts[spec] = torch.optim.AdamW(nets[spec].parameters(), lr=lr, weight_decay=1e-4)
     rng = np.random.default_rng(seed)
     t0 = last_ck = time.time()
@@ -381,6 +389,16 @@ def _first_and_last_conv(model: Path) -> list[str]:
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
 
 
+def _init_record(weights: Path) -> dict[str, Any]:
+    """What a run that goes on from ``weights`` records of where it started: their file's name and
+    their own training record, so the whole chain of runs stays written down."""
+    try:
+        first = json.loads(weights.with_suffix(".train.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"error: --init {weights}: its training record (.train.json) does not read ({e})") from e
+    return {"file": weights.name} | {k: v for k, v in first.items() if k not in ("net", "width", "corners")}
+
+
 def _machine(device: str) -> str:
     where = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     if device.startswith("cuda"):
@@ -391,7 +409,7 @@ def _machine(device: str) -> str:
 
 
 #: The options a training record keeps: what decides the network, not where files lie.
-RECIPE_KEYS = ("minutes", "side", "chunk", "reuse", "batch", "lr", "seed", "workers", "device", "teacher")
+RECIPE_KEYS = ("minutes", "side", "chunk", "reuse", "batch", "lr", "seed", "workers", "device", "teacher", "init")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -413,6 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--workers", type=int, default=2, help="scene synthesis processes (default 2)")
     ap.add_argument("--teacher", metavar="WIDTH=PATH", help="a trained network (.pt) that +distil networks learn from")
+    ap.add_argument("--init", type=Path, metavar="PT",
+                    help="start every --net from these weights (a .pt this recipe saved, its .train.json beside it)")
     ap.add_argument("--device", default="cpu", help="torch device (default cpu; cuda on a GPU)")
     ap.add_argument("--onnx", action="store_true", help="export each network to ONNX too")
     ap.add_argument("--out-dir", type=Path, default=detector.WORK / "stream")
@@ -450,11 +470,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("each --net once")
     chunks = scene_chunks(args.assets, seed=args.seed, side=args.side, chunk=args.chunk, workers=args.workers)
     recipe = {k: v for k, v in vars(args).items() if k in RECIPE_KEYS} | {"machine": _machine(args.device)}
+    if args.init is not None:
+        recipe["init"] = _init_record(args.init)
     try:
         nets, run = train_stream(specs, chunks, minutes=args.minutes, batch=args.batch, lr=args.lr, reuse=args.reuse,
                                  seed=args.seed, device=args.device, log=log,
                                  checkpoint=lambda n, r: save(n, args.out_dir, onnx=False, record=recipe | r),
-                                 teacher=load_teacher(args.teacher, args.device) if args.teacher else None)
+                                 teacher=load_teacher(args.teacher, args.device) if args.teacher else None,
+                                 init=args.init)
     finally:
         chunks.close()
     save(nets, args.out_dir, onnx=args.onnx, record=recipe | run)
