@@ -44,7 +44,7 @@ from vision.detector import CardDetector  # noqa: E402
 from vision.identify import identify  # noqa: E402
 from vision.image_file import read_image  # noqa: E402
 from vision.labels import SUITS  # noqa: E402
-from vision.voc import Tally, box_iou, labelled_photos, quad_box, rank_of, read_labels, score_photo  # noqa: E402
+from vision.voc import Tally, box_iou, labelled_photos, rank_of, read_labels, score_photo  # noqa: E402
 
 
 def score(folder: Path, clf: CardClassifier, det: CardDetector, deck: NightDeck | None = None,
@@ -56,12 +56,12 @@ def score(folder: Path, clf: CardClassifier, det: CardDetector, deck: NightDeck 
         image = read_image(photo)
         labels = read_labels(xml, (image.shape[1], image.shape[0]))
         cards = identify(image, clf, det)
-        total.add(score_photo(labels, [(quad_box(c.found.corners), c.reading.card) for c in cards], name=photo.name))
+        total.add(score_photo(labels, [(c.shown_box, c.reading.card) for c in cards], name=photo.name))
         if deck is not None and near is not None and deck.views:
             for c in cards:
                 if c.reading.unsure and c.reading.embedding is not None:
-                    lab = max(labels, key=lambda lab: box_iou(lab.box, quad_box(c.found.corners)))
-                    if box_iou(lab.box, quad_box(c.found.corners)) >= 0.5:
+                    lab = max(labels, key=lambda lab: box_iou(lab.box, c.shown_box))
+                    if box_iou(lab.box, c.shown_box) >= 0.5:
                         sims = [(float(v.vector @ c.reading.embedding), v.label) for v in deck.views]
                         best, label = max(sims)
                         near.append((best, rank_of(label) == lab.rank))
@@ -77,7 +77,7 @@ def learn(folder: Path, clf: CardClassifier, det: CardDetector, deck: NightDeck,
         image = read_image(photo)
         labels = read_labels(xml, (image.shape[1], image.shape[0]))
         cards = identify(image, clf, det)
-        pairs = sorted(((box_iou(lab.box, quad_box(c.found.corners)), i, j) for i, lab in enumerate(labels)
+        pairs = sorted(((box_iou(lab.box, c.shown_box), i, j) for i, lab in enumerate(labels)
                         for j, c in enumerate(cards)), reverse=True)
         used_l: set[int] = set()
         used_c: set[int] = set()

@@ -35,7 +35,7 @@ from vision.classifier import CardClassifier  # noqa: E402
 from vision.detector import CardDetector  # noqa: E402
 from vision.identify import identify  # noqa: E402
 from vision.image_file import UnreadableImage, read_image  # noqa: E402
-from vision.voc import LabelError, Tally, labelled_photos, quad_box, read_labels, score_photo  # noqa: E402
+from vision.voc import LabelError, Tally, labelled_photos, read_labels, score_photo  # noqa: E402
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "card_classifier.onnx"
 DEFAULT_DETECTOR = Path(__file__).resolve().parent.parent / "models" / "card_detector.onnx"
@@ -51,7 +51,7 @@ def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | Non
         t0 = time.perf_counter()
         cards = identify(image, clf, detector)
         ms = (time.perf_counter() - t0) * 1000
-        t = score_photo(labels, [(quad_box(c.found.corners), c.reading.card) for c in cards], name=photo.name)
+        t = score_photo(labels, [(c.shown_box, c.reading.card) for c in cards], name=photo.name)
         t.ms.append(ms)
         total.add(t)
         if t.cards == 1:

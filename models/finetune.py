@@ -12,7 +12,8 @@ and trains them a little further on two streams at once:
 - *real crops*: every labelled card the finder finds in the photos (the product's own finder,
   detector included, so the reader learns the warps it will be given, covered cards too), each
   warped several times with its corners jittered and either way up. The labels name only the
-  rank, so the loss is the rank's probability summed over the four suits: the photos teach what
+  rank, so the loss is the rank's probability summed over the four suits (a card is matched to
+  its label by what shows of it, ``vision/occlusion.py``, as the labels box it): the photos teach what
   a real card looks like without pretending to know suits they do not name;
 - *rendered crops* from the training decks, with their full labels and not-a-card crops, as the
   recipe makes them (``models/synth.py``), so that the suits and the designs it learned stay.
@@ -56,7 +57,8 @@ def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, s
     from vision.detector import CardDetector
     from vision.finder import find_cards, warp_card
     from vision.image_file import read_image
-    from vision.voc import box_iou, labelled_photos, quad_box, read_labels
+    from vision.occlusion import what_shows
+    from vision.voc import box_iou, labelled_photos, read_labels
 
     detector = CardDetector(detector_path) if detector_path is not None else None
     rng = np.random.default_rng(seed)
@@ -70,8 +72,11 @@ def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, s
             image = read_image(path)
             labels = read_labels(xml, (image.shape[1], image.shape[0]))
             is_held = k % hold_every == 0
-            for f in find_cards(image, detector=detector):
-                box = quad_box(f.corners)
+            found = find_cards(image, detector=detector)
+            # a label boxes what shows of its card: match it against the same (a strip beside the
+            # card on top is then taught as its own card, not missed)
+            for f, shown in zip(found, what_shows(image, [f.corners for f in found]), strict=True):
+                box = shown.box
                 scored = sorted(((box_iou(lab.box, box), i) for i, lab in enumerate(labels)), reverse=True)
                 if not scored or scored[0][0] < 0.5:
                     continue
@@ -186,10 +191,13 @@ def export_member(net: Any, out: Path) -> None:
 
 
 def choose_rule(probs_real: np.ndarray, ranks_real: np.ndarray, probs_r: np.ndarray, y_r: np.ndarray,
-                labels: tuple[str, ...], max_wrong: float) -> float:
+                labels: tuple[str, ...], max_wrong: float,
+                covered: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """The least threshold (margin 0) at which neither the held-back photos' crops (a wrong rank
     counts) nor the rendered calibration crops (a wrong card, or a not-a-card crop accepted,
-    counts) exceed ``max_wrong`` confidently wrong."""
+    counts) exceed ``max_wrong`` confidently wrong; nor, apart, the ``covered`` rendered
+    calibration crops (probabilities, labels): a covered card's suit is what the photos, labelled
+    by rank, cannot check."""
     lab = np.array(labels)
     pred_real = np.array([lab[i][:-1] if lab[i] != "back" else "back" for i in probs_real.argmax(1)])
     wrong_real = pred_real != ranks_real
@@ -200,6 +208,8 @@ def choose_rule(probs_real: np.ndarray, ranks_real: np.ndarray, probs_r: np.ndar
         a_real = probs_real.max(1) >= t
         a_r = probs_r.max(1) >= t
         neg = y_r < 0
+        if covered is not None and ((covered[0].max(1) >= t) & (covered[0].argmax(1) != covered[1])).mean() > max_wrong:
+            continue
         if (a_real & wrong_real).mean() <= max_wrong and (a_r & wrong_r).mean() <= max_wrong and \
                 (not neg.any() or a_r[neg].mean() <= max_wrong):
             return round(float(t), 4)
@@ -218,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=500, help="training steps per member (default 500)")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--rendered", type=int, default=12000, help="rendered crops to keep the designs (default 12000)")
+    ap.add_argument("--covered", type=float, default=0.25,
+                    help="share of the rendered crops with another card lying on most of the card (default 0.25)")
+    ap.add_argument("--covered-calib", type=int, default=2, metavar="N",
+                    help="covered calibration crops of each held-out deck's cards, N per card (default 2; 0: none)")
     ap.add_argument("--seed", type=int, default=20261124)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-wrong", type=float, default=0.002,
@@ -244,10 +258,15 @@ def main(argv: list[str] | None = None) -> int:
     if "heruka-2color" not in train_decks:  # the demo's deck, as committed beside the synthetic table
         train_decks["heruka-2color"] = demo_deck()
     rng = np.random.default_rng(args.seed)
-    xs, ys = synthesise(train_decks, _plan(rng, args.rendered, train_decks, cfg, negatives=0.05), args.seed + 1,
-                        cfg.workers, "rendered crops")
+    xs, ys = synthesise(train_decks, _plan(rng, args.rendered, train_decks, cfg, negatives=0.05, covered=args.covered),
+                        args.seed + 1, cfg.workers, "rendered crops")
     calib_plan, _test, neg_plan, _ = held_out_plans(cfg, held_decks)
     xc, yc = synthesise(held_decks, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops")
+    covered_calib = None
+    if args.covered_calib > 0:
+        plan = _plan(np.random.default_rng(cfg.seed + 8), 0, held_decks, cfg, negatives=0, per_card=args.covered_calib,
+                     covered=1.0)
+        covered_calib = synthesise(held_decks, plan, cfg.seed + 9, cfg.workers, "covered calibration crops")
     real = real_crops(args.photos, args.detector if args.detector.is_file() else None, views=args.views,
                       seed=args.seed, hold_every=args.hold_every, log=log)
     paths, weights, turned = _members(args.model)
@@ -276,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     from models.train import batched_probabilities
 
     threshold = choose_rule(batched_probabilities(clf, real["x"][held]), real["rank"][held],
-                            batched_probabilities(clf, xc), yc, clf.labels, args.max_wrong)
+                            batched_probabilities(clf, xc), yc, clf.labels, args.max_wrong,
+                            None if covered_calib is None else (batched_probabilities(clf, covered_calib[0]), covered_calib[1]))
     write_sidecar(out_fp32, threshold, 0.0, {"variant": "fp32"}, True, turn_in_graph=any(turned))
     import shutil
 
@@ -285,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     write_sidecar(args.out / f"{SHIPPED}.onnx", threshold, 0.0, {"variant": "int8"}, True, turn_in_graph=any(turned))
     summary = {"threshold": threshold, "real_training_crops": int((~held).sum()), "real_held_crops": int(held.sum()),
                "photos": [p.name for p in args.photos], "steps": args.steps, "lr": args.lr, "views": args.views,
-               "rendered": args.rendered, "minutes": round((time.time() - t0) / 60, 1)}
+               "rendered": args.rendered, "covered": args.covered, "covered_calib": args.covered_calib, "minutes": round((time.time() - t0) / 60, 1)}
     (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"open-set threshold {threshold}; wrote {args.out / SHIPPED}.onnx (int8) in {summary['minutes']} min")
     return 0

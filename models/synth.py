@@ -230,11 +230,15 @@ def camera_crop(
     height_range: tuple[float, float] = (55, 130),
     strength: float = 1.0,
     partial: bool = False,
+    cover: np.ndarray | None = None,
 ) -> np.ndarray:
     """One camera-like canonical crop (CANON_H x CANON_W BGR uint8) of a BGRA ``card`` render.
 
     ``strength`` scales the chance of each nuisance (0 = a clean warp); ``partial`` makes a bad
-    warp that covers only part of the card (used as a "not a card" example).
+    warp that covers only part of the card (used as a "not a card" example). ``cover`` (another
+    card's BGRA render) lies on the card as in a row or a column of a spread hand, leaving a
+    strip of :data:`COVER_SHOWS` of it with one corner index in sight; the crop is still the
+    whole card's outline, as the detector gives it for a covered card.
     """
     h0, w0 = card.shape[:2]
     if rng.random() < 0.15:
@@ -261,6 +265,8 @@ def camera_crop(
     warped = cv2.warpPerspective(img, M, (W, H), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
     alpha = warped[:, :, 3:4].astype(np.float32) / 255.0
     canvas = bg * (1 - alpha) + warped[:, :, :3].astype(np.float32) * alpha
+    if cover is not None:
+        canvas = _lay_cover(rng, canvas, cover, img.shape[1], img.shape[0], M)
     if rng.random() < 0.35:  # soft drop shadow under the card edge
         sh = cv2.GaussianBlur(alpha, (0, 0), 2.0)
         if sh.ndim == 2:
@@ -296,6 +302,34 @@ def camera_crop(
     Mb = cv2.getPerspectiveTransform(found.astype(np.float32), dst)
     return cv2.warpPerspective(out, Mb, (CANON_W, CANON_H), flags=cv2.INTER_AREA if height_px > CANON_H * 1.5 else cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE)
+
+
+#: How much of a covered card shows beside the card lying on it (a share of its width or height).
+COVER_SHOWS = (0.25, 0.6)
+
+
+def _lay_cover(rng: np.random.Generator, canvas: np.ndarray, cover: np.ndarray, w: int, h: int,
+               M: np.ndarray) -> np.ndarray:
+    """``canvas`` with ``cover`` lying on the card that ``M`` put there (its ``w``×``h`` render
+    coordinates): the same size, shifted along the card's width or height so that a strip of
+    :data:`COVER_SHOWS` shows on one side, turned a few degrees (a fan), with an edge shadow."""
+    shows = rng.uniform(*COVER_SHOWS)
+    side = int(rng.integers(4))  # the strip shows at the left, right, top or bottom
+    shift = np.array([[shows * w, 0], [-shows * w, 0], [0, shows * h], [0, -shows * h]], np.float32)[side]
+    corners = _card_corners(w, h) + shift
+    ang = math.radians(rng.normal(0, 4))
+    centre = corners.mean(axis=0)
+    rot = np.array([[math.cos(ang), -math.sin(ang)], [math.sin(ang), math.cos(ang)]], np.float32)
+    corners = (corners - centre) @ rot.T + centre
+    where = cv2.perspectiveTransform(corners[None], M)[0]
+    img = cv2.resize(cover, (w, h), interpolation=cv2.INTER_AREA)
+    H, W = canvas.shape[:2]
+    warped = cv2.warpPerspective(img, cv2.getPerspectiveTransform(_card_corners(w, h), where), (W, H),
+                                 flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+    alpha = warped[:, :, 3:4].astype(np.float32) / 255.0
+    shadow = np.roll(cv2.GaussianBlur(alpha[:, :, 0], (0, 0), 1.5), (1, 1), (0, 1))[:, :, None]
+    canvas = canvas * (1 - rng.uniform(0.1, 0.35) * np.clip(shadow - alpha, 0, 1))
+    return canvas * (1 - alpha) + warped[:, :, :3].astype(np.float32) * alpha
 
 
 def not_a_card(rng: np.random.Generator) -> np.ndarray:

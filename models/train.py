@@ -146,8 +146,10 @@ Plan = list[tuple[int, str, str]]  # (label index or -1, deck name or '', kind)
 
 
 def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarray]], cfg: Config,
-          *, negatives: float, per_card: int | None = None) -> Plan:
-    """Sample list: (label index or -1, deck name or '', kind) — kinds: card, pback, partial, table."""
+          *, negatives: float, per_card: int | None = None, covered: float = 0.0) -> Plan:
+    """Sample list: (label index or -1, deck name or '', kind) — kinds: card, covered (a card
+    with another of its deck lying on most of it, a ``covered`` share of the cards; with
+    ``per_card``, all of them), pback, partial, table."""
     labels = _labels()
     names = sorted(decks)
     plan: Plan = []
@@ -156,7 +158,7 @@ def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarra
             for li, lab in enumerate(labels):
                 for _ in range(per_card):
                     if lab in decks[name]:
-                        plan.append((li, name, "card"))
+                        plan.append((li, name, "covered" if covered else "card"))
                     elif lab == "back":
                         plan.append((li, "", "pback"))
         return plan
@@ -181,7 +183,7 @@ def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarra
             continue
         w = weights * have
         nm = names[int(rng.choice(len(names), p=w / w.sum()))]
-        plan.append((li, nm, "card"))
+        plan.append((li, nm, "covered" if covered and rng.random() < covered else "card"))
     return plan
 
 
@@ -202,6 +204,10 @@ def _make_chunk(args: tuple[int, list[tuple[int, str, str]]]) -> np.ndarray:
             deck = decks[name]
             keys = sorted(deck)
             out.append(camera_crop(rng, deck[keys[rng.integers(len(keys))]], partial=True))
+        elif kind == "covered":
+            deck = decks[name]
+            others = sorted(k for k in deck if k != labels[li])
+            out.append(camera_crop(rng, deck[labels[li]], cover=deck[others[rng.integers(len(others))]]))
         else:
             out.append(camera_crop(rng, decks[name][labels[li]]))
     return np.stack(out)

@@ -7,7 +7,7 @@ photos is then a figure of the product, not of a copy of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -15,19 +15,37 @@ import numpy as np
 from vision.classifier import CardClassifier, Reading
 from vision.detector import CardDetector, quad_iou
 from vision.finder import FoundCard, contour_cues, find_cards, reading_order
+from vision.occlusion import Box, what_shows
 
 
 @dataclass(frozen=True)
 class CardInPhoto:
-    """One card found in a photo and what the reader made of it."""
+    """One card found in a photo and what the reader made of it: ``found.corners`` is its whole
+    outline (also where it is covered), ``box`` the box around the part that shows (inside the
+    frame, not under another card: :mod:`vision.occlusion`), ``under`` the indices (in
+    ``identify``'s list) of the cards lying on it."""
 
     found: FoundCard
     reading: Reading
+    box: Box | None = None
+    under: tuple[int, ...] = ()
+
+    @property
+    def shown_box(self) -> Box:
+        """``box``, or the whole outline's box where nobody worked out what shows."""
+        if self.box is not None:
+            return self.box
+        c = self.found.corners
+        return float(c[:, 0].min()), float(c[:, 1].min()), float(c[:, 0].max()), float(c[:, 1].max())
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON line entry of ``loo-table identify``: the reading plus the card's corners."""
+        """The JSON line entry of ``loo-table identify``: the reading, the card's corners, the box
+        around what shows of it and, where cards lie on it, their indices."""
         entry = self.reading.to_dict()
         entry["corners"] = [[round(float(x), 1), round(float(y), 1)] for x, y in self.found.corners]
+        entry["box"] = [round(float(v), 1) for v in self.shown_box]
+        if self.under:
+            entry["under"] = list(self.under)
         return entry
 
 
@@ -41,7 +59,8 @@ SECOND_LOOK_AGREE = 2
 
 def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector | None = None, *,
              look_again: bool = True) -> list[CardInPhoto]:
-    """Every card in ``image_bgr`` with its reading, in the finder's order (top to bottom).
+    """Every card in ``image_bgr`` with its reading and what shows of it (:mod:`vision.occlusion`),
+    in the finder's order (top to bottom).
 
     Where the first look names no card (a photo's card may be of any size, and the detector's
     answer on a real photo is weaker than on the scenes it learnt from: a lone card half under a
@@ -54,14 +73,14 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     found = find_cards(image_bgr, detector=detector)
     readings = classifier.classify([f.crop for f in found])
     cards = [CardInPhoto(f, r) for f, r in zip(found, readings, strict=True)]
-    if detector is None or not look_again or any(r.card is not None for r in readings):
-        return cards
-    again = _second_look(image_bgr, classifier, detector)
-    if not again:
-        return cards
-    kept = [c for c in cards if all(quad_iou(c.found.corners, a.found.corners) < 0.5 for a in again)]
-    order = reading_order(image_bgr.shape[0])
-    return sorted(kept + again, key=lambda c: order(c.found))
+    if detector is not None and look_again and all(r.card is None for r in readings):
+        again = _second_look(image_bgr, classifier, detector)
+        if again:
+            kept = [c for c in cards if all(quad_iou(c.found.corners, a.found.corners) < 0.5 for a in again)]
+            order = reading_order(image_bgr.shape[0])
+            cards = sorted(kept + again, key=lambda c: order(c.found))
+    shows = what_shows(image_bgr, [c.found.corners for c in cards])
+    return [replace(c, box=s.box, under=s.under) for c, s in zip(cards, shows, strict=True)]
 
 
 def _second_look(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector) -> list[CardInPhoto]:

@@ -44,6 +44,11 @@ def test_schema(capsys: pytest.CaptureFixture[str]) -> None:
     for card in line["cards"]:
         assert 0.0 <= card["confidence"] <= 1.0
         assert len(card["corners"]) == 4 and all(len(p) == 2 for p in card["corners"])
+        xs, ys = [p[0] for p in card["corners"]], [p[1] for p in card["corners"]]
+        x0, y0, x1, y1 = card["box"]  # what shows: here three cards lying apart, each whole
+        assert (x0, y0) == (pytest.approx(max(0, min(xs)), abs=0.2), pytest.approx(max(0, min(ys)), abs=0.2))
+        assert (x1, y1) == (pytest.approx(max(xs), abs=0.2), pytest.approx(max(ys), abs=0.2))
+        assert "under" not in card
         if card["card"] is None and not card.get("face_down"):
             # unsure: the three best guesses, best first
             assert len(card["top3"]) == 3

@@ -1,0 +1,111 @@
+"""What shows of each found card (vision/occlusion.py): which card lies on which, told by whose
+edges show across the other's face, and the box around the part that shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.occlusion import Shown, what_shows
+
+ROOT = Path(__file__).resolve().parents[2]
+PHOTOS = ROOT / "tests" / "data" / "photos" / "bicycle-9a"
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+
+def _table(quads: list[np.ndarray], size: tuple[int, int] = (400, 300), seed: int = 0) -> np.ndarray:
+    """Cards drawn in order (the last on top) on a dark grained table, each with some print and
+    the thin grey line a real card's edge makes where it lies on white paper."""
+    rng = np.random.default_rng(seed)
+    w, h = size
+    image = (rng.normal(60, 6, (h, w, 1)) + np.zeros((1, 1, 3))).clip(0, 255).astype(np.uint8)
+    for q in quads:
+        cv2.fillConvexPoly(image, np.round(q).astype(np.int32), (235, 235, 235))
+        cv2.polylines(image, [np.round(q).astype(np.int32)], True, (170, 170, 170), max(1, w // 400))
+        x0, y0 = q.min(axis=0)
+        x1, y1 = q.max(axis=0)
+        for _ in range(6):  # pips: the print a real card's face has
+            cx, cy = rng.uniform(x0 + 10, x1 - 10), rng.uniform(y0 + 10, y1 - 10)
+            cv2.circle(image, (int(cx), int(cy)), 5, (40, 40, 200), -1)
+    return cv2.GaussianBlur(image, (0, 0), 0.8)
+
+
+def _span(shown: Shown) -> tuple[int, int, int, int]:
+    return tuple(int(round(v)) for v in shown.box)  # type: ignore[return-value]
+
+
+LOWER, UPPER = _rect(40, 60, 140, 200), _rect(100, 62, 200, 202)  # a row: the upper card 60 px along
+
+
+@pytest.mark.parametrize("scale", [1, 6])  # 6: a 2400 px photo, weighed at a working size
+def test_the_card_drawn_last_lies_on_top_and_the_other_shows_a_strip(scale: int) -> None:
+    lower, upper = LOWER * scale, UPPER * scale
+    shows = what_shows(_table([lower, upper], size=(400 * scale, 300 * scale)), [lower, upper])
+    assert shows[0].under == (1,) and shows[1].under == ()
+    x0, y0, x1, y1 = _span(shows[0])
+    assert abs(x0 - 40 * scale) <= scale and abs(x1 - 100 * scale) <= 2 * scale  # the strip left of the upper card
+    assert abs(y0 - 60 * scale) <= scale and abs(y1 - 200 * scale) <= 3 * scale
+    assert _span(shows[1]) == pytest.approx((100 * scale, 62 * scale, 200 * scale, 202 * scale), abs=scale)
+
+
+def test_drawn_the_other_way_round_the_answer_turns_round() -> None:
+    shows = what_shows(_table([UPPER, LOWER]), [LOWER, UPPER])
+    assert shows[0].under == () and shows[1].under == (0,)
+    assert _span(shows[1])[0] == pytest.approx(140, abs=2)  # the right-hand card shows right of x=140
+
+
+def test_where_the_photo_does_not_say_both_cards_stay_whole() -> None:
+    """No edge shows inside either outline (a blank photo): no card is said to lie on the other."""
+    shows = what_shows(np.full((300, 400, 3), 128, np.uint8), [LOWER, UPPER])
+    assert [s.under for s in shows] == [(), ()]
+    assert _span(shows[0]) == (40, 60, 140, 200) and _span(shows[1]) == (100, 62, 200, 202)
+
+
+def test_a_card_cut_by_the_frame_shows_inside_it() -> None:
+    out = _rect(-50, 200, 60, 340)  # runs off the left and the bottom of a 400×300 frame
+    (shown,) = what_shows(_table([out]), [out])
+    assert _span(shown) == (0, 200, 60, 300)
+
+
+def test_outlines_that_miss_by_a_pixel_leave_no_sliver() -> None:
+    """The upper outline starts a pixel below the lower one's top: the lower card's box is still
+    its strip, not the strip and a 1 px line across the upper card."""
+    lower, upper = _rect(40, 60, 140, 200), _rect(90, 61, 190, 201)
+    shows = what_shows(_table([lower, upper]), [lower, upper])
+    assert shows[0].under == (1,)
+    assert _span(shows[0])[2] == pytest.approx(90, abs=2)
+
+
+def test_cards_lying_apart_are_each_whole_and_under_nothing() -> None:
+    a, b = _rect(20, 20, 120, 160), _rect(200, 100, 300, 240)
+    shows = what_shows(_table([a, b]), [a, b])
+    assert [s.under for s in shows] == [(), ()]
+    assert _span(shows[0]) == (20, 20, 120, 160)
+
+
+@pytest.mark.parametrize("name", ["IMG_2630", "IMG_2597", "IMG_2581"])
+def test_on_real_photos_the_covered_card_is_boxed_as_its_label_is(name: str) -> None:
+    """Each of these photos has a card half under another; its label boxes the part that shows.
+    identify names the cards lying on it, and its box fits that label better than its outline's."""
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+    from vision.identify import identify
+    from vision.voc import box_iou, quad_box, read_labels
+
+    path = PHOTOS / f"{name}.JPG"
+    image = cv2.imread(str(path))
+    labels = read_labels(path.with_suffix(".xml"), (image.shape[1], image.shape[0]))
+    cards = identify(image, CardClassifier(ROOT / "models" / "card_classifier.onnx"),
+                     CardDetector(ROOT / "models" / "card_detector.onnx"))
+    covered = [c for c in cards if c.under]
+    assert len(covered) == 1
+    (card,) = covered
+    label = max(labels, key=lambda lab: box_iou(lab.box, card.shown_box))
+    assert box_iou(label.box, card.shown_box) > box_iou(label.box, quad_box(card.found.corners)) + 0.05
+    assert box_iou(label.box, card.shown_box) >= 0.65
