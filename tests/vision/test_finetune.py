@@ -41,3 +41,43 @@ def test_a_not_a_card_render_that_would_be_accepted_raises_the_threshold() -> No
     probs_r = np.stack([_probs("2C", 0.95), _probs("3C", 0.6)])
     y_r = np.array([LABELS.index("2C"), -1])  # the second is not a card
     assert choose_rule(probs_real, np.array(["Q"] * 4), probs_r, y_r, LABELS, max_wrong=0.0) > 0.6
+
+
+def test_a_covered_render_read_as_the_wrong_suit_raises_the_threshold() -> None:
+    """The photos name ranks only: a covered card's suit is checked on covered renders, apart."""
+    probs_real = np.stack([_probs("QH", 0.99)] * 4)
+    probs_r = np.stack([_probs("2C", 0.95)] * 4)
+    y_r = np.full(4, LABELS.index("2C"))
+    covered = (np.stack([_probs("9S", 0.8), _probs("9C", 0.55)]), np.array([LABELS.index("9S"), LABELS.index("9H")]))
+    without = choose_rule(probs_real, np.array(["Q"] * 4), probs_r, y_r, LABELS, max_wrong=0.0)
+    with_covered = choose_rule(probs_real, np.array(["Q"] * 4), probs_r, y_r, LABELS, max_wrong=0.0, covered=covered)
+    assert without == 0.3 and 0.55 < with_covered <= 0.8  # 9C for a 9H is refused, the right 9S kept
+
+
+def test_a_covered_crop_shows_a_strip_of_its_card_beside_the_card_on_it() -> None:
+    from models.synth import COVER_SHOWS, camera_crop
+
+    red = np.zeros((350, 250, 4), np.uint8)
+    red[..., 2], red[..., 3] = 255, 255
+    blue = np.zeros_like(red)
+    blue[..., 0], blue[..., 3] = 255, 255
+    shares = []
+    for seed in range(12):
+        crop = camera_crop(np.random.default_rng(seed), red, strength=0.0, cover=blue)
+        b, r = crop[..., 0].astype(int), crop[..., 2].astype(int)
+        shares.append(float(((r > 150) & (b < 100)).mean()))  # the red card that still shows
+        assert ((b > 150) & (r < 100)).mean() > 0.25  # the blue card lies on most of it
+    assert COVER_SHOWS[0] - 0.12 < min(shares) and max(shares) < COVER_SHOWS[1] + 0.12
+
+
+def test_covered_plans_ask_for_covered_cards_and_plain_plans_do_not() -> None:
+    from models.train import Config, _plan
+
+    decks = {"d": {lab: np.zeros((4, 4, 4), np.uint8) for lab in LABELS if lab != "back"}}
+    plain = _plan(np.random.default_rng(0), 200, decks, Config(), negatives=0.0)
+    assert {kind for _, _, kind in plain} <= {"card", "pback"}
+    mixed = _plan(np.random.default_rng(0), 400, decks, Config(), negatives=0.0, covered=0.25)
+    share = sum(kind == "covered" for _, _, kind in mixed) / sum(kind in ("card", "covered") for _, _, kind in mixed)
+    assert 0.15 < share < 0.35
+    every = _plan(np.random.default_rng(0), 0, decks, Config(), negatives=0.0, per_card=1, covered=1.0)
+    assert {kind for _, _, kind in every} == {"covered", "pback"} and len(every) == len(LABELS)
