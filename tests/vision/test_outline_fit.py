@@ -10,9 +10,6 @@ import pytest
 from card_scene import card_scene, rect
 
 import vision.finder as finder
-from vision.classifier import CardClassifier
-from vision.detector import CardDetector
-from vision.identify import identify
 from vision.outline_fit import edge_support, fit_outline, try_fit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,15 +49,14 @@ def test_a_degenerate_rectangle_is_returned_unchanged() -> None:
 
 @pytest.mark.parametrize(("degrees", "scale"), [(8, 1.0), (5, 1.15), (6, 1.1)])
 def test_a_rough_rectangle_of_a_covered_card_in_a_real_photo_is_fitted(degrees: float, scale: float) -> None:
-    """IMG_2597 (a training photo): the queen lies under the jack. Her outline as the product
-    finds it, turned and enlarged as a rough detector rectangle comes (so an earlier detector
-    gave it), is fitted back onto her edges, the covered side included."""
+    """IMG_2597 (a training photo): the queen lies under the jack. Her outline (as the finder
+    fitted it once, recorded here: this is a test of the fit, not of the finder), turned and
+    enlarged as a rough detector rectangle comes (so an earlier detector gave it), is fitted back
+    onto her edges, the covered side included."""
     from vision.detector import quad_iou
 
     image = cv2.imread(str(PHOTOS / "IMG_2597.JPG"))
-    reader = CardClassifier(ROOT / "models" / "card_classifier.onnx")
-    detector = CardDetector(ROOT / "models" / "card_detector.onnx")
-    queen = next(c.found.corners for c in identify(image, reader, detector) if c.reading.card == "QD").astype(np.float32)
+    queen = np.array([[80, 231], [204, 230], [207, 420], [82, 423]], np.float32)
     centre = queen.mean(axis=0)
     t = np.deg2rad(degrees)
     turn = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], np.float32)
