@@ -1,8 +1,10 @@
 """`loo-table identify IMAGE...`: find and read the cards in still photos, one JSON line per image.
 
 Each line is ``{"image": path, "cards": [{"card": "QH", "confidence": 0.998, "corners": [[x, y],
-...4]}]}``. A card the model is unsure of has ``"card": null`` and ``"top3"``; a face-down card
-has ``"card": null`` and ``"face_down": true``. An image that cannot be read gives an ``error:``
+...4], "box": [x0, y0, x1, y1]}]}``: ``corners`` outline the whole card, also where another
+lies on it; ``box`` bounds the part that shows, and a card with others lying on it has
+``"under"``: their places in the list. A card the model is unsure of has ``"card": null`` and
+``"top3"``; a face-down card has ``"card": null`` and ``"face_down": true``. An image that cannot be read gives an ``error:``
 line on stderr, the remaining images are still read, and the exit status is 2.
 """
 
