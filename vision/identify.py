@@ -16,6 +16,7 @@ from vision.classifier import CardClassifier, Reading
 from vision.detector import CardDetector, quad_iou
 from vision.finder import FoundCard, contour_cues, find_cards, reading_order
 from vision.occlusion import Box, what_shows
+from vision.voc import quad_box
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,7 @@ class CardInPhoto:
     @property
     def shown_box(self) -> Box:
         """``box``, or the whole outline's box where nobody worked out what shows."""
-        if self.box is not None:
-            return self.box
-        c = self.found.corners
-        return float(c[:, 0].min()), float(c[:, 1].min()), float(c[:, 0].max()), float(c[:, 1].max())
+        return self.box if self.box is not None else quad_box(self.found.corners)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON line entry of ``loo-table identify``: the reading, the card's corners, the box
