@@ -1,6 +1,6 @@
 """Score model files on the held-out rendered decks' test crops, as the recipe does.
 
-    python -m models.heldout MODEL.onnx [MODEL.onnx ...] [--covered N]
+    python -m models.heldout MODEL.onnx [MODEL.onnx ...] [--covered N [--calibration]]
 
 The recipe (``models.train``) writes these figures into ``metrics.json`` for the network it
 trains; a model made afterwards (the fine-tuned reader, ``models/finetune.py``) is scored here on
@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,8 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("models", nargs="+", type=Path, metavar="MODEL", help="ONNX card models with their .json sidecars")
     ap.add_argument("--workers", type=int, default=2, help="synthesis processes (default 2)")
     ap.add_argument("--covered", type=int, default=0, metavar="N",
-                    help="score crops of covered cards instead: each held-out card N times with another card of its "
-                         "deck lying on most of it (models/synth.py), not-a-card crops as before")
+                    help="score covered cards instead: each held-out card N times with another card of its deck "
+                         "lying on most of it (models/synth.py), read from its whole crop, from its crop completed "
+                         "by its half turn, and by identify's rule for the two")
+    ap.add_argument("--calibration", action="store_true",
+                    help="with --covered: the calibration stream of covered cards (where vision.identify.COMPLETED_SURE "
+                         "was chosen), not the one reported")
     args = ap.parse_args(argv)
     for path in args.models:
         if not path.is_file() or not path.with_suffix(".json").is_file():
@@ -34,13 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     cfg = Config()
     _train, held = load_artwork(cfg)
     _calib, test, neg, _ = held_out_plans(cfg, held)
-    if args.covered > 0:  # a stream of its own: not the finetune's covered calibration crops (seed + 8)
-        import numpy as np
-
-        from models.train import _plan
-
-        test = _plan(np.random.default_rng(cfg.seed + 10), 0, held, cfg, negatives=0, per_card=args.covered, covered=1.0)
-    x, y = synthesise(held, test + neg, cfg.seed + 3, args.workers, "covered test crops" if args.covered else "test crops")
+    if args.covered > 0:
+        return _covered(args.models, held, args.covered, cfg.seed + (8 if args.calibration else 10))
+    x, y = synthesise(held, test + neg, cfg.seed + 3, args.workers, "test crops")
     groups = [nm or "procedural-back" if li >= 0 else "negative" for li, nm, _ in test + neg]
     for path in args.models:
         meta = json.loads(path.with_suffix(".json").read_text())
@@ -50,6 +51,46 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: {a['n']} crops, top-1 {100 * a['top1']:.2f} %, confidently wrong {100 * a['confidently_wrong']:.3f} %, "
               f"unsure {100 * a['unsure']:.1f} %, not-a-card accepted {100 * ev.get('not_a_card', {}).get('accepted_as_card', 0):.1f} % "
               f"(threshold {meta['threshold']}); {decks}", flush=True)
+    return 0
+
+
+def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int) -> int:
+    """Covered held-out cards read three ways (see ``--covered``): one line per model and way."""
+    import numpy as np
+
+    from models.synth import camera_crop
+    from vision.classifier import CardClassifier
+    from vision.identify import _either
+    from vision.occlusion import completed_crop
+
+    rng = np.random.default_rng(seed)
+    crops, masks, truth = [], [], []
+    for name in sorted(held):
+        deck = held[name]
+        faces = sorted(k for k in deck if k != "back")
+        for label in faces:
+            for _ in range(per_card):
+                other = faces[int(rng.integers(len(faces)))]
+                while other == label:
+                    other = faces[int(rng.integers(len(faces)))]
+                shown: list[np.ndarray] = []
+                crops.append(camera_crop(rng, deck[label], cover=deck[other], shown=shown))
+                masks.append(shown[0])
+                truth.append(label)
+    for path in models:
+        clf = CardClassifier(path)
+        whole = clf.classify(crops)
+        done = [completed_crop(c, m) for c, m in zip(crops, masks, strict=True)]
+        again = clf.classify([d if d is not None else c for d, c in zip(done, crops, strict=True)])
+        ways = {"whole crop": whole, "completed crop": again,
+                "identify's rule": [_either(w, a) for w, a in zip(whole, again, strict=True)]}
+        for way, reads in ways.items():
+            named = [r.card for r in reads]
+            right = sum(c == t for c, t in zip(named, truth, strict=True))
+            wrong = sum(c is not None and c != t for c, t in zip(named, truth, strict=True))
+            print(f"{path} covered, {way}: {len(truth)} crops, named right {100 * right / len(truth):.1f} %, "
+                  f"confidently wrong {100 * wrong / len(truth):.2f} % ({wrong}), unsure {100 * (len(truth) - right - wrong) / len(truth):.1f} %",
+                  flush=True)
     return 0
 
 

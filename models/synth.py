@@ -231,6 +231,7 @@ def camera_crop(
     strength: float = 1.0,
     partial: bool = False,
     cover: np.ndarray | None = None,
+    shown: list[np.ndarray] | None = None,
 ) -> np.ndarray:
     """One camera-like canonical crop (CANON_H x CANON_W BGR uint8) of a BGRA ``card`` render.
 
@@ -238,7 +239,8 @@ def camera_crop(
     warp that covers only part of the card (used as a "not a card" example). ``cover`` (another
     card's BGRA render) lies on the card as in a row or a column of a spread hand, leaving a
     strip of :data:`COVER_SHOWS` of it with one corner index in sight; the crop is still the
-    whole card's outline, as the detector gives it for a covered card.
+    whole card's outline, as the detector gives it for a covered card; ``shown``, a list, is
+    given the crop's mask of what shows of the card (True) beside the cover.
     """
     h0, w0 = card.shape[:2]
     if rng.random() < 0.15:
@@ -265,8 +267,9 @@ def camera_crop(
     warped = cv2.warpPerspective(img, M, (W, H), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
     alpha = warped[:, :, 3:4].astype(np.float32) / 255.0
     canvas = bg * (1 - alpha) + warped[:, :, :3].astype(np.float32) * alpha
+    covered = None
     if cover is not None:
-        canvas = _lay_cover(rng, canvas, cover, img.shape[1], img.shape[0], M)
+        canvas, covered = _lay_cover(rng, canvas, cover, img.shape[1], img.shape[0], M)
     if rng.random() < 0.35:  # soft drop shadow under the card edge
         sh = cv2.GaussianBlur(alpha, (0, 0), 2.0)
         if sh.ndim == 2:
@@ -300,8 +303,10 @@ def camera_crop(
         found = np.roll(found, 2, axis=0)
     dst = _card_corners(CANON_W, CANON_H)
     Mb = cv2.getPerspectiveTransform(found.astype(np.float32), dst)
-    return cv2.warpPerspective(out, Mb, (CANON_W, CANON_H), flags=cv2.INTER_AREA if height_px > CANON_H * 1.5 else cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_REPLICATE)
+    flags = cv2.INTER_AREA if height_px > CANON_H * 1.5 else cv2.INTER_LINEAR
+    if shown is not None and covered is not None:
+        shown.append(cv2.warpPerspective(covered, Mb, (CANON_W, CANON_H), flags=flags, borderMode=cv2.BORDER_REPLICATE) < 0.5)
+    return cv2.warpPerspective(out, Mb, (CANON_W, CANON_H), flags=flags, borderMode=cv2.BORDER_REPLICATE)
 
 
 #: How much of a covered card shows beside the card lying on it (a share of its width or height).
@@ -309,10 +314,11 @@ COVER_SHOWS = (0.25, 0.6)
 
 
 def _lay_cover(rng: np.random.Generator, canvas: np.ndarray, cover: np.ndarray, w: int, h: int,
-               M: np.ndarray) -> np.ndarray:
+               M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``canvas`` with ``cover`` lying on the card that ``M`` put there (its ``w``×``h`` render
     coordinates): the same size, shifted along the card's width or height so that a strip of
-    :data:`COVER_SHOWS` shows on one side, turned a few degrees (a fan), with an edge shadow."""
+    :data:`COVER_SHOWS` shows on one side, turned a few degrees (a fan), with an edge shadow; and
+    the cover's alpha (H×W, 0..1)."""
     shows = rng.uniform(*COVER_SHOWS)
     side = int(rng.integers(4))  # the strip shows at the left, right, top or bottom
     shift = np.array([[shows * w, 0], [-shows * w, 0], [0, shows * h], [0, -shows * h]], np.float32)[side]
@@ -329,7 +335,7 @@ def _lay_cover(rng: np.random.Generator, canvas: np.ndarray, cover: np.ndarray, 
     alpha = warped[:, :, 3:4].astype(np.float32) / 255.0
     shadow = np.roll(cv2.GaussianBlur(alpha[:, :, 0], (0, 0), 1.5), (1, 1), (0, 1))[:, :, None]
     canvas = canvas * (1 - rng.uniform(0.1, 0.35) * np.clip(shadow - alpha, 0, 1))
-    return canvas * (1 - alpha) + warped[:, :, :3].astype(np.float32) * alpha
+    return canvas * (1 - alpha) + warped[:, :, :3].astype(np.float32) * alpha, alpha[:, :, 0]
 
 
 def not_a_card(rng: np.random.Generator) -> np.ndarray:

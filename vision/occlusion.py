@@ -10,6 +10,12 @@ The evidence for which of two overlapping cards lies on top: the upper card's ed
 the lower card's face as a sharp line, while the lower card's edge is hidden under the upper
 card. So of two overlapping outlines, the one whose edges inside the other show the stronger
 gradient across them lies on top. (Written here: no library orders cards by their edges.)
+
+A covered card is read from what shows of it, completed by its own half turn
+(:func:`completed_crop`): a card's face is the same turned 180° (the index in the top-left
+corner is the one in the bottom-right, turned), so where the crop is covered but its turned copy
+is not, the turned copy is what lies there. The covering card's face, which would otherwise fill
+most of the crop, is gone.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+
+from vision.finder import warp_card
 
 #: The photo is weighed with its long side at most this many pixels: edges show at any size,
 #: and a 4000 px phone photo's gradients would cost a tenth of a second.
@@ -157,3 +165,34 @@ def _shown_box(quad: np.ndarray, above: list[np.ndarray], size: tuple[int, int])
     if len(xs) < MIN_SHOWN * mask.size:
         return whole
     return float(x0 + xs.min()), float(y0 + ys.min()), float(x0 + xs.max() + 1), float(y0 + ys.max() + 1)
+
+
+#: A covered card of which less than this share of the crop shows is read as it is: too little
+#: of it is left to complete.
+MIN_SHOWN_TO_COMPLETE = 0.15
+
+
+def shown_in_crop(image_shape: tuple[int, ...], outline: np.ndarray, above: Sequence[np.ndarray]) -> np.ndarray:
+    """Which pixels of the card's canonical crop (:func:`vision.finder.warp_card` of ``outline``)
+    show: inside the outline, not under any of the outlines ``above`` (photo pixels)."""
+    mask = np.zeros(image_shape[:2], np.uint8)
+    cv2.fillConvexPoly(mask, np.round(outline).astype(np.int32), 255)
+    for q in above:
+        cv2.fillConvexPoly(mask, np.round(np.asarray(q)).astype(np.int32), 0)
+    shown: np.ndarray = warp_card(cv2.merge([mask, mask, mask]), outline)[:, :, 0] > 127
+    return shown
+
+
+def completed_crop(crop: np.ndarray, shown: np.ndarray) -> np.ndarray | None:
+    """``crop`` with what is covered (``shown`` False) taken from its half turn where that shows,
+    and card paper (the light end of what shows) where neither does; None where too little shows
+    (:data:`MIN_SHOWN_TO_COMPLETE`) or nothing is covered."""
+    if shown.all() or shown.mean() < MIN_SHOWN_TO_COMPLETE:
+        return None
+    turned, turned_shown = crop[::-1, ::-1], shown[::-1, ::-1]
+    out = crop.copy()
+    from_turn = ~shown & turned_shown
+    out[from_turn] = turned[from_turn]
+    paper = np.percentile(crop[shown].reshape(-1, 3), 90, axis=0)
+    out[~shown & ~turned_shown] = paper.astype(np.uint8)
+    return out
