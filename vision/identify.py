@@ -112,8 +112,8 @@ def _either(whole: Reading, completed: Reading) -> Reading:
     """A covered card's reading from its whole crop (half of it may be the card on top) and from
     its completed crop. The completed one where it is sure (:data:`COMPLETED_SURE`) and the whole
     one names no other card; the whole one where the completed crop's best guess is that card too;
-    otherwise unsure. (On labelled train/ photos this named 10 more of the 55 covered cards, none
-    wrongly, and put right two suits the card on top had coloured.)"""
+    otherwise unsure. (On labelled train/ photos this named 11 more cards right, none wrongly; two
+    of them of a suit that the whole crop's best guess had wrong.)"""
     if whole.face_down:
         return whole
     if completed.card is not None and completed.confidence >= COMPLETED_SURE and whole.card in (None, completed.card):
