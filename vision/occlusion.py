@@ -149,8 +149,8 @@ def _shown_box(quad: np.ndarray, above: list[np.ndarray], size: tuple[int, int])
     """The box around the part of ``quad`` inside the frame (``size`` = width, height) and not
     under any of ``above``; the whole outline's box, inside the frame, where too little shows."""
     W, H = size
-    whole = (max(0.0, float(quad[:, 0].min())), max(0.0, float(quad[:, 1].min())),
-             min(float(W), float(quad[:, 0].max())), min(float(H), float(quad[:, 1].max())))
+    x0f, y0f = min(max(0.0, float(quad[:, 0].min())), float(W)), min(max(0.0, float(quad[:, 1].min())), float(H))
+    whole = (x0f, y0f, max(x0f, min(float(W), float(quad[:, 0].max()))), max(y0f, min(float(H), float(quad[:, 1].max()))))
     x0, y0 = int(np.floor(whole[0])), int(np.floor(whole[1]))
     x1, y1 = int(np.ceil(whole[2])), int(np.ceil(whole[3]))
     if not above or x1 <= x0 or y1 <= y0:

@@ -71,6 +71,10 @@ def test_a_card_cut_by_the_frame_shows_inside_it() -> None:
     out = _rect(-50, 200, 60, 340)  # runs off the left and the bottom of a 400×300 frame
     (shown,) = what_shows(_table([out]), [out])
     assert _span(shown) == (0, 200, 60, 300)
+    gone = _rect(-500, -500, -400, -300)  # wholly outside: an empty box on the frame, never an inverted one
+    (shown,) = what_shows(_table([]), [gone])
+    x0, y0, x1, y1 = shown.box
+    assert x1 >= x0 and y1 >= y0 and (x1 - x0) * (y1 - y0) == 0
 
 
 def test_outlines_that_miss_by_a_pixel_leave_no_sliver() -> None:
