@@ -146,17 +146,20 @@ def _init_worker(faces: list[np.ndarray], surfaces: Any) -> None:
     cv2.setNumThreads(1)
 
 
-def _make(args: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _make(args: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` scenes of ``side`` px from ``seed``, and their targets; a fourth element, where
+    given, is the least share of a card that must show for it to be asked for (in hundredths)."""
     from models.scenes import scene
 
-    seed, n, side = args
+    seed, n, side = args[:3]
+    min_visible = args[3] / 100 if len(args) > 3 else 0.25
     rng = np.random.default_rng(seed)
     xs = np.empty((n, side, side, 3), np.uint8)
     ts = np.empty((n, TARGET_CHANNELS, side // STRIDE, side // STRIDE), np.float32)
     for i in range(n):
         im, cards, mask = scene(rng, _FACES, _SURFACES, size=(side, side))
         xs[i] = im
-        ts[i] = targets(cards, mask, (side, side))
+        ts[i] = targets(cards, mask, (side, side), min_visible=min_visible)
     return xs, ts
 
 

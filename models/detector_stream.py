@@ -99,7 +99,7 @@ def _init_from_pack(path: Path) -> None:
 
 
 def scene_chunks(pack: Path, *, seed: int, side: int, chunk: int, workers: int,
-                 ahead: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                 ahead: int | None = None, min_visible: float = 0.25) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Chunks of ``chunk`` fresh scenes and their targets, without end, in a fixed order (chunk
     ``k`` is seeded from ``seed`` and ``k`` alone, whatever the number of workers); at most
     ``ahead`` chunks are made ahead of the consumer, so a slow consumer holds memory down."""
@@ -115,7 +115,8 @@ def scene_chunks(pack: Path, *, seed: int, side: int, chunk: int, workers: int,
         try:
             while True:
                 while len(queue) < ahead:
-                    queue.append(pool.submit(detector._make, (seed * 100_003 + k, chunk, side)))
+                    job = (seed * 100_003 + k, chunk, side) + (() if min_visible == 0.25 else (round(100 * min_visible),))
+                    queue.append(pool.submit(detector._make, job))
                     k += 1
                 yield queue.popleft().result()
         finally:
@@ -433,6 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--teacher", metavar="WIDTH=PATH", help="a trained network (.pt) that +distil networks learn from")
     ap.add_argument("--init", type=Path, metavar="PT",
                     help="start every --net from these weights (a .pt this recipe saved, its .train.json beside it)")
+    ap.add_argument("--min-visible", type=float, default=0.25,
+                    help="the least share of a card that must show for the network to be asked to find it (default 0.25)")
     ap.add_argument("--device", default="cpu", help="torch device (default cpu; cuda on a GPU)")
     ap.add_argument("--onnx", action="store_true", help="export each network to ONNX too")
     ap.add_argument("--out-dir", type=Path, default=detector.WORK / "stream")
@@ -468,8 +471,11 @@ def main(argv: list[str] | None = None) -> int:
     specs = args.net or [NetSpec(16, False)]
     if len(set(specs)) != len(specs):
         ap.error("each --net once")
-    chunks = scene_chunks(args.assets, seed=args.seed, side=args.side, chunk=args.chunk, workers=args.workers)
+    chunks = scene_chunks(args.assets, seed=args.seed, side=args.side, chunk=args.chunk, workers=args.workers,
+                          min_visible=args.min_visible)
     recipe = {k: v for k, v in vars(args).items() if k in RECIPE_KEYS} | {"machine": _machine(args.device)}
+    if args.min_visible != 0.25:
+        recipe["min_visible"] = args.min_visible
     if args.init is not None:
         recipe["init"] = _init_record(args.init)
     try:
