@@ -58,7 +58,7 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
     """Covered held-out cards read three ways (see ``--covered``): one line per model and way."""
     import numpy as np
 
-    from models.synth import camera_crop
+    from models.synth import covered_crop
     from vision.classifier import CardClassifier
     from vision.identify import _either
     from vision.occlusion import completed_crop
@@ -73,9 +73,9 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
                 other = faces[int(rng.integers(len(faces)))]
                 while other == label:
                     other = faces[int(rng.integers(len(faces)))]
-                shown: list[np.ndarray] = []
-                crops.append(camera_crop(rng, deck[label], cover=deck[other], shown=shown))
-                masks.append(shown[0])
+                crop, shown = covered_crop(rng, deck[label], deck[other])
+                crops.append(crop)
+                masks.append(shown)
                 truth.append(label)
     for path in models:
         clf = CardClassifier(path)

@@ -313,6 +313,14 @@ def camera_crop(
 COVER_SHOWS = (0.25, 0.6)
 
 
+def covered_crop(rng: np.random.Generator, card: np.ndarray, cover: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A camera-like crop of ``card`` with ``cover`` lying on most of it (:func:`camera_crop`),
+    and the crop's mask of what shows of the card (True): what ``identify`` completes."""
+    shown: list[np.ndarray] = []
+    crop = camera_crop(rng, card, cover=cover, shown=shown)
+    return crop, shown[0]
+
+
 def _lay_cover(rng: np.random.Generator, canvas: np.ndarray, cover: np.ndarray, w: int, h: int,
                M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``canvas`` with ``cover`` lying on the card that ``M`` put there (its ``w``×``h`` render

@@ -155,7 +155,7 @@ def test_either_reading_of_a_covered_card() -> None:
 def test_covered_rendered_cards_are_read_from_what_shows_of_them() -> None:
     """The demo deck's cards with another lying on most of each: their whole crops are mostly the
     card on top; completed from their half turns, the reader names more of them, none wrongly."""
-    from models.synth import camera_crop
+    from models.synth import covered_crop
     from vision.classifier import CardClassifier
     from vision.identify import _either
     from vision.occlusion import completed_crop
@@ -165,9 +165,9 @@ def test_covered_rendered_cards_are_read_from_what_shows_of_them() -> None:
     rng = np.random.default_rng(3)
     crops, masks, truth = [], [], []
     for label in faces[::2]:
-        shown: list[np.ndarray] = []
-        crops.append(camera_crop(rng, deck[label], cover=deck[faces[(faces.index(label) + 5) % len(faces)]], shown=shown))
-        masks.append(shown[0])
+        crop, shown = covered_crop(rng, deck[label], deck[faces[(faces.index(label) + 5) % len(faces)]])
+        crops.append(crop)
+        masks.append(shown)
         truth.append(label)
     reader = CardClassifier(ROOT / "models" / "card_classifier.onnx")
     whole = reader.classify(crops)
