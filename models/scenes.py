@@ -188,6 +188,14 @@ def scene(rng: np.random.Generator, faces: list[np.ndarray], surfaces: Surfaces,
           size: tuple[int, int] = (256, 256)) -> tuple[np.ndarray, list[SceneCard], np.ndarray]:
     """One scene: the BGR uint8 image, its cards (visible share >= 0 each), and the uint8 mask
     of visible card pixels (255 on a card)."""
+    image, cards, owner = scene_with_owner(rng, faces, surfaces, size=size)
+    return image, cards, ((owner >= 0) * 255).astype(np.uint8)
+
+
+def scene_with_owner(rng: np.random.Generator, faces: list[np.ndarray], surfaces: Surfaces, *,
+                     size: tuple[int, int] = (256, 256)) -> tuple[np.ndarray, list[SceneCard], np.ndarray]:
+    """:func:`scene` with, instead of the mask, which card each pixel shows (int16, the card's
+    index, -1 where none): where two cards overlap, which lies on top (``bench/on_top.py``)."""
     W, H = size
     bg = surfaces.sample(rng, H, W) if rng.random() < 0.6 else None
     canvas = table_texture(rng, H, W) if bg is None else bg
@@ -236,5 +244,4 @@ def scene(rng: np.random.Generator, faces: list[np.ndarray], surfaces: Surfaces,
     image = _sensor(rng, canvas) if rng.random() < 0.9 else np.clip(canvas + _noise(rng, canvas.shape, 2), 0, 255).astype(np.uint8)
     counts = np.bincount(owner[owner >= 0].ravel(), minlength=len(quads))
     cards = [SceneCard(q, float(counts[i]) / areas[i], _corners_shown(owner, q, i)) for i, q in enumerate(quads)]
-    mask = ((owner >= 0) * 255).astype(np.uint8)
-    return image, cards, mask
+    return image, cards, owner

@@ -302,8 +302,11 @@ def _plausible(contour: np.ndarray, quad: np.ndarray, shape: tuple[int, int], mi
     return float(0.5 + 0.25 * aspect_score + 0.25 * min(fill, 1.0))
 
 
-def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CANONICAL_SIZE) -> np.ndarray:
+def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CANONICAL_SIZE, *,
+              border: int = cv2.BORDER_REPLICATE) -> np.ndarray:
     """Perspective-correct the card at ``corners`` (ordered as :func:`order_corners`) to ``size``.
+    Where the outline runs past the photo's edge, ``border`` (an OpenCV border mode) fills in: the
+    edge's pixels repeated by default, zeros for a mask (``cv2.BORDER_CONSTANT``).
 
     Large cards are warped at a multiple of the size and then area-averaged down, as a camera
     integrates over a pixel; warping straight to 64×88 from a 400 px card would alias the index.
@@ -313,7 +316,7 @@ def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CA
     k = int(np.clip(round(card_h / h), 1, 4))
     dst = np.array([[0, 0], [w * k - 1, 0], [w * k - 1, h * k - 1], [0, h * k - 1]], np.float32)
     M = cv2.getPerspectiveTransform(corners.astype(np.float32), dst)
-    big = cv2.warpPerspective(image, M, (w * k, h * k), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    big = cv2.warpPerspective(image, M, (w * k, h * k), flags=cv2.INTER_LINEAR, borderMode=border)
     if k == 1:
         return big
     return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)

@@ -77,7 +77,7 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
             kept = [c for c in cards if all(quad_iou(c.found.corners, a.found.corners) < 0.5 for a in again)]
             order = reading_order(image_bgr.shape[0])
             cards = sorted(kept + again, key=lambda c: order(c.found))
-    shows = what_shows(image_bgr, [c.found.corners for c in cards])
+    shows = what_shows(image_bgr, [c.found.corners for c in cards], sureness=[c.reading.confidence for c in cards])
     cards = [replace(c, box=s.box, under=s.under) for c, s in zip(cards, shows, strict=True)]
     return _read_covered(image_bgr, classifier, cards)
 

@@ -6,10 +6,18 @@ photo, for a person pointing at it and for a label drawn around it, is the part 
 strip beside the card on top, or the part inside the frame. So ``identify`` reports, beside the
 outline, the box around what shows and which cards lie on it.
 
-The evidence for which of two overlapping cards lies on top: the upper card's edge runs across
-the lower card's face as a sharp line, while the lower card's edge is hidden under the upper
-card. So of two overlapping outlines, the one whose edges inside the other show the stronger
-gradient across them lies on top. (Written here: no library orders cards by their edges.)
+The evidence for which of two overlapping cards lies on top, first to last:
+
+- the reader, where the caller has read the whole outlines: a card wholly in view reads surely,
+  while the crop of a card with another lying on part of it holds some of that card's face too;
+  so where one of the two reads surely (:data:`SURE_ON_TOP`) and the other clearly less so
+  (:data:`LESS_SURE`), the sure one lies on top;
+- the edges: the upper card's edge runs across the lower card's face as a sharp line, while the
+  lower card's edge is hidden under the upper card. So of two overlapping outlines, the one whose
+  edges inside the other show the stronger gradient across them lies on top. This alone is
+  fooled where the lower card's hidden edge runs along a court card's printed frame.
+
+(Written here: no library orders cards by their edges.)
 
 A covered card is read from what shows of it, completed by its own half turn
 (:func:`completed_crop`): a card's face is the same turned 180° (the index in the top-left
@@ -39,6 +47,13 @@ EDGE_BAND = 0.05
 #: One card lies on another only where its edges show this many times as sharply as the other's:
 #: two court cards' prints can tie, and a guess would give one card's place to the other.
 CLEARLY_ON_TOP = 1.25
+#: A card read at least this surely, where the other of two overlapping cards reads at least
+#: :data:`LESS_SURE` less surely, lies on top of it. On the overlapping pairs of the labelled
+#: ``train/`` photos whose labels say which lies on top, the reader then the edges are right on 37
+#: of 40 and wrong on none, the edges alone right on 29 and wrong on 2; on 427 pairs of
+#: synthesised scenes, 389 right and 18 wrong against 379 and 20 (``python bench/on_top.py``).
+SURE_ON_TOP = 0.9
+LESS_SURE = 0.2
 #: Slivers of an outline thinner than this share of its short side are not what shows: two
 #: outlines of cards lying edge to edge miss each other by a pixel or two.
 SLIVER = 0.08
@@ -57,8 +72,13 @@ class Shown:
     under: tuple[int, ...] = ()
 
 
-def what_shows(image_bgr: np.ndarray, outlines: Sequence[np.ndarray]) -> list[Shown]:
-    """For each outline (4×2, photo pixels) of the cards found in ``image_bgr``, what shows of it."""
+def what_shows(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], *,
+               sureness: Sequence[float] | None = None) -> list[Shown]:
+    """For each outline (4×2, photo pixels) of the cards found in ``image_bgr``, what shows of it.
+    ``sureness``, one per outline: how surely a reader named the card from its whole outline
+    (the probability of its best guess), the first evidence of which card lies on top."""
+    if sureness is not None and len(sureness) != len(outlines):
+        raise ValueError(f"what_shows: {len(sureness)} sureness values for {len(outlines)} outlines")
     H, W = image_bgr.shape[:2]
     scale = min(1.0, WORK_SIDE / max(H, W))
     quads = [np.asarray(q, np.float32) * scale for q in outlines]
@@ -68,9 +88,11 @@ def what_shows(image_bgr: np.ndarray, outlines: Sequence[np.ndarray]) -> list[Sh
         for j in range(i + 1, len(quads)):
             if cv2.intersectConvexConvex(quads[i], quads[j])[0] <= 0:
                 continue
-            if gradients is None:  # only a photo with overlapping cards pays for them
-                gradients = _gradients(image_bgr, scale)
-            top = upper_of(gradients, quads[i], quads[j])
+            top = None if sureness is None else surer_of(sureness[i], sureness[j])
+            if top is None:
+                if gradients is None:  # only a photo with overlapping cards pays for them
+                    gradients = _gradients(image_bgr, scale)
+                top = upper_of(gradients, quads[i], quads[j])
             if top == 0:
                 under[j].append(i)
             elif top == 1:
@@ -91,6 +113,16 @@ def _gradients(image_bgr: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndar
 
 def _short_side(quad: np.ndarray) -> float:
     return float(min(np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)))
+
+
+def surer_of(a: float, b: float) -> int | None:
+    """Which of two overlapping cards the reader says lies on top: 0 for the one read ``a``
+    surely, 1 for ``b``, None when neither reads surely or they read about as surely."""
+    if a >= SURE_ON_TOP and a - b >= LESS_SURE:
+        return 0
+    if b >= SURE_ON_TOP and b - a >= LESS_SURE:
+        return 1
+    return None
 
 
 def upper_of(gradients: tuple[np.ndarray, np.ndarray], a: np.ndarray, b: np.ndarray) -> int | None:
@@ -179,7 +211,7 @@ def shown_in_crop(image_shape: tuple[int, ...], outline: np.ndarray, above: Sequ
     cv2.fillConvexPoly(mask, np.round(outline).astype(np.int32), 255)
     for q in above:
         cv2.fillConvexPoly(mask, np.round(np.asarray(q)).astype(np.int32), 0)
-    shown: np.ndarray = warp_card(cv2.merge([mask, mask, mask]), outline)[:, :, 0] > 127
+    shown: np.ndarray = warp_card(cv2.merge([mask, mask, mask]), outline, border=cv2.BORDER_CONSTANT)[:, :, 0] > 127
     return shown
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 import pytest
 
@@ -157,3 +158,26 @@ def test_a_detection_takes_the_outline_its_cards_corners_give() -> None:
     got = det._with_corners([Detection(half, 0.8), elsewhere], m, np.array([1.0, 1.0], np.float32))
     assert _same_outline(got[0].corners, card, 1.0) and got[0].score == 0.8
     assert got[1] is elsewhere  # no corners of its own: left as the centre answer gave it
+
+
+def test_a_scene_says_which_card_each_pixel_shows() -> None:
+    """``scene_with_owner`` is ``scene`` (same seed, same image and cards) with the owner map in
+    place of the mask: the mask is where the map names a card, and a card's visible share is its
+    share of the map (bench/on_top.py takes which of two cards lies on top from it)."""
+    from models.scenes import Surfaces, scene, scene_with_owner
+
+    faces = []
+    for k in range(4):  # plain BGRA cards with a coloured band: no deck artwork needed
+        face = np.full((240, 170, 4), 255, np.uint8)
+        face[40:200, 30:140, :3] = (60 * k, 200 - 40 * k, 90)
+        faces.append(face)
+    for seed in range(6):
+        image, cards, mask = scene(np.random.default_rng(seed), faces, Surfaces([]), size=(320, 240))
+        image2, cards2, owner = scene_with_owner(np.random.default_rng(seed), faces, Surfaces([]), size=(320, 240))
+        assert np.array_equal(image, image2) and [c.visible for c in cards] == [c.visible for c in cards2]
+        assert np.array_equal(mask > 0, owner >= 0)
+        assert owner.dtype == np.int16 and owner.max() < len(cards)
+        for i, card in enumerate(cards):
+            if card.visible > 0 and card.quad.min() >= 0 and (card.quad[:, 0] < 320).all() and (card.quad[:, 1] < 240).all():
+                area = cv2.contourArea(card.quad.astype(np.float32))
+                assert (owner == i).sum() / area == pytest.approx(card.visible, rel=0.1)
