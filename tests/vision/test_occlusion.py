@@ -186,6 +186,15 @@ def test_either_reading_of_a_covered_card() -> None:
     assert _either(sure_9s, unsure_8s).card is None  # the completed crop guesses another card: the host is asked
     assert _either(sure_9c, sure_9s).card is None  # they disagree
     assert _either(back, sure_9s) == back
+    # neither read sure, both best guesses the same card: named where each is BOTH_AGREE sure of it
+    from vision.identify import BOTH_AGREE
+
+    whole, done = Reading(None, 0.58, (("9S", 0.58), ("8S", 0.2))), Reading(None, 0.6, (("9S", 0.6), ("9C", 0.1)))
+    assert BOTH_AGREE <= 0.58 and _either(whole, done).card == "9S"
+    assert _either(whole, done).confidence == 0.58
+    assert _either(Reading(None, BOTH_AGREE - 0.01, (("9S", BOTH_AGREE - 0.01),)), done).card is None
+    assert _either(whole, Reading(None, 0.6, (("8S", 0.6),))).card is None  # different guesses
+    assert _either(Reading(None, 0.6, (("back", 0.6),)), Reading(None, 0.6, (("back", 0.6),))).card is None  # backs are no card
 
 
 def test_covered_rendered_cards_are_read_from_what_shows_of_them() -> None:
