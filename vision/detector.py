@@ -102,7 +102,8 @@ class CardDetector:
         return np.asarray(out[0], np.float32), nw / w
 
     def detect(self, image_bgr: np.ndarray, *, work_side: int | Sequence[int] | None = None,
-               better: Callable[[Detection, Detection], bool] | None = None) -> list[Detection]:
+               better: Callable[[Detection, Detection], bool] | None = None,
+               card_masks: dict[int, np.ndarray] | None = None) -> list[Detection]:
         """Every card the network sees, best first. ``work_side``: the long side (or sides, read
         in turn) to scale the photo to; a caller that knows the cards' size in pixels, such as a
         rectified table zone, keeps them in the trained 30-250 px range at a fraction of the cost.
@@ -115,6 +116,11 @@ class CardDetector:
         overlaps earlier cards, ``better(earlier, later)`` (default: never), said of each of them,
         may say the later reading's outline should take their place (a card at 512 too large to be
         seen whole comes out as a part of itself, or as two).
+
+        ``card_masks``, where given, is filled with the network's map of card pixels at each long
+        side it read (side -> probability over the whole photo, at the network's input size), so a
+        caller that wants them (the strips of cards under others, :mod:`vision.strips`) does not run
+        the network again.
         """
         if work_side is None:
             sides: Sequence[int] = (self.work_side, self.work_side // 2)
@@ -124,7 +130,7 @@ class CardDetector:
             sides = tuple(work_side)
         found: list[Detection] = []
         for i, side in enumerate(sides):
-            for det in self.detect_at(image_bgr, side):
+            for det in self.detect_at(image_bgr, side, card_masks=card_masks):
                 clash = [k for k, other in enumerate(found) if quad_iou(det.corners, other.corners) >= 0.3]
                 if i == 0 or not clash:
                     found.append(det)
@@ -133,8 +139,10 @@ class CardDetector:
         found.sort(key=lambda d: -d.score)
         return found
 
-    def detect_at(self, image_bgr: np.ndarray, work_side: int) -> list[Detection]:
-        """Every card the network sees with the photo's long side scaled to ``work_side``, best first.
+    def detect_at(self, image_bgr: np.ndarray, work_side: int, *,
+                  card_masks: dict[int, np.ndarray] | None = None) -> list[Detection]:
+        """Every card the network sees with the photo's long side scaled to ``work_side``, best first
+        (``card_masks``: as :meth:`detect`'s).
 
         Two of the network's answers are combined. Its mask of card pixels outlines a card that
         lies clear of the others to a pixel or two, so a blob of the mask shaped like one card
@@ -157,6 +165,8 @@ class CardDetector:
         out: list[Detection] = []
         claimed: set[tuple[int, int]] = set()
         mask = cv2.resize(m[7], (gw * s, gh * s), interpolation=cv2.INTER_LINEAR)
+        if card_masks is not None:
+            card_masks[work_side] = mask
         blobs, _ = cv2.findContours((mask > 0.5).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
         for blob in blobs:
             area = cv2.contourArea(blob)

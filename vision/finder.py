@@ -392,7 +392,8 @@ def contour_cues(image_bgr: np.ndarray, *, min_card_px: int = 24, thorough: bool
 
 def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int = 64,
                thorough: bool = False, detector: CardDetector | None = None,
-               detector_side: int | Sequence[int] | None = None, cues: ContourCues | None = None) -> list[FoundCard]:
+               detector_side: int | Sequence[int] | None = None, cues: ContourCues | None = None,
+               card_masks: dict[int, np.ndarray] | None = None) -> list[FoundCard]:
     """Every card in ``image_bgr`` (any rotation, any table), top-to-bottom, left-to-right.
 
     ``min_card_px`` is the shortest card side (in the original image) worth reading. The edge cue
@@ -402,6 +403,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     other finds are kept only where the network saw no card but they are sure of it.
     ``detector_side`` is the long side (or sides) the detector scales the image to (default: its own two).
     ``cues``: the photo's :func:`contour_cues`, when the caller has them already.
+    ``card_masks``: filled with the detector's maps of card pixels (:meth:`CardDetector.detect`).
     """
     if cues is None:
         cues = contour_cues(image_bgr, min_card_px=min_card_px, thorough=thorough)
@@ -410,7 +412,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
     merged: list[tuple[float, np.ndarray, str, np.ndarray | None]] = [(*k, None) for k in kept]
     if detector is not None:
         fits: dict[bytes, np.ndarray | None] = {}  # one fit per detection, however many parts it is weighed against
-        dets = detector.detect(image_bgr, work_side=detector_side,
+        dets = detector.detect(image_bgr, work_side=detector_side, card_masks=card_masks,
                                better=lambda a, b: _backed_better(image_bgr, a, b, fits))
         merged = _with_detections(dets, kept, scale, min_card_px)
     found: list[FoundCard] = []

@@ -100,7 +100,7 @@ def what_shows(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], *,
     size = (int(round(W * scale)), int(round(H * scale)))
     out = []
     for i, q in enumerate(quads):
-        x0, y0, x1, y1 = _shown_box(q, [quads[k] for k in under[i]], size)
+        x0, y0, x1, y1 = shown_box(q, [quads[k] for k in under[i]], size)
         out.append(Shown((x0 / scale, y0 / scale, x1 / scale, y1 / scale), tuple(sorted(under[i]))))
     return out
 
@@ -177,7 +177,7 @@ def edge_contrast(gradients: tuple[np.ndarray, np.ndarray], quad: np.ndarray, ot
     return total / count if count else None
 
 
-def _shown_box(quad: np.ndarray, above: list[np.ndarray], size: tuple[int, int]) -> Box:
+def shown_box(quad: np.ndarray, above: Sequence[np.ndarray], size: tuple[int, int]) -> Box:
     """The box around the part of ``quad`` inside the frame (``size`` = width, height) and not
     under any of ``above``; the whole outline's box, inside the frame, where too little shows."""
     W, H = size

@@ -32,7 +32,7 @@ def _scripted(monkeypatch: pytest.MonkeyPatch, readings: dict[int, list]) -> lis
     """The network's readings at each size, scripted; returns the sizes it was asked for, in turn."""
     asked: list[int] = []
 
-    def detect_at(self: CardDetector, image: object, side: int) -> list:
+    def detect_at(self: CardDetector, image: object, side: int, **_kw: object) -> list:
         asked.append(side)
         return list(readings.get(side, []))
 
@@ -107,7 +107,7 @@ def test_a_later_reading_takes_the_place_of_every_part_it_explains(detector: Car
     whole = Detection(rect(320, 240, 230, 165, 0), 0.55)
     apart = Detection(rect(40, 40, 60, 43, 0), 0.45)
     readings = {512: halves, 256: [whole, apart]}
-    monkeypatch.setattr(CardDetector, "detect_at", lambda self, image, side: list(readings[side]))
+    monkeypatch.setattr(CardDetector, "detect_at", lambda self, image, side, **_kw: list(readings[side]))
     image = card_scene("7H", rect(320, 240, 230, 165, 0))
     both = detector.detect(image, work_side=[512, 256], better=lambda a, b: True)
     assert [d.score for d in both] == [0.55, 0.45]

@@ -324,7 +324,7 @@ class _SizesSeen:
         self.real = CardDetector(MODEL.parent / "card_detector.onnx")
         self.asked: list[list[int]] = []
 
-    def detect(self, image, *, work_side=None, better=None):  # type: ignore[no-untyped-def]
+    def detect(self, image, *, work_side=None, better=None, card_masks=None):  # type: ignore[no-untyped-def]
         sides = [work_side] if isinstance(work_side, int) else list(work_side)
         self.asked.append(sides)
         return self.real.detect(image, work_side=sides, better=better)

@@ -1,0 +1,95 @@
+"""Cards under another of which only a strip shows (vision/strips.py): found from the detector's
+card pixels that no outline explains, and named by identify only where the reader is sure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.strips import hidden_beside
+
+ROOT = Path(__file__).resolve().parents[2]
+PHOTOS = ROOT / "tests" / "data" / "photos" / "bicycle-9a"
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32)
+
+
+def _map(*rects: np.ndarray, size: tuple[int, int] = (400, 300)) -> np.ndarray:
+    """A card-pixel map (probability) with these rectangles marked as card."""
+    m = np.zeros((size[1], size[0]), np.float32)
+    for r in rects:
+        cv2.fillConvexPoly(m, np.round(r).astype(np.int32), 1.0)
+    return m
+
+
+CARD = _rect(100, 80, 200, 220)  # 100 × 140, the card on top
+
+
+@pytest.mark.parametrize("scale", [1.0, 5.0])  # 5: a photo five times the map's size
+def test_a_strip_beside_a_card_is_a_card_of_its_size_under_it(scale: float) -> None:
+    strip = _rect(200, 80, 235, 220)  # 35 px of a card showing right of the one on top
+    found = hidden_beside(_map(CARD, strip), [CARD * scale], (int(400 * scale), int(300 * scale)))
+    assert len(found) == 1
+    quad, under = found[0]
+    assert under == 0
+    xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
+    assert xs.min() == pytest.approx(135, abs=3) and xs.max() == pytest.approx(235, abs=3)  # shifted out 35 px
+    assert ys.min() == pytest.approx(80, abs=2) and ys.max() == pytest.approx(220, abs=2)
+
+
+def test_a_strip_above_a_card_shifts_it_up() -> None:
+    strip = _rect(100, 50, 200, 80)
+    ((quad, under),) = hidden_beside(_map(CARD, strip), [CARD], (400, 300))
+    assert under == 0 and quad[:, 1].min() == pytest.approx(50, abs=3) and quad[:, 1].max() == pytest.approx(190, abs=3)
+
+
+@pytest.mark.parametrize("blob", [
+    _rect(200, 80, 215, 100),   # a small blob at a corner: no strip running along a side
+    _rect(200, 80, 240, 130),   # runs a third of the side only
+    _rect(260, 80, 300, 220),   # lies apart from the card: a card of its own, the detector's business
+    _rect(200, 80, 330, 220),   # reaches out further than a card under this one would
+])
+def test_what_is_no_strip_of_a_card_under_gives_nothing(blob: np.ndarray) -> None:
+    assert hidden_beside(_map(CARD, blob), [CARD], (400, 300)) == []
+
+
+def test_card_pixels_the_outlines_explain_give_nothing() -> None:
+    other = _rect(200, 80, 300, 220)  # a found card lying edge to edge with the first
+    assert hidden_beside(_map(CARD, other), [CARD, other], (400, 300)) == []
+    assert hidden_beside(_map(CARD), [], (400, 300)) == []
+
+
+def test_no_strip_card_is_put_on_another_found_card() -> None:
+    """A strip between two found cards: the card it would make lies mostly on the second one."""
+    right = _rect(235, 80, 335, 220)
+    strip = _rect(200, 80, 235, 220)
+    found = hidden_beside(_map(CARD, strip, right), [CARD, right], (400, 300))
+    assert all(under in (0, 1) for _q, under in found)
+    from vision.detector import quad_iou
+
+    assert all(quad_iou(q, right) < 0.5 and quad_iou(q, CARD) < 0.9 for q, _u in found)
+
+
+def test_a_real_strip_is_found_and_named() -> None:
+    """IMG_2622 (a training photo): a king lies under a ten of clubs, a strip of it showing on the
+    right. The detector finds the ten only; the king's strip is found from its card pixels and
+    named from its completed crop."""
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+    from vision.identify import identify
+    from vision.voc import box_iou, read_labels
+
+    image = cv2.imread(str(PHOTOS / "IMG_2622.JPG"))
+    labels = read_labels(PHOTOS / "IMG_2622.xml", (image.shape[1], image.shape[0]))
+    cards = identify(image, CardClassifier(ROOT / "models" / "card_classifier.onnx"),
+                     CardDetector(ROOT / "models" / "card_detector.onnx"))
+    (king,) = [lab for lab in labels if lab.rank == "K"]
+    strip = max(cards, key=lambda c: box_iou(king.box, c.shown_box))
+    assert box_iou(king.box, strip.shown_box) >= 0.5
+    assert strip.found.cue == "strip" and strip.reading.card is not None and strip.reading.card[:-1] == "K"
+    assert strip.under and cards[strip.under[0]].reading.card == "10C"

@@ -1,0 +1,121 @@
+"""Cards lying under another of which only a strip shows, found from what the detector says is
+card but no outline explains.
+
+Why: the detector learnt to answer a card of which a quarter or more shows. In a row of cards or a
+spread hand, a card under its neighbour often shows less: a strip with its index along one side
+of the card on top. The detector's map of card pixels still covers that strip (it learnt to mark
+every visible card pixel), so a strip of card pixels lying beside a found card, running along one
+of its sides and explained by no outline, is taken for a card of the same size and turn under it,
+shifted out until its far side meets the strip's. (Written here: it is a rule about cards, not a
+general vision routine any library offers.)
+
+``identify`` reads such a card from its completed crop (:func:`vision.occlusion.completed_crop`:
+the strip and its half turn) and reports it only where the reader names it surely: a strip that is
+no card (a sheet of paper beside the card, the table's light patch) reads as nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from vision.detector import quad_iou
+
+#: A found card's outline grown by this share of its short side before its pixels are taken out
+#: of the map: outlines are a few pixels off, and the rim left over is no strip.
+GROW = 0.04
+#: A strip is at least this share of the neighbour card's area ...
+MIN_AREA = 0.06
+#: ... reaches out from the neighbour's side by this share of the card's depth, at least and at most
+#: (a card shifted further would mostly show, and the detector would have found it) ...
+MIN_DEPTH, MAX_DEPTH = 0.08, 0.8
+#: ... and runs along at least this share of the side (a blob at a corner is no strip of a card in
+#: a row).
+MIN_RUN = 0.6
+#: Card-pixel probability above which the map says "card".
+CARD = 0.5
+
+
+def _short_side(quad: np.ndarray) -> float:
+    return float(min(np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)))
+
+
+def hidden_beside(card_map: np.ndarray, outlines: Sequence[np.ndarray],
+                  photo_size: tuple[int, int]) -> list[tuple[np.ndarray, int]]:
+    """The outlines (4×2 float32, photo pixels) of cards lying under found cards, one for each strip
+    of card pixels that no outline explains and that runs along a side of one of the ``outlines``
+    (photo pixels); each with the index of the card it lies under. ``card_map`` is the detector's
+    probability of card pixels over the whole photo (of ``photo_size``, width and height) at any
+    size: the work is done at the map's, a few hundred pixels whatever the photo's. A strip a new
+    outline would put on top of another found card (IoU 0.5) gives none."""
+    if not outlines:
+        return []
+    h, w = card_map.shape[:2]
+    to_map = np.array([w / photo_size[0], h / photo_size[1]], np.float32)
+    found = [np.asarray(q, np.float32) * to_map for q in outlines]
+    return [(quad / to_map, i) for quad, i in _hidden(card_map, found)]
+
+
+def _hidden(card_map: np.ndarray, outlines: list[np.ndarray]) -> list[tuple[np.ndarray, int]]:
+    h, w = card_map.shape[:2]
+    explained = np.zeros((h, w), np.uint8)
+    for q in outlines:
+        centre = q.mean(axis=0)
+        reach = np.linalg.norm(q - centre, axis=1).mean()
+        grown = centre + (q - centre) * (1 + GROW * _short_side(q) / max(reach, 1.0))
+        cv2.fillConvexPoly(explained, np.round(grown).astype(np.int32), 1)
+    rest = ((card_map > CARD) & (explained == 0)).astype(np.uint8)
+    k = max(3, int(0.05 * float(np.median([_short_side(q) for q in outlines]))))
+    rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
+    n, labels = cv2.connectedComponents(rest)
+    out: list[tuple[np.ndarray, int]] = []
+    for c in range(1, n):
+        ys, xs = np.nonzero(labels == c)
+        pixels = np.stack([xs, ys], axis=1).astype(np.float32)
+        best: tuple[int, int, np.ndarray] | None = None
+        for i, q in enumerate(outlines):
+            if len(pixels) < MIN_AREA * cv2.contourArea(q):
+                continue
+            for side in range(4):
+                shifted = _shifted_over(q, side, pixels, _short_side(q))
+                if shifted is not None and (best is None or shifted[0] > best[0]):
+                    best = (shifted[0], i, shifted[1])
+        if best is None:
+            continue
+        _n, i, quad = best
+        if any(quad_iou(quad, o) >= 0.5 for j, o in enumerate(outlines) if j != i):
+            continue
+        if any(quad_iou(quad, o) >= 0.5 for o, _i in out):
+            continue
+        out.append((quad, i))
+    return out
+
+
+def _shifted_over(quad: np.ndarray, side: int, pixels: np.ndarray, short: float) -> tuple[int, np.ndarray] | None:
+    """``quad`` shifted out across its ``side`` until its far side meets the strip of ``pixels``
+    beyond that side, with how many of them lie beyond it; None where the strip does not lie along
+    that side as a card under this one would."""
+    a, b = quad[side], quad[(side + 1) % 4]
+    length = float(np.linalg.norm(b - a))
+    if length < 2:
+        return None
+    along_unit = (b - a) / length
+    out_unit = np.array([-along_unit[1], along_unit[0]], np.float32)
+    if np.dot(quad.mean(axis=0) - a, out_unit) > 0:
+        out_unit = -out_unit
+    out = (pixels - a) @ out_unit
+    along = (pixels - a) @ along_unit
+    beyond = (out > -2) & (along > -0.1 * length) & (along < 1.1 * length)
+    if beyond.mean() < 0.8:
+        return None
+    depth = float(np.linalg.norm(quad[(side + 2) % 4] - quad[(side + 1) % 4]))
+    reach = float(np.percentile(out[beyond], 98))
+    run = float(np.percentile(along[beyond], 98) - np.percentile(along[beyond], 2))
+    starts = float(np.percentile(out[beyond], 5))
+    if not MIN_DEPTH * depth <= reach <= MAX_DEPTH * depth or run < MIN_RUN * length:
+        return None
+    if starts > 0.1 * depth + 3 * GROW * short:  # the strip begins at the side, not somewhere beyond
+        return None
+    return int(beyond.sum()), (quad + out_unit * reach).astype(np.float32)
