@@ -15,7 +15,7 @@ import numpy as np
 from vision.classifier import BACK, CardClassifier, Reading
 from vision.detector import CardDetector, quad_iou
 from vision.finder import FoundCard, contour_cues, find_cards, order_corners, reading_order, warp_card
-from vision.occlusion import Box, completed_crop, shown_box, shown_in_crop, what_shows
+from vision.occlusion import Box, card_pixels_in_crop, completed_crop, shown_box, shown_in_crop, what_shows
 from vision.strips import hidden_beside
 from vision.voc import quad_box
 
@@ -81,22 +81,38 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
             cards = sorted(kept + again, key=lambda c: order(c.found))
     shows = what_shows(image_bgr, [c.found.corners for c in cards], sureness=[c.reading.confidence for c in cards])
     cards = [replace(c, box=s.box, under=s.under) for c, s in zip(cards, shows, strict=True)]
-    cards = _read_covered(image_bgr, classifier, cards)
+    cards = _read_covered(image_bgr, classifier, cards, card_maps[max(card_maps)] if card_maps else None)
     if card_maps:  # the detector's finest map of card pixels: strips of cards under others
         cards += _read_strips(image_bgr, classifier, cards, card_maps[max(card_maps)])
     return cards
 
 
-def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto]) -> list[CardInPhoto]:
+#: A card lying under no found card, of whose crop less than this share is card pixels in the
+#: detector's map, is read again from the part that is: something else lies on it (a book, a cloth,
+#: a hand) or it runs past the frame. (On the labelled train/ photos 4 more cards named right, 2 of
+#: them held back, none wrongly; on rendered photos and synthesised scenes no read lost or wrong.)
+MAP_SHOWS = 0.8
+
+
+def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto],
+                  card_map: np.ndarray | None = None) -> list[CardInPhoto]:
     """Each covered card read again from what shows of it, completed by its half turn
-    (:func:`vision.occlusion.completed_crop`), and the two reads weighed by :func:`_either`."""
+    (:func:`vision.occlusion.completed_crop`), and the two reads weighed by :func:`_either`. A card
+    under another found card shows where no outline lies on it; with the detector's map of card
+    pixels (``card_map``), a card under none of whose crop the map says too little is card
+    (:data:`MAP_SHOWS`) shows where the map says card."""
     todo: list[tuple[int, np.ndarray]] = []
+    size = (image_bgr.shape[1], image_bgr.shape[0])
     for i, c in enumerate(cards):
         if c.under:
             shown = shown_in_crop(image_bgr.shape, c.found.corners, [cards[j].found.corners for j in c.under])
-            crop = completed_crop(c.found.crop, shown)
-            if crop is not None:
-                todo.append((i, crop))
+        elif card_map is not None and (card := card_pixels_in_crop(card_map, c.found.corners, size)).mean() < MAP_SHOWS:
+            shown = card
+        else:
+            continue
+        crop = completed_crop(c.found.crop, shown)
+        if crop is not None:
+            todo.append((i, crop))
     if not todo:
         return cards
     out = list(cards)

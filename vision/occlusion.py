@@ -215,6 +215,18 @@ def shown_in_crop(image_shape: tuple[int, ...], outline: np.ndarray, above: Sequ
     return shown
 
 
+def card_pixels_in_crop(card_map: np.ndarray, outline: np.ndarray, photo_size: tuple[int, int]) -> np.ndarray:
+    """Which pixels of the card's canonical crop (:func:`vision.finder.warp_card` of ``outline``,
+    photo pixels) the detector's map of card pixels (``card_map``: probability over the whole photo
+    of ``photo_size``, width and height, at the map's own size) says are card: not a book, a cloth
+    or a hand lying on it, not past the frame."""
+    to_map = np.array([card_map.shape[1] / photo_size[0], card_map.shape[0] / photo_size[1]], np.float32)
+    m = (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)
+    card: np.ndarray = warp_card(cv2.merge([m, m, m]), np.asarray(outline, np.float32) * to_map,
+                                 border=cv2.BORDER_CONSTANT)[:, :, 0] > 127
+    return card
+
+
 def completed_crop(crop: np.ndarray, shown: np.ndarray) -> np.ndarray | None:
     """``crop`` with what is covered (``shown`` False) taken from its half turn where that shows,
     and card paper (the light end of what shows) where neither does; None where too little shows

@@ -236,3 +236,39 @@ def test_what_lies_past_the_frame_does_not_show_in_the_crop() -> None:
     w = shown.shape[1]
     assert cols[: int(0.6 * w)].min() > 0.6  # the part inside the frame shows (down to the frame's bottom)
     assert cols[int(0.72 * w):].max() == 0.0  # past the frame nothing does
+
+
+def test_the_card_map_says_what_of_a_crop_is_card() -> None:
+    """The detector's map of card pixels, at its own size, warped to a card's crop: the part of
+    the outline a book lies on (or past the frame) is no card."""
+    from vision.occlusion import card_pixels_in_crop
+
+    photo = (800, 600)
+    outline = _rect(200, 100, 400, 380)  # photo pixels; the map is half the photo's size
+    card_map = np.zeros((300, 400), np.float32)
+    cv2.fillConvexPoly(card_map, np.round(_rect(100, 50, 160, 190)).astype(np.int32), 0.9)  # the left 60 % shows
+    card = card_pixels_in_crop(card_map, outline, photo)
+    assert card.shape == (88, 64)
+    cols = card.mean(axis=0)
+    assert cols[: int(0.55 * 64)].min() > 0.9 and cols[int(0.65 * 64):].max() == 0.0
+    off = _rect(700, 100, 900, 380)  # runs past the right edge of the photo
+    past = card_pixels_in_crop(np.ones((300, 400), np.float32), off, photo)
+    assert past[:, :28].all() and not past[:, 36:].any()
+
+
+def test_a_card_half_under_a_book_is_read_from_what_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """IMG_2548 (a training photo): a jack half under a book. Its whole crop takes in the page and
+    reads unsure; the detector's map of card pixels says which part is card, and completed from
+    that part it is named. Without the map's say (MAP_SHOWS 0) it stays unsure."""
+    import vision.identify as ident
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+
+    image = cv2.imread(str(PHOTOS / "IMG_2548.JPG"))
+    reader = CardClassifier(ROOT / "models" / "card_classifier.onnx")
+    detector = CardDetector(ROOT / "models" / "card_detector.onnx")
+    (card,) = ident.identify(image, reader, detector)
+    assert card.reading.card is not None and card.reading.card[:-1] == "J"
+    monkeypatch.setattr(ident, "MAP_SHOWS", 0.0)
+    (card,) = ident.identify(image, reader, detector)
+    assert card.reading.card is None
