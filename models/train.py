@@ -25,12 +25,14 @@ test suite uses it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
 import platform
 import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -435,11 +437,8 @@ def quantise_feeds(fp32: Path, out: Path, feeds: list[dict[str, np.ndarray]], *,
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
+    fp32, out = fp32.resolve(), out.resolve()
     pre = out.with_suffix(".pre.onnx")
-    try:
-        quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=False)
-    except Exception:  # a graph whose shapes symbolic inference cannot follow (a re-exported member)
-        quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=True)
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -448,10 +447,17 @@ def quantise_feeds(fp32: Path, out: Path, feeds: list[dict[str, np.ndarray]], *,
         def get_next(self) -> dict[str, np.ndarray] | None:
             return next(self.left, None)
 
-    quantize_static(
-        str(pre), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, nodes_to_exclude=list(keep_float),
-    )
+    # onnxruntime leaves scratch files (sym_shape_infer_temp.onnx, <uuid>.data) in the working
+    # folder: work in a temporary one, so nothing is left in the caller's
+    with tempfile.TemporaryDirectory(prefix="loo-quant-") as scratch, contextlib.chdir(scratch):
+        try:
+            quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=False)
+        except Exception:  # a graph whose shapes symbolic inference cannot follow (a re-exported member)
+            quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=True)
+        quantize_static(
+            str(pre), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, nodes_to_exclude=list(keep_float),
+        )
     pre.unlink(missing_ok=True)
 
 

@@ -213,3 +213,31 @@ def test_compare_names_a_weighed_run_that_is_not_given_before_scoring(tmp_path: 
     (tmp_path / "a" / "card_classifier.int8.onnx").write_bytes(b"")  # never loaded: the check comes first
     assert main([str(tmp_path / "a"), "--weight", "b=2"]) == 2
     assert "--weight b: no such run (runs: a)" in capsys.readouterr().err
+
+
+def test_quantising_leaves_nothing_in_the_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime's pre-processing can write scratch files into the working folder (a re-exported
+    reader member left sym_shape_infer_temp.onnx and <uuid>.data behind); the recipe's quantiser
+    works in a temporary folder instead. Paths given relative to the caller's working folder, as a
+    user types them, still name the caller's files, and only the two models are left there."""
+    pytest.importorskip("torch")  # models.train
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from models.train import quantise_feeds
+
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.normal(size=(64, 3, 3, 3)).astype(np.float32), "w")  # 7 kB: kept as external data
+    graph = helper.make_graph([helper.make_node("Conv", ["input", "w"], ["logits"], pads=[1, 1, 1, 1])], "tiny",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["n", 3, 8, 8])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["n", 64, 8, 8])], initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    onnx.save(model, "tiny.onnx")
+    quantise_feeds(Path("tiny.onnx"), Path("tiny.int8.onnx"),
+                   [{"input": rng.random((2, 3, 8, 8)).astype(np.float32)} for _ in range(3)])
+    assert sorted(p.name for p in work.iterdir()) == ["tiny.int8.onnx", "tiny.onnx"]
+    assert any(node.op_type == "QuantizeLinear" for node in onnx.load("tiny.int8.onnx").graph.node)
