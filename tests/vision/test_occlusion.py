@@ -120,6 +120,15 @@ def test_outlines_that_miss_by_a_pixel_leave_no_sliver() -> None:
     assert _span(shows[0])[2] == pytest.approx(90, abs=2)
 
 
+def test_an_outline_running_a_little_past_the_upper_card_leaves_no_sliver() -> None:
+    """The lower card's outline runs 10 px (a tenth of a card's width) below the upper card's: its
+    box is still the strip beside the upper card, not the strip and a band under it."""
+    lower, upper = _rect(40, 60, 140, 210), _rect(100, 60, 200, 200)
+    shows = what_shows(_table([lower, upper]), [lower, upper], sureness=[0.5, 0.99])
+    assert shows[0].under == (1,)
+    assert _span(shows[0])[2] == pytest.approx(100, abs=2)
+
+
 def test_cards_lying_apart_are_each_whole_and_under_nothing() -> None:
     a, b = _rect(20, 20, 120, 160), _rect(200, 100, 300, 240)
     shows = what_shows(_table([a, b]), [a, b])
