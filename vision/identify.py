@@ -84,7 +84,32 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     cards = _read_covered(image_bgr, classifier, cards, card_maps[max(card_maps)] if card_maps else None)
     if card_maps:  # the detector's finest map of card pixels: strips of cards under others
         cards += _read_strips(image_bgr, classifier, cards, card_maps[max(card_maps)])
-    return cards
+    return _one_outline_per_card(cards)
+
+
+#: Two outlines overlapping by this much (IoU) and read as the same card are one card found twice.
+SAME_CARD_TWICE = 0.3
+
+
+def _one_outline_per_card(cards: list[CardInPhoto]) -> list[CardInPhoto]:
+    """The cards with each card found twice kept once: of two outlines that overlap
+    (:data:`SAME_CARD_TWICE`) and are read as the same card, the one read less surely goes (a
+    deck holds each card once, and reported twice it would be a card too many for the referee).
+    ``under`` indices are renumbered to the list returned."""
+    named = sorted((i for i, c in enumerate(cards) if c.reading.card is not None),
+                   key=lambda i: -cards[i].reading.confidence)
+    gone: set[int] = set()
+    for k, i in enumerate(named):
+        for j in named[:k]:
+            if j not in gone and cards[j].reading.card == cards[i].reading.card \
+                    and quad_iou(cards[i].found.corners, cards[j].found.corners) >= SAME_CARD_TWICE:
+                gone.add(i)
+                break
+    if not gone:
+        return cards
+    new_index = {old: new for new, old in enumerate(i for i in range(len(cards)) if i not in gone)}
+    return [replace(c, under=tuple(new_index[u] for u in c.under if u in new_index))
+            for i, c in enumerate(cards) if i not in gone]
 
 
 #: A card lying under no found card, of whose crop less than this share is card pixels in the

@@ -96,3 +96,19 @@ def test_no_second_look_when_the_first_names_a_card(monkeypatch: pytest.MonkeyPa
     script = {1: ("AS", 0.9), 5: (None, 0.3), 2: ("QH", 0.9)}
     cards, calls = _run(monkeypatch, [_card(100, 100, 1), _card(400, 250, 5)], {512: [_card(400, 250, 2)]}, script)
     assert [c.reading.card for c in cards] == ["AS", None] and len(calls) == 1
+
+
+def test_a_card_found_twice_is_reported_once() -> None:
+    """Two outlines overlapping by IoU 0.3 or more, read as the same card, are one card found twice:
+    the surer stays, and the cards lying on the other are renumbered to the list returned."""
+    a = ident.CardInPhoto(_card(100, 100, 1), Reading("KD", 0.82))
+    b = ident.CardInPhoto(_card(120, 95, 2), Reading("KD", 0.85))       # the same king, found again
+    c = ident.CardInPhoto(_card(160, 100, 3), Reading("KS", 0.99), under=(3,))
+    d = ident.CardInPhoto(_card(200, 100, 4), Reading("10S", 1.0))
+    far = ident.CardInPhoto(_card(400, 250, 5), Reading("KD", 0.9))     # apart: not this card again
+    kept = ident._one_outline_per_card([a, b, c, d, far])
+    assert [k.reading.card for k in kept] == ["KD", "KS", "10S", "KD"]
+    assert kept[0] is b or kept[0].found is b.found
+    assert kept[1].under == (2,)  # the ten, now third
+    unsure = ident.CardInPhoto(_card(102, 100, 6), Reading(None, 0.3))
+    assert len(ident._one_outline_per_card([a, unsure])) == 2  # an unsure outline names no card twice
