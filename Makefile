@@ -17,7 +17,7 @@ TORCH_SPEC ?= torch==2.13.0
 help:
 	@echo "make demo   - play a seeded game night (installs into $(VENV) first)"
 	@echo "make test   - lint, type-check and run the whole test suite"
-	@echo "make bench  - run the benchmarks under bench/ and print their figures"
+	@echo "make bench  - run the benchmarks under bench/ and print their figures (PHOTOS=FOLDER: labelled photos)"
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit("loo-table needs Python 3.11+, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -50,8 +50,20 @@ pytest: $(DEV_STAMP)
 
 test: lint typecheck pytest
 
+# The benchmarks on labelled real photos read PHOTOS (learn_photos.py learns there and reads
+# PHOTOS_TEST); by default the few in tests/data, so that every benchmark runs.
+PHOTOS ?= tests/data/photos/bicycle-9a
+PHOTOS_TEST ?= $(PHOTOS)
+
 bench: $(DEV_STAMP)
-	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in bench/*.py; do \
+	  case $$b in \
+	    bench/realphotos.py|bench/on_top.py) args="$(PHOTOS)";; \
+	    bench/learn_photos.py) args="$(PHOTOS) $(PHOTOS_TEST)";; \
+	    *) args="";; \
+	  esac; \
+	  echo "== $$b $$args"; $(BIN)/python $$b $$args || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
