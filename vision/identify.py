@@ -59,7 +59,8 @@ SECOND_LOOK_AGREE = 2
 def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector | None = None, *,
              look_again: bool = True) -> list[CardInPhoto]:
     """Every card in ``image_bgr`` with its reading and what shows of it (:mod:`vision.occlusion`),
-    in the finder's order (top to bottom).
+    in the finder's order (top to bottom), then the strips of cards under others that only the
+    detector's map of card pixels shows (:mod:`vision.strips`).
 
     Where the first look names no card (a photo's card may be of any size, and the detector's
     answer on a real photo is weaker than on the scenes it learnt from: a lone card half under a
@@ -81,9 +82,10 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
             cards = sorted(kept + again, key=lambda c: order(c.found))
     shows = what_shows(image_bgr, [c.found.corners for c in cards], sureness=[c.reading.confidence for c in cards])
     cards = [replace(c, box=s.box, under=s.under) for c, s in zip(cards, shows, strict=True)]
-    cards = _read_covered(image_bgr, classifier, cards, card_maps[max(card_maps)] if card_maps else None)
-    if card_maps:  # the detector's finest map of card pixels: strips of cards under others
-        cards += _read_strips(image_bgr, classifier, cards, card_maps[max(card_maps)])
+    card_map = card_maps[max(card_maps)] if card_maps else None  # the detector's finest map of card pixels
+    cards = _read_covered(image_bgr, classifier, cards, card_map)
+    if card_map is not None:
+        cards += _read_strips(image_bgr, classifier, cards, card_map)
     return _one_outline_per_card(cards)
 
 
