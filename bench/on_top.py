@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vision.classifier import CardClassifier  # noqa: E402
 from vision.detector import CardDetector  # noqa: E402
-from vision.finder import find_cards, order_corners, warp_card  # noqa: E402
+from vision.finder import find_cards, order_corners, overlap, warp_card  # noqa: E402
 from vision.image_file import UnreadableImage, read_image  # noqa: E402
 from vision.occlusion import WORK_SIDE, _gradients, surer_of, upper_of  # noqa: E402
 from vision.voc import LabelError, LabelledCard, box_iou, labelled_photos, quad_box, read_labels  # noqa: E402
@@ -60,12 +60,6 @@ class Pair:
     sure_a: float
     sure_b: float
     truth: int
-
-
-def overlapping(a: np.ndarray, b: np.ndarray, share: float) -> bool:
-    """Whether two outlines share at least ``share`` of the smaller one's area."""
-    inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
-    return bool(inter > share * min(cv2.contourArea(a), cv2.contourArea(b)))
 
 
 def _inside(label: tuple[float, ...], box: tuple[float, ...]) -> float:
@@ -102,7 +96,7 @@ def real_pairs(folder: Path, reader: CardClassifier, detector: CardDetector) -> 
         boxes = [(max(0.0, b[0]), max(0.0, b[1]), min(float(W), b[2]), min(float(H), b[3])) for b in boxes]
         for i in range(len(found)):
             for j in range(i + 1, len(found)):
-                if not overlapping(found[i].corners, found[j].corners, 0.03):
+                if not overlap(found[i].corners, found[j].corners) > 0.03:
                     continue
                 whole_i, whole_j = _whole(labels, boxes[i]), _whole(labels, boxes[j])
                 i_on_top = whole_i is not None and _strip(labels, boxes[j], whole_i)
@@ -125,7 +119,7 @@ def synthesised_pairs(n: int, seed: int, reader: CardClassifier) -> Iterator[Pai
         for i in range(len(cards)):
             for j in range(i + 1, len(cards)):
                 a, b = cards[i].quad.astype(np.float32), cards[j].quad.astype(np.float32)
-                if not overlapping(a, b, 0.05):
+                if not overlap(a, b) > 0.05:
                     continue
                 _inter, poly = cv2.intersectConvexConvex(a, b)
                 shared = np.zeros(owner.shape, np.uint8)

@@ -130,10 +130,11 @@ def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list
     (:data:`MAP_SHOWS`) shows where the map says card."""
     todo: list[tuple[int, np.ndarray]] = []
     size = (image_bgr.shape[1], image_bgr.shape[0])
+    map_u8 = None if card_map is None else (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)
     for i, c in enumerate(cards):
         if c.under:
             shown = shown_in_crop(image_bgr.shape, c.found.corners, [cards[j].found.corners for j in c.under])
-        elif card_map is not None and (card := card_pixels_in_crop(card_map, c.found.corners, size)).mean() < MAP_SHOWS:
+        elif map_u8 is not None and (card := card_pixels_in_crop(map_u8, c.found.corners, size)).mean() < MAP_SHOWS:
             shown = card
         else:
             continue

@@ -113,7 +113,8 @@ def _gradients(image_bgr: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndar
     return cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1)
 
 
-def _short_side(quad: np.ndarray) -> float:
+def short_side(quad: np.ndarray) -> float:
+    """The length of an outline's shortest side (a card's width, whichever way it lies)."""
     return float(min(np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)))
 
 
@@ -131,7 +132,7 @@ def upper_of(gradients: tuple[np.ndarray, np.ndarray], a: np.ndarray, b: np.ndar
     """Which of two overlapping outlines lies on top: 0 for ``a``, 1 for ``b``, None when the
     photo does not say clearly (no edge of either lies inside the other, or their edges show
     about as sharply)."""
-    band = max(2, int(round(EDGE_BAND * min(_short_side(a), _short_side(b)))))
+    band = max(2, int(round(EDGE_BAND * min(short_side(a), short_side(b)))))
     ea, eb = edge_contrast(gradients, a, b, band), edge_contrast(gradients, b, a, band)
     if ea is None and eb is None:
         return None
@@ -194,7 +195,7 @@ def shown_box(quad: np.ndarray, above: Sequence[np.ndarray], size: tuple[int, in
     cv2.fillConvexPoly(mask, np.round(quad - shift).astype(np.int32), 1)
     for q in above:
         cv2.fillConvexPoly(mask, np.round(q - shift).astype(np.int32), 0)
-    k = max(3, int(SLIVER * _short_side(quad)))
+    k = max(3, int(SLIVER * short_side(quad)))
     # outside the box counts as not shown (OpenCV's default border would keep a sliver along it)
     opened = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((k, k), np.uint8), borderType=cv2.BORDER_CONSTANT, borderValue=0)
     ys, xs = np.nonzero(opened)
@@ -215,20 +216,23 @@ def shown_in_crop(image_shape: tuple[int, ...], outline: np.ndarray, above: Sequ
     cv2.fillConvexPoly(mask, np.round(outline).astype(np.int32), 255)
     for q in above:
         cv2.fillConvexPoly(mask, np.round(np.asarray(q)).astype(np.int32), 0)
-    shown: np.ndarray = warp_card(cv2.merge([mask, mask, mask]), outline, border=cv2.BORDER_CONSTANT)[:, :, 0] > 127
-    return shown
+    return _mask_in_crop(mask, outline)
 
 
 def card_pixels_in_crop(card_map: np.ndarray, outline: np.ndarray, photo_size: tuple[int, int]) -> np.ndarray:
     """Which pixels of the card's canonical crop (:func:`vision.finder.warp_card` of ``outline``,
-    photo pixels) the detector's map of card pixels (``card_map``: probability over the whole photo
-    of ``photo_size``, width and height, at the map's own size) says are card: not a book, a cloth
-    or a hand lying on it, not past the frame."""
+    photo pixels) the detector's map of card pixels says are card: not a book, a cloth or a hand
+    lying on it, not past the frame. ``card_map`` is that map over the whole photo (of
+    ``photo_size``, width and height) at the map's own size, as uint8 (probability × 255: a
+    caller reading many cards converts it once)."""
     to_map = np.array([card_map.shape[1] / photo_size[0], card_map.shape[0] / photo_size[1]], np.float32)
-    m = (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)
-    card: np.ndarray = warp_card(cv2.merge([m, m, m]), np.asarray(outline, np.float32) * to_map,
-                                 border=cv2.BORDER_CONSTANT)[:, :, 0] > 127
-    return card
+    return _mask_in_crop(card_map, np.asarray(outline, np.float32) * to_map)
+
+
+def _mask_in_crop(mask: np.ndarray, outline: np.ndarray) -> np.ndarray:
+    """A uint8 mask (255: yes) warped as the card at ``outline`` is, nothing past its edge."""
+    warped: np.ndarray = warp_card(cv2.merge([mask, mask, mask]), outline, border=cv2.BORDER_CONSTANT)[:, :, 0] > 127
+    return warped
 
 
 def completed_crop(crop: np.ndarray, shown: np.ndarray) -> np.ndarray | None:

@@ -22,6 +22,7 @@ import cv2
 import numpy as np
 
 from vision.detector import quad_iou
+from vision.occlusion import short_side
 
 #: A found card's outline grown by this share of its short side before its pixels are taken out
 #: of the map: outlines are a few pixels off, and the rim left over is no strip.
@@ -36,10 +37,6 @@ MIN_DEPTH, MAX_DEPTH = 0.08, 0.8
 MIN_RUN = 0.6
 #: Card-pixel probability above which the map says "card".
 CARD = 0.5
-
-
-def _short_side(quad: np.ndarray) -> float:
-    return float(min(np.linalg.norm(quad[(i + 1) % 4] - quad[i]) for i in range(4)))
 
 
 def hidden_beside(card_map: np.ndarray, outlines: Sequence[np.ndarray],
@@ -64,10 +61,10 @@ def _hidden(card_map: np.ndarray, outlines: list[np.ndarray]) -> list[tuple[np.n
     for q in outlines:
         centre = q.mean(axis=0)
         reach = np.linalg.norm(q - centre, axis=1).mean()
-        grown = centre + (q - centre) * (1 + GROW * _short_side(q) / max(reach, 1.0))
+        grown = centre + (q - centre) * (1 + GROW * short_side(q) / max(reach, 1.0))
         cv2.fillConvexPoly(explained, np.round(grown).astype(np.int32), 1)
     rest = ((card_map > CARD) & (explained == 0)).astype(np.uint8)
-    k = max(3, int(0.05 * float(np.median([_short_side(q) for q in outlines]))))
+    k = max(3, int(0.05 * float(np.median([short_side(q) for q in outlines]))))
     rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
     n, labels = cv2.connectedComponents(rest)
     out: list[tuple[np.ndarray, int]] = []
@@ -79,7 +76,7 @@ def _hidden(card_map: np.ndarray, outlines: list[np.ndarray]) -> list[tuple[np.n
             if len(pixels) < MIN_AREA * cv2.contourArea(q):
                 continue
             for side in range(4):
-                shifted = _shifted_over(q, side, pixels, _short_side(q))
+                shifted = _shifted_over(q, side, pixels, short_side(q))
                 if shifted is not None and (best is None or shifted[0] > best[0]):
                     best = (shifted[0], i, shifted[1])
         if best is None:

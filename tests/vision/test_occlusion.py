@@ -254,14 +254,14 @@ def test_the_card_map_says_what_of_a_crop_is_card() -> None:
 
     photo = (800, 600)
     outline = _rect(200, 100, 400, 380)  # photo pixels; the map is half the photo's size
-    card_map = np.zeros((300, 400), np.float32)
-    cv2.fillConvexPoly(card_map, np.round(_rect(100, 50, 160, 190)).astype(np.int32), 0.9)  # the left 60 % shows
+    card_map = np.zeros((300, 400), np.uint8)  # probability × 255
+    cv2.fillConvexPoly(card_map, np.round(_rect(100, 50, 160, 190)).astype(np.int32), 230)  # the left 60 % shows
     card = card_pixels_in_crop(card_map, outline, photo)
     assert card.shape == (88, 64)
     cols = card.mean(axis=0)
     assert cols[: int(0.55 * 64)].min() > 0.9 and cols[int(0.65 * 64):].max() == 0.0
     off = _rect(700, 100, 900, 380)  # runs past the right edge of the photo
-    past = card_pixels_in_crop(np.ones((300, 400), np.float32), off, photo)
+    past = card_pixels_in_crop(np.full((300, 400), 255, np.uint8), off, photo)
     assert past[:, :28].all() and not past[:, 36:].any()
 
 
