@@ -26,7 +26,7 @@ from typing import Any
 
 #: Config fields a member may set (what it is trained on and for how long); the rest is shared.
 MEMBER_KEYS = ("seed", "samples", "rounds", "epochs_per_round", "lr", "width", "arch", "fine_stem", "aux_heads", "picture_swap", "court_donor", "pip_swap",
-               "full_bleed", "procedural_decks", "negatives")
+               "full_bleed", "procedural_decks", "negatives", "covered", "completed")
 
 
 #: Settings of a member's place in the ensemble, not of its training: ``weight`` (default 1) weighs

@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 OUT = Path(__file__).resolve().parent
@@ -52,12 +51,14 @@ def rank_groups(labels: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
 
 
 def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, seed: int, hold_every: int,
-               log: Any = print) -> dict[str, Any]:
-    """Crops of the labelled cards the product's finder finds: (x, rank, photo index, held) arrays."""
+               completed: bool = False, log: Any = print) -> dict[str, Any]:
+    """Crops of the labelled cards the product's finder finds: (x, rank, photo index, held) arrays.
+    With ``completed``, a card that another found card lies on is also taught from each view's
+    crop completed by its half turn, the crop ``identify`` reads such a card from a second time."""
     from vision.detector import CardDetector
     from vision.finder import find_cards, warp_card
     from vision.image_file import read_image
-    from vision.occlusion import what_shows
+    from vision.occlusion import completed_crop, shown_in_crop, what_shows
     from vision.voc import box_iou, labelled_photos, read_labels
 
     detector = CardDetector(detector_path) if detector_path is not None else None
@@ -89,28 +90,18 @@ def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, s
                         c = c + rng.normal(0, 0.012 * h, c.shape).astype(np.float32)
                     if rng.random() < 0.5:
                         c = np.roll(c, 2, axis=0)  # the card's other way up
-                    xs.append(warp_card(image, c))
-                    ranks.append(lab.rank)
-                    photo.append(k)
-                    held.append(is_held)
+                    crop = warp_card(image, c)
+                    done = None
+                    if completed and shown.under:
+                        done = completed_crop(crop, shown_in_crop(image.shape, c, [found[j].corners for j in shown.under]))
+                    for x in (crop,) if done is None else (crop, done):
+                        xs.append(x)
+                        ranks.append(lab.rank)
+                        photo.append(k)
+                        held.append(is_held)
             k += 1
     log(f"real crops: {sum(not h for h in held)} for training, {sum(held)} held back, from {k} photos")
     return {"x": np.stack(xs), "rank": np.array(ranks), "photo": np.array(photo), "held": np.array(held)}
-
-
-def demo_deck() -> dict[str, np.ndarray]:
-    """The demo deck's committed renders (``vision/assets/decks/heruka-2color``), label -> BGRA.
-
-    The recipe renders it from its npm package; where that is not installed the committed PNGs
-    stand in, so that the fine-tune keeps the deck the demo's synthetic table shows (it is sampled
-    ``Config.demo_weight`` times as often as another deck)."""
-    folder = OUT.parent / "vision" / "assets" / "decks" / "heruka-2color"
-    out = {}
-    for png in sorted(folder.glob("*.png")):
-        img = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
-        if img is not None and img.ndim == 3 and img.shape[2] == 4:
-            out[png.stem] = img
-    return out
 
 
 def _members(fp32: Path) -> tuple[list[Path], list[float], list[bool]]:
@@ -232,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of the rendered crops with another card lying on most of the card (default 0: the "
                          "shipped reader's recipe; 0.25 read 99 of 108 held-back cards right, not 96, at its rule 0.57, "
                          "but 3 of 3,180 held-out rendered crops wrong)")
+    ap.add_argument("--completed", type=float, default=0.0,
+                    help="share of the --covered rendered crops given as identify completes them from their half "
+                         "turn (default 0)")
+    ap.add_argument("--real-completed", action="store_true",
+                    help="also teach each photo's covered cards from their completed crops (default: whole crops only)")
     ap.add_argument("--covered-calib", type=int, default=0, metavar="N",
                     help="covered calibration crops of each held-out deck's card, N per card, that the open-set rule "
                          "also keeps under --max-wrong (default 0: none)")
@@ -258,10 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     # or onnxruntime's thread pools have run can inherit a held lock and hang
     cfg = Config()
     train_decks, held_decks = load_artwork(cfg)
-    if "heruka-2color" not in train_decks:  # the demo's deck, as committed beside the synthetic table
-        train_decks["heruka-2color"] = demo_deck()
     rng = np.random.default_rng(args.seed)
-    xs, ys = synthesise(train_decks, _plan(rng, args.rendered, train_decks, cfg, negatives=0.05, covered=args.covered),
+    xs, ys = synthesise(train_decks, _plan(rng, args.rendered, train_decks, cfg, negatives=0.05, covered=args.covered,
+                                                    completed=args.completed),
                         args.seed + 1, cfg.workers, "rendered crops")
     calib_plan, _test, neg_plan, _ = held_out_plans(cfg, held_decks)
     xc, yc = synthesise(held_decks, calib_plan + neg_plan, cfg.seed + 2, cfg.workers, "calibration crops")
@@ -271,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                      covered=1.0)
         covered_calib = synthesise(held_decks, plan, cfg.seed + 9, cfg.workers, "covered calibration crops")
     real = real_crops(args.photos, args.detector if args.detector.is_file() else None, views=args.views,
-                      seed=args.seed, hold_every=args.hold_every, log=log)
+                      seed=args.seed, hold_every=args.hold_every, completed=args.real_completed, log=log)
     paths, weights, turned = _members(args.model)
     new_fp32, new_int8 = [], []
     for i, p in enumerate(paths):
@@ -308,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     write_sidecar(args.out / f"{SHIPPED}.onnx", threshold, 0.0, {"variant": "int8"}, True, turn_in_graph=any(turned))
     summary = {"threshold": threshold, "real_training_crops": int((~held).sum()), "real_held_crops": int(held.sum()),
                "photos": [p.name for p in args.photos], "steps": args.steps, "lr": args.lr, "views": args.views,
-               "rendered": args.rendered, "covered": args.covered, "covered_calib": args.covered_calib, "minutes": round((time.time() - t0) / 60, 1)}
+               "rendered": args.rendered, "covered": args.covered, "completed": args.completed,
+               "real_completed": args.real_completed, "covered_calib": args.covered_calib, "minutes": round((time.time() - t0) / 60, 1)}
     (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"open-set threshold {threshold}; wrote {args.out / SHIPPED}.onnx (int8) in {summary['minutes']} min")
     return 0

@@ -62,6 +62,8 @@ class Config:
     fine_stem: int = 0  # channels of a full-resolution first block (models/net.py); 0: none
     aux_heads: float = 0.0  # weight of the training-only rank and suit heads on the embedding (models.net.AuxHeads); 0: none
     negatives: float = 0.04  # share of "not a card" crops (trained towards a uniform output)
+    covered: float = 0.0  # share of cards with another card of the deck lying on most of it (_plan)
+    completed: float = 0.0  # share of those covered cards given as identify completes them (_plan)
     picture_swap: float = 0.5  # court cards: chance the picture is swapped for another rank's (_swap_pictures)
     court_donor: str = "rank"  # whose picture a court gets: "rank" (another rank's) or "card" (any other court card's)
     pip_swap: float = 0.0  # pip cards (A-10): chance the middle is another pip card's (_swap_pictures)
@@ -99,10 +101,60 @@ def _labels() -> tuple[str, ...]:
     return LABELS
 
 
+#: A :func:`pack_artwork` file that :func:`load_artwork` reads instead of rendering (``--assets``):
+#: a GPU machine has neither the deck packages nor rsvg-convert.
+ASSETS: Path | None = None
+
+
+def pack_artwork(path: Path, train: dict[str, dict[str, np.ndarray]], held: dict[str, dict[str, np.ndarray]]) -> None:
+    """Every rendered face of ``train`` and ``held`` (procedural designs included) in one ``.npz``,
+    each a lossless WebP with its alpha (about half a PNG's size, so the pack travels)."""
+    import cv2
+
+    index, blobs = [], []
+    for part, decks in (("train", train), ("held", held)):
+        for name in decks:
+            for label, img in decks[name].items():
+                ok, buf = cv2.imencode(".webp", img, [cv2.IMWRITE_WEBP_QUALITY, 101])
+                if not ok:
+                    raise SystemExit(f"models.train: could not encode {name} {label}")
+                index.append([part, name, label, len(buf)])
+                blobs.append(buf.ravel())
+    np.savez(path, index=np.array(json.dumps(index)), data=np.concatenate(blobs))
+
+
+def unpack_artwork(path: Path) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
+    """The (training, held-out) decks of a :func:`pack_artwork` file."""
+    import cv2
+
+    try:
+        z = np.load(path)
+        index, data = json.loads(str(z["index"])), z["data"]
+    except (OSError, KeyError, ValueError) as e:
+        raise SystemExit(f"models.train: {path} is not an artwork pack ({e})") from e
+    out: dict[str, dict[str, dict[str, np.ndarray]]] = {"train": {}, "held": {}}
+    at = 0
+    for part, name, label, n in index:
+        img = cv2.imdecode(data[at : at + n], cv2.IMREAD_UNCHANGED)
+        at += n
+        if img is None:
+            raise SystemExit(f"models.train: {path}: {name} {label} does not decode")
+        out[part].setdefault(name, {})[label] = img
+    return out["train"], out["held"]
+
+
 def load_artwork(cfg: Config) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, dict[str, np.ndarray]]]:
     """(training decks, held-out decks): deck name -> label -> BGRA render."""
     from models import decks as D
 
+    if ASSETS is not None and not cfg.tiny:
+        train, held = unpack_artwork(ASSETS)
+        procedural = sum(name.startswith("procedural-") for name in train)
+        if procedural != cfg.procedural_decks:
+            raise SystemExit(f"models.train: {ASSETS} holds {procedural} procedural designs, the config asks for "
+                             f"{cfg.procedural_decks}")
+        cfg.train_decks, cfg.held_out_decks = list(train), list(held)
+        return train, held
     if cfg.tiny:
         train = {"font-0": D.font_deck(0), "font-2": D.font_deck(2)}
         held = {"font-1": D.font_deck(1)}
@@ -124,9 +176,28 @@ def load_artwork(cfg: Config) -> tuple[dict[str, dict[str, np.ndarray]], dict[st
     for spec in tqdm(train_specs + held_specs, desc="render decks", unit="deck", file=sys.stderr):
         imgs = D.load_deck(spec, height=cfg.render_height, workers=cfg.workers)
         (held if spec.held_out else train)[spec.name] = imgs
+    if "heruka-2color" not in train:  # the demo's deck, as committed beside the synthetic table
+        train["heruka-2color"] = committed_demo_deck()
     train.update(procedural_decks(cfg, train))
     cfg.train_decks, cfg.held_out_decks = list(train), list(held)
     return train, held
+
+
+def committed_demo_deck() -> dict[str, np.ndarray]:
+    """The demo deck's committed renders (``vision/assets/decks/heruka-2color``), label -> BGRA.
+
+    The recipe renders it from its npm package; where that is not installed the committed PNGs
+    stand in, so that the reader keeps the deck the demo's synthetic table shows (it is sampled
+    ``Config.demo_weight`` times as often as another deck)."""
+    import cv2
+
+    folder = HERE.parent / "vision" / "assets" / "decks" / "heruka-2color"
+    out = {}
+    for png in sorted(folder.glob("*.png")):
+        img = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
+        if img is not None and img.ndim == 3 and img.shape[2] == 4:
+            out[png.stem] = img
+    return out
 
 
 def procedural_decks(cfg: Config, real: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
@@ -148,10 +219,11 @@ Plan = list[tuple[int, str, str]]  # (label index or -1, deck name or '', kind)
 
 
 def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarray]], cfg: Config,
-          *, negatives: float, per_card: int | None = None, covered: float = 0.0) -> Plan:
+          *, negatives: float, per_card: int | None = None, covered: float = 0.0, completed: float = 0.0) -> Plan:
     """Sample list: (label index or -1, deck name or '', kind) — kinds: card, covered (a card
     with another of its deck lying on most of it, a ``covered`` share of the cards; with
-    ``per_card``, all of them), pback, partial, table."""
+    ``per_card``, all of them), completed (a covered card as ``identify`` completes it from its
+    half turn, a ``completed`` share of the covered ones), pback, partial, table."""
     labels = _labels()
     names = sorted(decks)
     plan: Plan = []
@@ -185,12 +257,16 @@ def _plan(rng: np.random.Generator, n: int, decks: dict[str, dict[str, np.ndarra
             continue
         w = weights * have
         nm = names[int(rng.choice(len(names), p=w / w.sum()))]
-        plan.append((li, nm, "covered" if covered and rng.random() < covered else "card"))
+        kind = "covered" if covered and rng.random() < covered else "card"
+        if kind == "covered" and completed and rng.random() < completed:
+            kind = "completed"
+        plan.append((li, nm, kind))
     return plan
 
 
 def _make_chunk(args: tuple[int, list[tuple[int, str, str]]]) -> np.ndarray:
-    from models.synth import camera_crop, not_a_card, procedural_back
+    from models.synth import camera_crop, covered_crop, not_a_card, procedural_back
+    from vision.occlusion import completed_crop
 
     seed, items = args
     rng = np.random.default_rng(seed)
@@ -210,6 +286,12 @@ def _make_chunk(args: tuple[int, list[tuple[int, str, str]]]) -> np.ndarray:
             deck = decks[name]
             others = sorted(k for k in deck if k != labels[li])
             out.append(camera_crop(rng, deck[labels[li]], cover=deck[others[rng.integers(len(others))]]))
+        elif kind == "completed":
+            deck = decks[name]
+            others = sorted(k for k in deck if k != labels[li])
+            crop, shown = covered_crop(rng, deck[labels[li]], deck[others[rng.integers(len(others))]])
+            done = completed_crop(crop, shown)
+            out.append(crop if done is None else done)
         else:
             out.append(camera_crop(rng, decks[name][labels[li]]))
     return np.stack(out)
@@ -263,7 +345,7 @@ def synthesise(decks: dict[str, dict[str, np.ndarray]], plan: Plan, seed: int,
     x = np.concatenate(parts) if parts else np.zeros((0, 88, 64, 3), np.uint8)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".tmp.npy")
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp.npy")  # members may train side by side
         np.save(tmp, x)
         tmp.replace(cached)
     return x, y
@@ -305,8 +387,9 @@ def _swap_middles(xb: Any, yb: Any, members: Any, key: Any, p: float, gen: Any) 
     idx = members.nonzero().flatten()
     if len(idx) < 2 or p <= 0:
         return
-    donor = idx[torch.randperm(len(idx), generator=gen)]
-    pick = (torch.rand(len(idx), generator=gen) < p) & (key[idx] != key[donor])
+    # drawn from the CPU generator and moved, so a GPU run draws what a CPU run draws
+    donor = idx[torch.randperm(len(idx), generator=gen).to(idx.device)]
+    pick = (torch.rand(len(idx), generator=gen).to(idx.device) < p) & (key[idx] != key[donor])
     dst, src = idx[pick], donor[pick]
     if len(dst):
         ys, xs = _PICTURE
@@ -359,7 +442,8 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
     for rnd in range(cfg.rounds):
-        plan = _plan(rng, cfg.samples, train_decks, cfg, negatives=cfg.negatives)
+        plan = _plan(rng, cfg.samples, train_decks, cfg, negatives=cfg.negatives, covered=cfg.covered,
+                     completed=cfg.completed)
         x, y = synthesise(train_decks, plan, cfg.seed + 17 * (rnd + 1), cfg.workers, f"synthesise round {rnd + 1}",
                           cache=cfg_cache(cfg))
         xt = torch.from_numpy(x)
@@ -804,6 +888,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"procedural deck designs added to training (default {d.procedural_decks})")
     parser.add_argument("--eval-per-card", type=int, default=None, help=f"test crops per card per held-out deck (default {d.eval_per_card})")
     parser.add_argument("--no-int8", action="store_true", help="skip the static int8 variant")
+    parser.add_argument("--covered", type=float, default=None,
+                        help=f"share of training cards with another card lying on most of it (default {d.covered})")
+    parser.add_argument("--completed", type=float, default=None,
+                        help=f"share of those given as identify completes them from their half turn (default {d.completed})")
+    parser.add_argument("--pack", type=Path, metavar="FILE",
+                        help="write the rendered artwork (training and held-out decks) to FILE and stop")
+    parser.add_argument("--assets", type=Path, metavar="FILE",
+                        help="read the artwork from a --pack FILE instead of rendering it (a machine without the decks)")
     parser.add_argument("--evaluate-only", action="store_true",
                         help="reuse the trained card_classifier.fp32.onnx in --out; redo quantisation, open-set rule, metrics")
 
@@ -818,7 +910,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
     # flags given on the command line override the config (and --tiny's settings)
     for flag, name in (("procedural", "procedural_decks"), ("samples", "samples"), ("rounds", "rounds"),
                        ("epochs", "epochs_per_round"), ("full_bleed", "full_bleed"), ("pip_swap", "pip_swap"),
-                       ("members", "members")):
+                       ("members", "members"), ("covered", "covered"), ("completed", "completed")):
         if getattr(args, flag) is not None:
             setattr(cfg, name, getattr(args, flag))
     if args.tiny and args.members is None:
@@ -840,6 +932,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m models.train", description=__doc__.splitlines()[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
+    global ASSETS
+    if args.pack is not None:
+        cfg = config_from_args(args)
+        pack_artwork(args.pack, *load_artwork(cfg))
+        print(f"wrote {args.pack} ({args.pack.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+        return 0
+    ASSETS = args.assets
     run_recipe(config_from_args(args), args.out, quantise_int8=not args.no_int8,
                log=lambda m: print(m, file=sys.stderr, flush=True), evaluate_only=args.evaluate_only)
     return 0

@@ -81,3 +81,66 @@ def test_covered_plans_ask_for_covered_cards_and_plain_plans_do_not() -> None:
     assert 0.15 < share < 0.35
     every = _plan(np.random.default_rng(0), 0, decks, Config(), negatives=0.0, per_card=1, covered=1.0)
     assert {kind for _, _, kind in every} == {"covered", "pback"} and len(every) == len(LABELS)
+
+
+def test_completed_plans_turn_a_share_of_the_covered_cards_and_leave_plain_plans_drawn_as_before() -> None:
+    from models.train import Config, _plan
+
+    decks = {"d": {lab: np.zeros((4, 4, 4), np.uint8) for lab in LABELS if lab != "back"}}
+    covered = _plan(np.random.default_rng(0), 400, decks, Config(), negatives=0.0, covered=0.5)
+    assert _plan(np.random.default_rng(0), 400, decks, Config(), negatives=0.0, covered=0.5, completed=0.0) == covered
+    mixed = _plan(np.random.default_rng(0), 400, decks, Config(), negatives=0.0, covered=0.5, completed=0.5)
+    kinds = [kind for _, _, kind in mixed]
+    share = kinds.count("completed") / (kinds.count("completed") + kinds.count("covered"))
+    assert 0.35 < share < 0.65 and kinds.count("card") > 100
+    assert _plan(np.random.default_rng(0), 400, decks, Config(), negatives=0.0, completed=1.0) == \
+        _plan(np.random.default_rng(0), 400, decks, Config(), negatives=0.0)  # nothing covered, nothing completed
+
+
+def test_a_completed_crop_has_the_covering_cards_face_replaced_by_its_own_half_turn() -> None:
+    """A completed training crop is what identify reads a covered card from a second time: no
+    pixel of the blue card lying on the red one is left."""
+    from models import train
+
+    red = np.zeros((350, 250, 4), np.uint8)
+    red[..., 2], red[..., 3] = 255, 255
+    blue = np.zeros_like(red)
+    blue[..., 0], blue[..., 3] = 255, 255
+    labels = train._labels()
+    train._POOL["decks"] = {"d": {labels[0]: red, labels[1]: blue}}
+    try:
+        covered = train._make_chunk((3, [(0, "d", "covered")] * 6))
+        completed = train._make_chunk((3, [(0, "d", "completed")] * 6))
+    finally:
+        train._POOL.pop("decks")
+
+    def blue_share(x: np.ndarray) -> float:
+        b, r = x[..., 0].astype(int), x[..., 2].astype(int)
+        return float(((b > 150) & (r < 100)).mean())
+
+    assert min(blue_share(x) for x in covered) > 0.15
+    assert max(blue_share(x) for x in completed) < 0.03
+
+
+def test_covered_cards_of_the_photos_are_also_taught_from_their_completed_crops() -> None:
+    from pathlib import Path
+
+    from models.finetune import real_crops
+
+    root = Path(__file__).parents[2]
+    photos, detector = root / "tests" / "data" / "photos" / "bicycle-9a", root / "models" / "card_detector.onnx"
+    plain = real_crops([photos], detector, views=2, seed=1, hold_every=5, log=lambda _s: None)
+    both = real_crops([photos], detector, views=2, seed=1, hold_every=5, completed=True, log=lambda _s: None)
+    extra = len(both["x"]) - len(plain["x"])
+    assert extra > 0  # the labelled photos here have cards lying on cards
+    # every whole crop is still there, in order; each completed one follows its whole crop, of the
+    # same rank and photo, and differs from it
+    k, completed = 0, 0
+    for i in range(len(both["x"])):
+        if k < len(plain["x"]) and np.array_equal(both["x"][i], plain["x"][k]):
+            k += 1
+            continue
+        completed += 1
+        assert i > 0 and both["rank"][i] == both["rank"][i - 1] and both["photo"][i] == both["photo"][i - 1]
+        assert not np.array_equal(both["x"][i], both["x"][i - 1])
+    assert k == len(plain["x"]) and completed == extra

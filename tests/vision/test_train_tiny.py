@@ -156,3 +156,33 @@ def test_open_set_rule_accepts_no_more_negatives_than_wrong_cards() -> None:
     threshold, margin = choose_open_set(probs, y, max_wrong=0.01)  # 10 wrong crops overall would pass
     accepted = (probs.max(1) >= threshold) & (np.sort(probs, 1)[:, -1] - np.sort(probs, 1)[:, -2] >= margin)
     assert not accepted[1000:].any() and accepted[:1000].all()
+
+
+def test_an_artwork_pack_gives_back_every_face_exactly_and_a_bad_pack_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """``--pack`` carries the rendered decks to a machine without them; ``--assets`` reads them
+    there: the alpha exactly, and every pixel that shows exactly (WebP may clear the colour of a
+    transparent one, which nothing sees)."""
+    from models import train
+
+    rng = np.random.default_rng(0)
+    face = lambda: rng.integers(0, 256, (24, 16, 4), dtype=np.uint8)  # noqa: E731
+    decks = {"kde-x": {"AS": face(), "back": face()}, "procedural-00": {"2H": face()}}
+    held = {"gnome-y": {"KD": face()}}
+    pack = tmp_path / "art.npz"
+    train.pack_artwork(pack, decks, held)
+    got_train, got_held = train.unpack_artwork(pack)
+    assert got_train.keys() == decks.keys() and got_held.keys() == held.keys()
+    for mine, theirs in ((decks, got_train), (held, got_held)):
+        for name in mine:
+            assert mine[name].keys() == theirs[name].keys()
+            for label, img in mine[name].items():
+                got, shows = theirs[name][label], img[..., 3] > 0
+                assert np.array_equal(got[..., 3], img[..., 3]) and np.array_equal(got[shows], img[shows])
+    monkeypatch.setattr(train, "ASSETS", pack)
+    with pytest.raises(SystemExit, match="1 procedural designs"):
+        train.load_artwork(Config())  # the recipe draws 48: a pack of other designs is not its artwork
+    one = Config(procedural_decks=1)
+    assert train.load_artwork(one)[0].keys() == decks.keys() and one.held_out_decks == ["gnome-y"]
+    (tmp_path / "bad.npz").write_bytes(b"not a pack")
+    with pytest.raises(SystemExit, match="not an artwork pack"):
+        train.unpack_artwork(tmp_path / "bad.npz")
