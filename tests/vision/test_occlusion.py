@@ -206,6 +206,32 @@ def test_either_reading_of_a_covered_card() -> None:
     assert _either(Reading(None, 0.6, (("back", 0.6),)), Reading(None, 0.6, (("back", 0.6),))).card is None  # backs are no card
 
 
+def test_the_whole_crop_picks_between_two_cards_of_a_suit_that_the_completed_crop_cannot_tell_apart() -> None:
+    """A completed crop has lost the middle pips: it reads a 10 as "10 or 8" of its suit. The whole
+    crop, unsure on its own, settles which."""
+    from vision.classifier import Reading
+    from vision.identify import SPLIT_ODDS, SPLIT_SHARE, SPLIT_WHOLE_SURE, _either
+
+    split = Reading(None, 0.5, (("10C", 0.5), ("8C", 0.48), ("9C", 0.0)))
+    whole = Reading(None, 0.58, (("10C", 0.58), ("10S", 0.02), ("10H", 0.02)))
+    assert SPLIT_WHOLE_SURE <= 0.58 and 0.98 >= SPLIT_SHARE
+    got = _either(whole, split)
+    assert got.card == "10C" and got.confidence == 0.58 and got.top3 == whole.top3
+    other_way = Reading(None, 0.49, (("8C", 0.49), ("10C", 0.49), ("9C", 0.0)))
+    assert _either(whole, other_way).card == "10C"  # whichever of the two the completed crop puts first
+    # each condition refuses on its own
+    assert _either(whole, Reading(None, 0.5, (("10C", 0.5), ("8S", 0.48)))).card is None  # two suits
+    assert _either(whole, Reading(None, 0.45, (("10C", 0.45), ("8C", SPLIT_SHARE - 0.46)))).card is None  # too little held
+    assert _either(whole, Reading(None, 0.5, (("9C", 0.5), ("8C", 0.48)))).card is None  # the whole crop picks neither
+    timid = Reading(None, SPLIT_WHOLE_SURE - 0.01, (("10C", SPLIT_WHOLE_SURE - 0.01), ("10S", 0.02)))
+    assert _either(timid, split).card is None
+    torn = Reading(None, 0.5, (("10C", 0.5), ("8C", 0.5 / SPLIT_ODDS + 0.01), ("10S", 0.01)))
+    assert _either(torn, split).card is None  # the whole crop is not surer enough of one
+    unlisted = Reading(None, 0.5, (("10C", 0.5), ("KC", 0.2), ("QC", 0.5 / SPLIT_ODDS + 0.01)))
+    assert _either(unlisted, split).card is None  # 8C, not in its top three, may be as likely as its third
+    assert _either(Reading("10S", 0.9), split).card is None  # a whole crop that names another card is not overruled
+
+
 def test_covered_rendered_cards_are_read_from_what_shows_of_them() -> None:
     """The demo deck's cards with another lying on most of each: their whole crops are mostly the
     card on top; completed from their half turns, the reader names more of them, none wrongly."""
