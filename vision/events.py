@@ -17,7 +17,9 @@ How a frame is handled (and why it is cheap):
    last commit (a hand, a sleeve, a shadow) makes the zone *obstructed*, which changes nothing.
    Clutter that lay there all along (a book, a glass, a patterned cloth) obstructs nothing.
 3. **Classification, batched**: every card crop of the frame goes to the classifier in one
-   call; crops are warped from the full-resolution image straight to the canonical size.
+   call; crops are warped from the full-resolution image straight to the canonical size. A card
+   that another card of its zone lies on is read again from what shows of it, completed by its
+   half turn, as ``identify`` reads a photo's (:func:`vision.identify.read_covered`).
 4. **Commit** when the two analyses of one still run agree; the difference between the old and
    the new content of the zone becomes events. The same face in two zones is a ``conflict``;
    once the other copy goes, it becomes an ordinary ``card_placed``.
@@ -35,10 +37,12 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from vision.classifier import Reading
 from vision.detector import CardDetector
 from vision.event_types import EVENT_KINDS, VisionEvent
 from vision.finder import FoundCard, find_cards, order_corners, warp_card
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
+from vision.identify import read_covered
 
 __all__ = ["EVENT_KINDS", "VisionEvent", "Reader", "Content", "TableWatcher", "crop_card"]
 
@@ -92,6 +96,7 @@ class _Observation:
     crops: list[np.ndarray] = field(default_factory=list)
     grey: np.ndarray | None = None  # the rectified zone, grey and blurred: the next look's reference
     sure: list[bool] = field(default_factory=list)  # per crop: the finder traced its outline clearly
+    outlines: list[np.ndarray] = field(default_factory=list)  # per crop: the corners it was warped from (image px)
 
 
 class TableWatcher:
@@ -165,6 +170,7 @@ class TableWatcher:
         crops = [c for ob in observations for c in ob.crops]
         readings = self._classify(crops, [zs.zone.name for zs, ob in zip(due, observations, strict=True)
                                           for _ in ob.crops])
+        readings = self._read_covered(image, due, observations, readings)
         sure = [s for ob in observations for s in ob.sure]
         self.stats["analyses"] += len(due)
         self.stats["crops"] += len(crops)
@@ -199,6 +205,22 @@ class TableWatcher:
             zs.committed_rect = ob.grey
             updates.append((zs, content))
         return self._commit(updates, ts)
+
+    def _read_covered(self, image: np.ndarray, due: list[_ZoneState], observations: list[_Observation],
+                      readings: list[Any]) -> list[Any]:
+        """Each card of a zone that another card there lies on, read again from what shows of it
+        (:func:`vision.identify.read_covered`), as ``identify`` reads a photo's: the table runs what
+        ``bench/realphotos.py`` measures. A reader without sureness (a scripted one) is left as it is."""
+        out, i = list(readings), 0
+        for zs, ob in zip(due, observations, strict=True):
+            n = len(ob.crops)
+            if n >= 2 and all(isinstance(r, Reading) for r in readings[i:i + n]):
+                def classify(crops: list[np.ndarray], zone: str = zs.zone.name) -> list[Reading]:
+                    return self._classify(crops, [zone] * len(crops))
+
+                out[i:i + n] = read_covered(image, ob.outlines, ob.crops, readings[i:i + n], classify)
+            i += n
+        return out
 
     def _classify(self, crops: list[np.ndarray], zones: list[str]) -> list[Any]:
         if not crops:
@@ -296,8 +318,9 @@ class TableWatcher:
         if found is None:
             return _Observation(None)
         content = Content()
-        crops = []
-        sure = []
+        crops: list[np.ndarray] = []
+        sure: list[bool] = []
+        outlines: list[np.ndarray] = []
         for quad, clear in zip(*found, strict=True):
             centre_mm = quad.mean(axis=0) / r + [x0, y0]
             if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
@@ -306,7 +329,8 @@ class TableWatcher:
             corners = order_corners(self.calibration.to_image(quad / r + [x0, y0]).astype(np.float32))
             crops.append(warp_card(image, corners, self.canonical_size))
             sure.append(clear)
-        return _Observation(content, crops, grey, sure)
+            outlines.append(corners)
+        return _Observation(content, crops, grey, sure, outlines)
 
     def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None
                   ) -> tuple[list[np.ndarray], list[bool]] | None:

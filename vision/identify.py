@@ -7,6 +7,7 @@ photos is then a figure of the product, not of a copy of it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -123,29 +124,48 @@ MAP_SHOWS = 0.8
 
 def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto],
                   card_map: np.ndarray | None = None) -> list[CardInPhoto]:
-    """Each covered card read again from what shows of it, completed by its half turn
-    (:func:`vision.occlusion.completed_crop`), and the two reads weighed by :func:`_either`. A card
+    """Each covered card read again from what shows of it (:func:`reread_from_what_shows`). A card
     under another found card shows where no outline lies on it; with the detector's map of card
     pixels (``card_map``), a card under none of whose crop the map says too little is card
     (:data:`MAP_SHOWS`) shows where the map says card."""
-    todo: list[tuple[int, np.ndarray]] = []
     size = (image_bgr.shape[1], image_bgr.shape[0])
     map_u8 = None if card_map is None else (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)
+    shown: dict[int, np.ndarray] = {}
     for i, c in enumerate(cards):
         if c.under:
-            shown = shown_in_crop(image_bgr.shape, c.found.corners, [cards[j].found.corners for j in c.under])
+            shown[i] = shown_in_crop(image_bgr.shape, c.found.corners, [cards[j].found.corners for j in c.under])
         elif map_u8 is not None and (card := card_pixels_in_crop(map_u8, c.found.corners, size)).mean() < MAP_SHOWS:
-            shown = card
-        else:
-            continue
-        crop = completed_crop(c.found.crop, shown)
-        if crop is not None:
-            todo.append((i, crop))
-    if not todo:
-        return cards
-    out = list(cards)
-    for (i, _crop), again in zip(todo, classifier.classify([crop for _i, crop in todo]), strict=True):
-        out[i] = replace(cards[i], reading=_either(cards[i].reading, again))
+            shown[i] = card
+    readings = reread_from_what_shows([c.found.crop for c in cards], [c.reading for c in cards], shown,
+                                      classifier.classify)
+    return [c if r is c.reading else replace(c, reading=r) for c, r in zip(cards, readings, strict=True)]
+
+
+def read_covered(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], crops: Sequence[np.ndarray],
+                 readings: Sequence[Reading], classify: Callable[[list[np.ndarray]], list[Reading]]) -> list[Reading]:
+    """``readings`` of the cards at ``outlines`` (photo pixels; ``crops`` warped from them), each
+    card that another lies on (:func:`vision.occlusion.what_shows`, the reads' sureness first)
+    read again from what shows of it, as ``identify`` reads it. For a caller that finds and reads
+    cards its own way: the live table's zones (:mod:`vision.events`), whose ``classify`` knows
+    which cards cannot lie there."""
+    if len(outlines) < 2:
+        return list(readings)
+    shows = what_shows(image_bgr, outlines, sureness=[r.confidence for r in readings])
+    shown = {i: shown_in_crop(image_bgr.shape, outlines[i], [outlines[j] for j in s.under])
+             for i, s in enumerate(shows) if s.under}
+    return reread_from_what_shows(crops, readings, shown, classify)
+
+
+def reread_from_what_shows(crops: Sequence[np.ndarray], readings: Sequence[Reading], shown: dict[int, np.ndarray],
+                           classify: Callable[[list[np.ndarray]], list[Reading]]) -> list[Reading]:
+    """Each crop ``i`` of ``shown`` (its mask of what shows) completed by its half turn
+    (:func:`vision.occlusion.completed_crop`), the completed crops read in one batch, and each
+    card's two reads weighed by :func:`_either`; the other readings as they were."""
+    todo = [(i, done) for i, mask in sorted(shown.items()) if (done := completed_crop(crops[i], mask)) is not None]
+    out = list(readings)
+    if todo:
+        for (i, _done), again in zip(todo, classify([done for _i, done in todo]), strict=True):
+            out[i] = _either(readings[i], again)
     return out
 
 

@@ -362,3 +362,35 @@ def test_the_zone_size_test(long_: float, short: float, taken: bool) -> None:
     c = np.array([200.0, 150.0])
     quad = np.array([c - u - v, c - u + v, c + u + v, c + u - v])
     assert _card_sized(quad, 63.0, 88.0) is taken
+
+
+class _CoveredRereader:
+    """Unsure of every card of a zone's first look (a batch of two or more crops); sure of KC in
+    a batch of one: the completed crop of the card lying under the other. Records each batch's
+    size and exclusions."""
+
+    def __init__(self) -> None:
+        self.batches: list[tuple[int, object]] = []
+
+    def classify(self, crops: list[np.ndarray], exclude: object = None) -> list[Reading]:
+        self.batches.append((len(crops), exclude))
+        if len(crops) >= 2:
+            return [Reading(None, 0.5, (("KC", 0.5), ("KS", 0.2), ("QC", 0.1)))] * len(crops)
+        return [Reading("KC", 0.95, (("KC", 0.95), ("KS", 0.02), ("QC", 0.01)))] * len(crops)
+
+
+def test_a_card_under_another_in_a_zone_is_read_again_from_what_shows_of_it(table) -> None:
+    """As ``identify`` reads a photo's covered card: the zone's cards overlap, the lower one is read
+    again from its crop completed by its half turn (vision.identify.read_covered), with the
+    zone's exclusions, and named from that read; the upper one is left as its first read."""
+    from vision.detector import CardDetector
+
+    spy = _CoveredRereader()
+    run = Run(table, spy, detector=CardDetector(MODEL.parent / "card_detector.onnx"),
+              exclusions=lambda zone: {"AS"} if zone == "seat:0" else set())
+    run.frames(6, [])
+    spy.batches.clear()
+    run.frames(15, [at(table, "seat:0", "KC", angle=4.0), at(table, "seat:0", "9S", angle=10.0, dx=28.0)])
+    assert sorted(run.kinds(), key=str) == [("card_placed", "seat:0", "KC"), ("card_unsure", "seat:0", None)]
+    assert [n for n, _ in spy.batches] == [2, 1, 2, 1]  # each of the two looks: the zone, then its covered card
+    assert all(exclude == [frozenset({"AS"})] for n, exclude in spy.batches if n == 1)
