@@ -424,7 +424,23 @@ def _swap_pictures(xb: Any, yb: Any, court_p: float, pip_p: float, gen: Any, *, 
     _swap_middles(xb, yb, card & ~court, yb, pip_p, gen)
 
 
-def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], device: str) -> Any:
+class StoppedEarly(SystemExit):
+    """Training stopped at its time budget after a round; its checkpoint resumes it (exit code 3)."""
+
+
+def _recipe_key(cfg: Config) -> dict[str, Any]:
+    """The config as far as it decides the network: a checkpoint of another recipe is not resumed."""
+    return {k: v for k, v in asdict(cfg).items() if k not in ("workers", "threads", "train_decks", "held_out_decks")}
+
+
+def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], device: str, *,
+                checkpoint: Path | None = None, deadline: float | None = None) -> Any:
+    """The network of ``cfg``, trained round by round. With ``checkpoint`` every round's end is
+    saved there (network, optimiser, schedule and every random state), and a checkpoint of the same
+    recipe found there is resumed from: a run that a machine's time limit stops loses at most a
+    round. With ``deadline`` (a ``time.time()``) the run stops after the first round that ends
+    past it (:class:`StoppedEarly`); run it again to go on. Why: a lent GPU machine gives one
+    command ten minutes, and synthesis, not the GPU, sets a round's time."""
     import torch
     import torch.nn.functional as F
     from tqdm import tqdm
@@ -441,7 +457,23 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=cfg.lr, total_steps=total, pct_start=0.15)
     rng = np.random.default_rng(cfg.seed)
     gen = torch.Generator().manual_seed(cfg.seed)
-    for rnd in range(cfg.rounds):
+    first = 0
+    if checkpoint is not None and checkpoint.is_file():
+        state = torch.load(checkpoint, map_location=device, weights_only=False)
+        if state.get("recipe") == _recipe_key(cfg):
+            model.load_state_dict(state["model"])
+            if aux is not None:
+                aux.load_state_dict(state["aux"])
+            opt.load_state_dict(state["opt"])
+            sched.load_state_dict(state["sched"])
+            rng.bit_generator.state = state["rng"]
+            gen.set_state(state["gen"])
+            torch.set_rng_state(state["torch_rng"])
+            if device == "cuda" and state.get("cuda_rng") is not None:
+                torch.cuda.set_rng_state(state["cuda_rng"])
+            first = int(state["rounds_done"])
+            print(f"resuming {checkpoint} after round {first} of {cfg.rounds}", file=sys.stderr, flush=True)
+    for rnd in range(first, cfg.rounds):
         plan = _plan(rng, cfg.samples, train_decks, cfg, negatives=cfg.negatives, covered=cfg.covered,
                      completed=cfg.completed)
         x, y = synthesise(train_decks, plan, cfg.seed + 17 * (rnd + 1), cfg.workers, f"synthesise round {rnd + 1}",
@@ -484,6 +516,20 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
                     loss_sum += float(loss)
                 bar.set_postfix(loss=f"{loss_sum / (b + 1):.3f}", acc=f"{correct / max(seen, 1):.3f}")
             bar.close()
+        if checkpoint is not None:
+            state = {"recipe": _recipe_key(cfg), "rounds_done": rnd + 1, "model": model.state_dict(),
+                     "aux": None if aux is None else aux.state_dict(), "opt": opt.state_dict(),
+                     "sched": sched.state_dict(), "rng": rng.bit_generator.state, "gen": gen.get_state(),
+                     "torch_rng": torch.get_rng_state(),
+                     "cuda_rng": torch.cuda.get_rng_state() if device == "cuda" else None}
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            tmp = checkpoint.with_suffix(f".{os.getpid()}.tmp")
+            torch.save(state, tmp)
+            tmp.replace(checkpoint)  # a power cut mid-save keeps the round before
+        if deadline is not None and rnd + 1 < cfg.rounds and time.time() >= deadline:
+            print(f"stopped after round {rnd + 1} of {cfg.rounds} at the time budget; the same command "
+                  f"resumes from {checkpoint}", file=sys.stderr, flush=True)
+            raise StoppedEarly(3)
     model.eval()
     return model.cpu()
 
@@ -699,7 +745,8 @@ def _same_recipe(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return bool(keys) and all(a[k] == b[k] for k in keys)
 
 
-def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any) -> list[dict[str, Any]]:
+def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any,
+                  deadline: float | None = None) -> list[dict[str, Any]]:
     """Train (or reuse, when an earlier run of the same member recipe is on disk) every member of
     ``cfg.members``, then merge their fp32 and int8 models into ``out_dir``; returns what
     metrics.json records of each member."""
@@ -723,7 +770,7 @@ def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any) 
             metrics = previous
         else:
             log(f"member {i}/{len(specs)} ({mdir.name}): training")
-            metrics = run_recipe(mcfg, mdir, quantise_int8=quantise_int8, log=log)
+            metrics = run_recipe(mcfg, mdir, quantise_int8=quantise_int8, log=log, deadline=deadline)
         for v in variants:
             variants[v].append(mdir / f"{SHIPPED}.{v}.onnx")
         done.append({"settings": settings, "parameters": metrics["parameters"],
@@ -738,12 +785,15 @@ def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any) 
 
 
 def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: Any = print,
-               evaluate_only: bool = False) -> dict[str, Any]:
+               evaluate_only: bool = False, deadline: float | None = None) -> dict[str, Any]:
     """Every step; returns the metrics dict (also written to ``out_dir/metrics.json``).
 
     ``evaluate_only`` keeps the trained ``card_classifier.fp32.onnx`` already in ``out_dir`` (from
     a run of the same config) and redoes everything after training: quantisation, the open-set
     rule, evaluation, the shipped copy and metrics.json.
+
+    Training keeps a checkpoint in ``out_dir`` after every round and resumes from it
+    (:func:`train_model`); ``deadline`` stops it there, to be run again.
     """
     import torch
 
@@ -772,13 +822,15 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
             model = build_net(cfg.arch, cfg.width, fine_stem=cfg.fine_stem)
     elif cfg.members:
         t_m = time.time()
-        members = train_members(cfg, out_dir, quantise_int8=quantise_int8, log=log)
+        members = train_members(cfg, out_dir, quantise_int8=quantise_int8, log=log, deadline=deadline)
         t0 += time.time() - t_m  # from here on t0 times the ensemble's own evaluation
         t_train = sum(float(m["train_seconds"]) for m in members)
     else:
-        model = train_model(cfg, train_decks, device)
+        checkpoint = out_dir / "checkpoint.pt"
+        model = train_model(cfg, train_decks, device, checkpoint=checkpoint, deadline=deadline)
         t_train = time.time() - t0
         export_onnx(model, fp32)
+        checkpoint.unlink(missing_ok=True)
     from models.ensemble import turns_in_graph
 
     turned = bool(cfg.members) and turns_in_graph(fp32)  # an ensemble may turn its crops itself (train_members)
@@ -896,6 +948,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the rendered artwork (training and held-out decks) to FILE and stop")
     parser.add_argument("--assets", type=Path, metavar="FILE",
                         help="read the artwork from a --pack FILE instead of rendering it (a machine without the decks)")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop after the first training round that ends past this many minutes (exit code 3); "
+                             "the same command resumes from the round's checkpoint")
     parser.add_argument("--evaluate-only", action="store_true",
                         help="reuse the trained card_classifier.fp32.onnx in --out; redo quantisation, open-set rule, metrics")
 
@@ -939,8 +994,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.pack} ({args.pack.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
         return 0
     ASSETS = args.assets
+    deadline = None if args.minutes is None else time.time() + 60 * args.minutes
     run_recipe(config_from_args(args), args.out, quantise_int8=not args.no_int8,
-               log=lambda m: print(m, file=sys.stderr, flush=True), evaluate_only=args.evaluate_only)
+               log=lambda m: print(m, file=sys.stderr, flush=True), evaluate_only=args.evaluate_only,
+               deadline=deadline)
     return 0
 
 

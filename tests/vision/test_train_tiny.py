@@ -25,6 +25,7 @@ def test_tiny_recipe_end_to_end(tmp_path: Path) -> None:
     metrics = run_recipe(cfg, tmp_path, log=lambda m: None)
     for name in ("card_classifier.onnx", "card_classifier.fp32.onnx", "card_classifier.int8.onnx", "metrics.json"):
         assert (tmp_path / name).is_file(), name
+    assert not (tmp_path / "checkpoint.pt").exists()  # a finished run leaves no round to resume
     on_disk = json.loads((tmp_path / "metrics.json").read_text())
     assert on_disk["shipped"] in ("fp32", "int8") and on_disk["shipped"] == metrics["shipped"]
     assert set(on_disk["results"]) == {"fp32", "int8"}
@@ -186,3 +187,32 @@ def test_an_artwork_pack_gives_back_every_face_exactly_and_a_bad_pack_is_refused
     (tmp_path / "bad.npz").write_bytes(b"not a pack")
     with pytest.raises(SystemExit, match="not an artwork pack"):
         train.unpack_artwork(tmp_path / "bad.npz")
+
+
+@pytest.mark.slow  # ~15 s: three tiny trainings
+def test_a_run_stopped_at_its_time_budget_resumes_to_the_same_network(tmp_path: Path) -> None:
+    """A lent GPU machine stops a command after ten minutes: the recipe saves each round and the
+    same command goes on from there, to the network an unbroken run makes, bit for bit."""
+    import torch
+
+    from models.train import StoppedEarly, load_artwork, train_model
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    cfg = config_from_args(parser.parse_args(["--tiny", "--workers", "1", "--rounds", "2", "--members", ""]))
+    decks, _held = load_artwork(cfg)
+    unbroken = train_model(cfg, decks, "cpu").state_dict()
+    ckpt = tmp_path / "checkpoint.pt"
+    with pytest.raises(StoppedEarly) as stop:
+        train_model(cfg, decks, "cpu", checkpoint=ckpt, deadline=0.0)  # past: stop after round 1
+    assert stop.value.code == 3 and torch.load(ckpt, weights_only=False)["rounds_done"] == 1
+    resumed = train_model(cfg, decks, "cpu", checkpoint=ckpt).state_dict()
+    assert torch.load(ckpt, weights_only=False)["rounds_done"] == 2
+    assert unbroken.keys() == resumed.keys()
+    assert all(torch.equal(unbroken[k], resumed[k]) for k in unbroken)
+    # a checkpoint of another recipe is not resumed from: that run starts at round 1
+    other = config_from_args(parser.parse_args(["--tiny", "--workers", "1", "--rounds", "2", "--members", "",
+                                                "--seed", "7"]))
+    with pytest.raises(StoppedEarly):
+        train_model(other, decks, "cpu", checkpoint=ckpt, deadline=0.0)
+    assert torch.load(ckpt, weights_only=False)["rounds_done"] == 1
