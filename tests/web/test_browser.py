@@ -141,6 +141,15 @@ def test_phone_sees_the_table_live_and_the_admin_corrects_a_card(served, browser
     admin.click("text=Log in")
     expect(admin.locator("h2", has_text="House rules")).to_be_visible()
     fix = admin.locator('form.fix-form[data-player="Ann"]')
+    # the host taps the empty field and the table changes before the first key: the new fragment
+    # comes in and the focus (and a phone's keyboard) stays on Ann's field
+    fix.locator('input[name="card"]').focus()
+    before = admin.locator("#live").get_attribute("data-version")
+    ctl.ref.call("pause", {})
+    expect(admin.locator("#live")).not_to_have_attribute("data-version", before or "", timeout=2000)
+    assert admin.evaluate("document.activeElement.closest('form.fix-form').dataset.player") == "Ann"
+    ctl.ref.call("resume", {})
+    expect(admin.locator("#live [data-command=pause]")).to_be_visible(timeout=2000)
     fix.locator('input[name="card"]').fill("qc")
     ctl.ref.call("pause", {})  # the table changes while the host is typing...
     admin.wait_for_timeout(500)

@@ -1,5 +1,5 @@
 // Live updates for #live: Server-Sent Events when possible, else polling with ETags.
-// Hand-written (about 80 lines) because a library would be larger than the job.
+// Hand-written (about 130 lines) because a library would be larger than the job.
 (function () {
   "use strict";
   var root = document.getElementById("live");
@@ -34,9 +34,28 @@
     var el = document.activeElement;
     return !!(el && root.contains(el) && /^(INPUT|TEXTAREA)$/.test(el.tagName) && el.value);
   }
+  // Where focus sits in the fragment (its form's id, classes and data-* attributes, and which field
+  // of that form), so a field just tapped, still empty, keeps the focus and keyboard across a swap.
+  function focusedField() {
+    var el = document.activeElement, form = el && el.form;
+    if (!form || !root.contains(form) || !/^(INPUT|TEXTAREA)$/.test(el.tagName)) return null;
+    var sel = "form" + (form.id ? "#" + CSS.escape(form.id) : "");
+    form.classList.forEach(function (c) { sel += "." + CSS.escape(c); });
+    Array.prototype.forEach.call(form.attributes, function (a) {
+      if (a.name.indexOf("data-") === 0) sel += "[" + a.name + '="' + CSS.escape(a.value) + '"]';
+    });
+    return { sel: sel, index: Array.prototype.indexOf.call(form.querySelectorAll("input, textarea"), el) };
+  }
+  function refocus(field) {
+    var form = field && root.querySelector(field.sel);
+    var el = form && form.querySelectorAll("input, textarea")[field.index];
+    if (el) el.focus({ preventScroll: true });
+  }
   function swap(html, v) {
     if (typing()) { pending = { html: html, v: v }; return; }
+    var field = focusedField();
     pending = null; shown = v; root.innerHTML = html; root.dataset.version = String(v);
+    refocus(field);
     document.dispatchEvent(new CustomEvent("loo:updated", { detail: { version: v } }));
   }
   root.addEventListener("focusout", function (ev) {
