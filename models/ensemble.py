@@ -10,7 +10,11 @@ into one graph keeps the runtime unchanged: one onnxruntime session, the same ``
 The merged graph's outputs:
 - ``logits``: log of the mean member probability (a valid logit: softmax gives the mean back);
 - ``embedding``: the members' L2-normalised embeddings side by side, scaled by 1/sqrt(k) so the
-  whole vector has unit length (deck enrolment compares cosines).
+  whole vector has unit length (deck enrolment compares cosines);
+- ``index_logits`` (where members are marked ``index``): the same average over the members that
+  read the corner indices alone. A covered card's completed crop keeps its corners but loses its
+  middle, which a whole-card member then reads as a card it never saw; the index members' answer
+  is the one to weigh there (``vision.identify``).
 
 Member recipes are written as ``key=value`` settings of ``models.train.Config``, one member per
 ``;``-separated part: ``"rounds=10; full_bleed=0.25; pip_swap=0.2 rounds=6"``.
@@ -88,7 +92,7 @@ def member_config(cfg: Any, settings: dict[str, str]) -> Any:
 
 
 def merge(paths: list[Path], out: Path, *, weights: list[float] | None = None,
-          turn: list[bool] | None = None) -> None:
+          turn: list[bool] | None = None, index: list[bool] | None = None) -> None:
     """Write one ONNX model that runs every model in ``paths`` on the shared input and averages them.
 
     Each member must have one input ``input`` and the outputs ``logits`` and ``embedding``; the
@@ -102,6 +106,9 @@ def merge(paths: list[Path], out: Path, *, weights: list[float] | None = None,
     ``flip_average: false`` or the runtime would turn every crop a second time; the recipe writes
     that. Why in the graph: with the runtime turning every crop, a turn-invariant member would pay
     for a second look that tells it nothing.
+
+    ``index`` (default: none) marks the members that read the corner indices alone: their
+    weighted average is the extra output ``index_logits``.
     """
     import numpy as np
     import onnx
@@ -172,12 +179,72 @@ def merge(paths: list[Path], out: Path, *, weights: list[float] | None = None,
         helper.make_node("Concat", [f"ens_e{i}" for i in range(k)], ["ens_ecat"], axis=1),
         helper.make_node("Mul", ["ens_ecat", "ens_inv_sqrt_k"], ["embedding"]),
     ]
-    graph = helper.make_graph(nodes, "card_ensemble", [input_vi], _card_outputs(models[0]), initializer=inits)
+    outputs = _card_outputs(models[0])
+    if index is not None:
+        if len(index) != k:
+            raise ValueError(f"{k} members but {len(index)} index flags")
+        more_nodes, more_inits, output = _index_average(weights, index)
+        nodes, inits, outputs = nodes + more_nodes, inits + more_inits, outputs + ([output] if output else [])
+    graph = helper.make_graph(nodes, "card_ensemble", [input_vi], outputs, initializer=inits)
     merged = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in sorted(opsets.items())],
                                producer_name="loo-table models.ensemble")
     merged.ir_version = max(m.ir_version for m in models)
     onnx.checker.check_model(merged)
     onnx.save(merged, str(out))
+
+
+def _index_average(weights: list[float], index: list[bool]) -> tuple[list[Any], list[Any], Any]:
+    """The nodes, initialisers and output (None where no member is marked) that average the marked
+    members' probabilities (``ens_p{i}``, weighed as in the whole average) into ``index_logits``."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    marked = [i for i, flag in enumerate(index) if flag]
+    if not marked:
+        return [], [], None
+    total = sum(weights[i] for i in marked)
+    nodes, inits = [], []
+    for i in marked:
+        inits.append(numpy_helper.from_array(np.array(weights[i] / total, np.float32), f"ens_iw{i}"))
+        nodes.append(helper.make_node("Mul", [f"ens_p{i}", f"ens_iw{i}"], [f"ens_ipw{i}"]))
+    inits.append(numpy_helper.from_array(np.array(1e-12, np.float32), "ens_ieps"))
+    nodes += [helper.make_node("Sum", [f"ens_ipw{i}" for i in marked], ["ens_imean"]),
+              helper.make_node("Max", ["ens_imean", "ens_ieps"], ["ens_ifloor"]),
+              helper.make_node("Log", ["ens_ifloor"], ["index_logits"])]
+    return nodes, inits, helper.make_tensor_value_info("index_logits", TensorProto.FLOAT, ["n", None])
+
+
+def add_index_output(path: Path, index: list[bool], out: Path | None = None) -> None:
+    """Give a model written by :func:`merge` without ``index`` its ``index_logits`` output (the
+    marked members' average, weighed as the graph weighs them), written to ``out`` (default:
+    ``path``). Why: a shipped model gains the output without training or merging again."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    k = _members_in(model)
+    if k == 0 or len(index) != k:
+        raise ValueError(f"{path}: {k} members, {len(index)} index flags")
+    if any(o.name == "index_logits" for o in model.graph.output):
+        raise ValueError(f"{path}: has an index_logits output already")
+    inits = {t.name: float(numpy_helper.to_array(t)) for t in model.graph.initializer if t.name.startswith("ens_w")}
+    nodes, more, output = _index_average([inits[f"ens_w{i}"] for i in range(k)], index)
+    if output is None:
+        raise ValueError("no member is marked index")
+    model.graph.node.extend(nodes)
+    model.graph.initializer.extend(more)
+    model.graph.output.append(output)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(out or path))
+
+
+def index_members(path: Path) -> list[bool]:
+    """Which members of the merged model at ``path`` feed its ``index_logits`` (all False if it has none)."""
+    import onnx
+
+    model = onnx.load(str(path))
+    names = {t.name for t in model.graph.initializer}
+    return [f"ens_iw{i}" in names for i in range(_members_in(model))]
 
 
 def _card_outputs(model: Any) -> list[Any]:

@@ -284,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     # the shipped file is the int8 merge; models/card_classifier.fp32.onnx stays the rendered-only
     # recipe's network, so a fine-tune always starts from the same place
     out_fp32, out_int8 = WORK / f"{SHIPPED}.fp32.onnx", WORK / f"{SHIPPED}.int8.onnx"
-    ensemble.merge(new_fp32, out_fp32, weights=weights, turn=turned)
-    ensemble.merge(new_int8, out_int8, weights=weights, turn=turned)
+    index = ensemble.index_members(args.model)
+    ensemble.merge(new_fp32, out_fp32, weights=weights, turn=turned, index=index)
+    ensemble.merge(new_int8, out_int8, weights=weights, turn=turned, index=index)
     # the open-set rule: held-back photos and the held-out decks' calibration crops
     write_sidecar(out_int8, 0.9, 0.0, {"variant": "int8"}, True, turn_in_graph=any(turned))
     clf = CardClassifier(out_int8, threads=args.threads)

@@ -59,7 +59,7 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
     import numpy as np
 
     from models.synth import covered_crop
-    from vision.classifier import CardClassifier
+    from vision.classifier import CardClassifier, Reading
     from vision.identify import _either
     from vision.occlusion import completed_crop
 
@@ -81,9 +81,11 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
         clf = CardClassifier(path)
         whole = clf.classify(crops)
         done = [completed_crop(c, m) for c, m in zip(crops, masks, strict=True)]
-        again = clf.classify([d if d is not None else c for d, c in zip(done, crops, strict=True)])
+        filled = [d if d is not None else c for d, c in zip(done, crops, strict=True)]
+        again = clf.classify(filled)
+        by_index: list[Reading | None] = list(clf.classify_index(filled) or [None] * len(filled))
         ways = {"whole crop": whole, "completed crop": again,
-                "identify's rule": [_either(w, a) for w, a in zip(whole, again, strict=True)]}
+                "identify's rule": [_either(w, a, x) for w, a, x in zip(whole, again, by_index, strict=True)]}
         for way, reads in ways.items():
             named = [r.card for r in reads]
             right = sum(c == t for c, t in zip(named, truth, strict=True))

@@ -758,10 +758,12 @@ def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any,
     specs = ensemble.parse_members(cfg.members)
     weights: list[float] = []
     turn: list[bool] = []  # members that read a crop and its 180-degree turn (an IndexNet reads both ways at once)
+    index: list[bool] = []  # members that read the corner indices alone: the graph's index_logits
     for i, settings in enumerate(specs, 1):
         mcfg = ensemble.member_config(cfg, settings)
         weights.append(ensemble.member_weight(settings))
         turn.append(cfg.flip_average and mcfg.arch != "index")
+        index.append(mcfg.arch == "index")
         mdir = root / ensemble.member_slug(settings)
         previous = json.loads((mdir / "metrics.json").read_text()) if (mdir / "metrics.json").is_file() else None
         have = all((mdir / f"{SHIPPED}.{v}.onnx").is_file() for v in (["fp32", "int8"] if quantise_int8 else ["fp32"]))
@@ -779,7 +781,7 @@ def train_members(cfg: Config, out_dir: Path, *, quantise_int8: bool, log: Any,
                      "held_out": {v: r["all"] for v, r in metrics["results"].items()}})
     for v, paths in variants.items():
         if v == "fp32" or quantise_int8:
-            ensemble.merge(paths, out_dir / f"{SHIPPED}.{v}.onnx", weights=weights, turn=turn)
+            ensemble.merge(paths, out_dir / f"{SHIPPED}.{v}.onnx", weights=weights, turn=turn, index=index)
     log(f"merged {len(specs)} members into {out_dir}")
     return done
 

@@ -255,6 +255,9 @@ class CardClassifier:
                 f"{self.model_path}: model has {n_out} classes but {meta_path.name} lists {len(self.labels)} labels"
             )
         self.has_embedding = "embedding" in outputs
+        # an ensemble's average over its corner-index members alone (models.ensemble): what a
+        # covered card's completed crop is weighed by (vision.identify)
+        self.has_index = "index_logits" in outputs
 
     # -- inference ----------------------------------------------------------------------------
     def _run(self, crops: Sequence[np.ndarray], names: list[str]) -> list[np.ndarray]:
@@ -268,7 +271,7 @@ class CardClassifier:
         outs = []
         for name, o in zip(names, self.session.run(names, {self.input_name: both}), strict=True):
             o = np.asarray(o, np.float32)
-            if name == "logits":  # average probabilities, return their log (a valid logit)
+            if name.endswith("logits"):  # average probabilities, return their log (a valid logit)
                 o = np.log(np.maximum((softmax(o[:n]) + softmax(o[n:])) / 2, 1e-12))
             else:
                 o = (o[:n] + o[n:]) / 2
@@ -325,6 +328,21 @@ class CardClassifier:
         if emb is None:
             return readings
         return [_with_embedding(r, e) for r, e in zip(readings, emb, strict=True)]
+
+    def classify_index(self, crops: Sequence[np.ndarray], *,
+                       exclude: Collection[str] | Sequence[Collection[str]] | None = None) -> list[Reading] | None:
+        """The corner-index members' reading of each crop (the network's open-set rule, each crop on
+        its own, ``exclude`` as :meth:`classify`'s), or None for a model without them. No
+        enrolment: its views are whole crops, and this read is of the corners alone."""
+        if not self.has_index:
+            return None
+        if len(crops) == 0:
+            return []
+        (logits,) = self._run(crops, ["index_logits"])
+        probs = softmax(logits)
+        per_crop = [frozenset[str]()] * len(crops) if exclude is None else _per_crop(exclude, len(crops))
+        return [decide(self.labels, row, self.network_threshold, self.network_margin, ex)
+                for row, ex in zip(probs, per_crop, strict=True)]
 
     def decide(self, probs: np.ndarray, threshold: float | None = None, margin: float | None = None,
                exclude: Collection[str] = ()) -> Reading:

@@ -218,7 +218,14 @@ class TableWatcher:
                 def classify(crops: list[np.ndarray], zone: str = zs.zone.name) -> list[Reading]:
                     return self._classify(crops, [zone] * len(crops))
 
-                out[i:i + n] = read_covered(image, ob.outlines, ob.crops, readings[i:i + n], classify)
+                def classify_index(crops: list[np.ndarray], zone: str = zs.zone.name) -> list[Reading] | None:
+                    by_index = getattr(self.classifier, "classify_index", None)
+                    if by_index is None:
+                        return None
+                    exclude = None if self.exclusions is None else frozenset(self.exclusions(zone))
+                    return by_index(crops, exclude=exclude)  # type: ignore[no-any-return]
+
+                out[i:i + n] = read_covered(image, ob.outlines, ob.crops, readings[i:i + n], classify, classify_index)
             i += n
         return out
 

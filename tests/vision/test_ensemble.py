@@ -241,3 +241,39 @@ def test_quantising_leaves_nothing_in_the_working_folder(tmp_path: Path, monkeyp
                    [{"input": rng.random((2, 3, 8, 8)).astype(np.float32)} for _ in range(3)])
     assert sorted(p.name for p in work.iterdir()) == ["tiny.int8.onnx", "tiny.onnx"]
     assert any(node.op_type == "QuantizeLinear" for node in onnx.load("tiny.int8.onnx").graph.node)
+
+
+def test_the_shipped_reader_also_reads_the_corner_indices_alone(tmp_path: Path) -> None:
+    """``index_logits`` is the average of the corner-index members alone, as they read on their own;
+    a merged model without it gains it (``add_index_output``), once."""
+    pytest.importorskip("onnx")
+    import shutil
+
+    from models.ensemble import add_index_output, index_members, merge, split
+    from vision.classifier import CardClassifier
+
+    shipped = Path(__file__).resolve().parents[2] / "models" / "card_classifier.onnx"
+    assert index_members(shipped) == [False, True, True]
+    parts = split(shipped, tmp_path / "parts")
+    crops = list(np.random.default_rng(3).integers(0, 256, (5, 88, 64, 3), dtype=np.uint8))
+    expected = np.mean([CardClassifier(p, flip_average=False).probabilities(crops) for p in parts[1:]], axis=0)
+    reader = CardClassifier(shipped)
+    got = reader.classify_index(crops)
+    assert got is not None and len(got) == 5
+    for reading, row in zip(got, expected, strict=True):
+        assert reading.top3[0] == (reader.labels[int(np.argmax(row))], pytest.approx(float(row.max()), abs=1e-4))
+    gone = next(card for card, _p in got[0].top3 if card != "back")
+    without = reader.classify_index(crops, exclude={gone})
+    assert without is not None and gone not in [card for card, _p in without[0].top3]  # a card that cannot lie there
+
+    plain = tmp_path / "plain.onnx"
+    merge(parts, plain, weights=[2, 1, 1], turn=[True, False, False])
+    shutil.copy(shipped.with_suffix(".json"), plain.with_suffix(".json"))
+    assert CardClassifier(plain).classify_index(crops) is None and index_members(plain) == [False, False, False]
+    add_index_output(plain, [False, True, True])
+    again = CardClassifier(plain).classify_index(crops)
+    assert again is not None
+    assert [[c for c, _p in r.top3] for r in again] == [[c for c, _p in r.top3] for r in got]
+    assert [p for r in again for _c, p in r.top3] == pytest.approx([p for r in got for _c, p in r.top3], abs=1e-5)
+    with pytest.raises(ValueError, match="already"):
+        add_index_output(plain, [False, True, True])

@@ -232,6 +232,33 @@ def test_the_whole_crop_picks_between_two_cards_of_a_suit_that_the_completed_cro
     assert _either(Reading("10S", 0.9), split).card is None  # a whole crop that names another card is not overruled
 
 
+def test_the_corner_indices_name_a_covered_card_the_other_reads_back() -> None:
+    """A completed crop keeps the corners and loses the middle: where the whole reader stays unsure
+    of it, the corner-index members' sure read names the card if both other reads back it."""
+    from vision.classifier import Reading
+    from vision.identify import INDEX_COMPLETED_SURE, INDEX_SURE, _either
+
+    whole = Reading(None, 0.3, (("QH", 0.3), ("AH", 0.2), ("KH", 0.1)))
+    done = Reading(None, 0.6, (("AH", 0.6), ("AD", 0.1), ("4H", 0.05)))
+    corners = Reading("AH", 0.95, (("AH", 0.95), ("AD", 0.02), ("4H", 0.01)))
+    assert INDEX_COMPLETED_SURE <= 0.6 and INDEX_SURE <= 0.95
+    assert _either(whole, done).card is None  # without the corner read: unsure
+    got = _either(whole, done, corners)
+    assert got.card == "AH" and got.confidence == 0.95 and got.top3 == corners.top3
+    # each condition refuses on its own
+    assert _either(whole, done, Reading("AH", INDEX_SURE - 0.01, (("AH", INDEX_SURE - 0.01),))).card is None
+    timid = Reading(None, INDEX_COMPLETED_SURE - 0.01, (("AH", INDEX_COMPLETED_SURE - 0.01), ("AD", 0.1)))
+    assert _either(whole, timid, corners).card is None  # the whole reader barely agrees on the completed crop
+    assert _either(whole, Reading(None, 0.6, (("AD", 0.6), ("AH", 0.3))), corners).card is None  # it reads another
+    elsewhere = Reading(None, 0.3, (("QH", 0.3), ("KH", 0.2), ("JH", 0.1)))
+    assert _either(elsewhere, done, corners).card is None  # not among the whole crop's guesses
+    sure_qh = Reading("QH", 0.7, (("QH", 0.7), ("AH", 0.2), ("KH", 0.05)))
+    assert _either(sure_qh, done, corners).card is None  # a whole crop naming another card is not overruled
+    back = Reading(None, 0.99, face_down=True)
+    assert _either(back, done, corners) == back
+    assert _either(whole, done, Reading(None, 0.95, (("back", 0.95),))).card is None
+
+
 def test_covered_rendered_cards_are_read_from_what_shows_of_them() -> None:
     """The demo deck's cards with another lying on most of each: their whole crops are mostly the
     card on top; completed from their half turns, the reader names more of them, none wrongly."""
