@@ -56,6 +56,11 @@ def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
     assert np.allclose(merged.probabilities(crops), expected, atol=1e-5)
     turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
     assert np.allclose(merged.probabilities(turned), expected, atol=1e-5)  # either way up, as the runtime's turn was
+    # the corner-index member alone, as the graph's index_logits (the one IndexNet, read once)
+    alone = CardClassifier(member_dirs[2] / "card_classifier.fp32.onnx", flip_average=False).probabilities(crops)
+    by_index = merged.classify_index(crops)
+    assert by_index is not None
+    assert [r.top3[0][1] for r in by_index] == pytest.approx(alone.max(axis=1).tolist(), abs=1e-5)
     emb = merged.embed(crops)
     assert emb.shape[1] == sum(p.embed(crops).shape[1] for p in parts)
     assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
