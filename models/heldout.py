@@ -82,8 +82,8 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
         whole = clf.classify(crops)
         done = [completed_crop(c, m) for c, m in zip(crops, masks, strict=True)]
         filled = [d if d is not None else c for d, c in zip(done, crops, strict=True)]
-        again = clf.classify(filled)
-        by_index: list[Reading | None] = list(clf.classify_index(filled) or [None] * len(filled))
+        again, index_reads = clf.classify_with_index(filled)
+        by_index: list[Reading | None] = list(index_reads or [None] * len(filled))
         ways = {"whole crop": whole, "completed crop": again,
                 "identify's rule": [_either(w, a, x) for w, a, x in zip(whole, again, by_index, strict=True)]}
         for way, reads in ways.items():

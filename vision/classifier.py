@@ -305,44 +305,42 @@ class CardClassifier:
         jointly: a crop that is unsure on its own may not take a card another crop of the batch
         reads surely, and each card is given at most once (:func:`assign_jointly`).
         """
+        return self.classify_with_index(crops, exclude=exclude)[0]
+
+    def classify_with_index(self, crops: Sequence[np.ndarray], *,
+                            exclude: Collection[str] | Sequence[Collection[str]] | None = None
+                            ) -> tuple[list[Reading], list[Reading] | None]:
+        """:meth:`classify`'s readings and, from the same pass, the corner-index members' reading
+        of each crop (an ensemble's ``index_logits``: each crop on its own under the network's rule,
+        ``exclude`` dropped, no enrolment, whose views are whole crops), or None for a model
+        without them. A covered card's completed crop is weighed by both (:mod:`vision.identify`)."""
         if len(crops) == 0:
-            return []
+            return [], ([] if self.has_index else None)
         protos, threshold, margin = self._enrolment
-        names = ["logits", "embedding"] if self.has_embedding else ["logits"]
-        outs = self._run(crops, names)
-        probs = softmax(outs[0])
+        names = ["logits"] + (["embedding"] if self.has_embedding else []) + (["index_logits"] if self.has_index else [])
+        outs = dict(zip(names, self._run(crops, names), strict=True))
+        probs = softmax(outs["logits"])
         emb: np.ndarray | None = None
         if self.has_embedding:
-            emb = outs[1] / np.maximum(np.linalg.norm(outs[1], axis=1, keepdims=True), 1e-8)
+            emb = outs["embedding"] / np.maximum(np.linalg.norm(outs["embedding"], axis=1, keepdims=True), 1e-8)
         rules = [(threshold, margin)] * len(crops)
         if protos is not None and emb is not None:
             probs, matched = protos.reweigh(emb, probs)
             # a crop near no enrolled view keeps the network's probabilities, so the network's rule
             # judges it: enrolment's stricter rule would only turn the network's sure reads unsure
             rules = [(threshold, margin) if m else (self.network_threshold, self.network_margin) for m in matched]
+        per_crop = [frozenset[str]()] * len(crops) if exclude is None else _per_crop(exclude, len(crops))
         if exclude is None:
             readings = [decide(self.labels, row, t, m) for row, (t, m) in zip(probs, rules, strict=True)]
         else:
-            per_crop = _per_crop(exclude, len(crops))
             readings = assign_jointly(self.labels, probs, rules, per_crop)
-        if emb is None:
-            return readings
-        return [_with_embedding(r, e) for r, e in zip(readings, emb, strict=True)]
-
-    def classify_index(self, crops: Sequence[np.ndarray], *,
-                       exclude: Collection[str] | Sequence[Collection[str]] | None = None) -> list[Reading] | None:
-        """The corner-index members' reading of each crop (the network's open-set rule, each crop on
-        its own, ``exclude`` as :meth:`classify`'s), or None for a model without them. No
-        enrolment: its views are whole crops, and this read is of the corners alone."""
+        if emb is not None:
+            readings = [_with_embedding(r, e) for r, e in zip(readings, emb, strict=True)]
         if not self.has_index:
-            return None
-        if len(crops) == 0:
-            return []
-        (logits,) = self._run(crops, ["index_logits"])
-        probs = softmax(logits)
-        per_crop = [frozenset[str]()] * len(crops) if exclude is None else _per_crop(exclude, len(crops))
-        return [decide(self.labels, row, self.network_threshold, self.network_margin, ex)
-                for row, ex in zip(probs, per_crop, strict=True)]
+            return readings, None
+        by_index = [decide(self.labels, row, self.network_threshold, self.network_margin, ex)
+                    for row, ex in zip(softmax(outs["index_logits"]), per_crop, strict=True)]
+        return readings, by_index
 
     def decide(self, probs: np.ndarray, threshold: float | None = None, margin: float | None = None,
                exclude: Collection[str] = ()) -> Reading:

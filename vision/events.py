@@ -215,17 +215,14 @@ class TableWatcher:
         for zs, ob in zip(due, observations, strict=True):
             n = len(ob.crops)
             if n >= 2 and all(isinstance(r, Reading) for r in readings[i:i + n]):
-                def classify(crops: list[np.ndarray], zone: str = zs.zone.name) -> list[Reading]:
-                    return self._classify(crops, [zone] * len(crops))
-
-                def classify_index(crops: list[np.ndarray], zone: str = zs.zone.name) -> list[Reading] | None:
-                    by_index = getattr(self.classifier, "classify_index", None)
-                    if by_index is None:
-                        return None
+                def read(crops: list[np.ndarray], zone: str = zs.zone.name) -> tuple[list[Reading], list[Reading] | None]:
+                    with_index = getattr(self.classifier, "classify_with_index", None)
+                    if with_index is None:  # a reader without corner-index members
+                        return self._classify(crops, [zone] * len(crops)), None
                     exclude = None if self.exclusions is None else frozenset(self.exclusions(zone))
-                    return by_index(crops, exclude=exclude)  # type: ignore[no-any-return]
+                    return with_index(crops, exclude=exclude)  # type: ignore[no-any-return]
 
-                out[i:i + n] = read_covered(image, ob.outlines, ob.crops, readings[i:i + n], classify, classify_index)
+                out[i:i + n] = read_covered(image, ob.outlines, ob.crops, readings[i:i + n], read)
             i += n
         return out
 

@@ -20,9 +20,10 @@ from vision.occlusion import Box, card_pixels_in_crop, completed_crop, shown_box
 from vision.strips import hidden_beside
 from vision.voc import quad_box
 
-#: A reader's corner-index members (:meth:`vision.classifier.CardClassifier.classify_index`): None
-#: for a model without them.
-IndexReader = Callable[[list[np.ndarray]], "list[Reading] | None"]
+#: How covered cards' completed crops are read: the readings and, from the same pass, the reader's
+#: corner-index members' (None for a model without them), as
+#: :meth:`vision.classifier.CardClassifier.classify_with_index` reads them.
+CompletedReader = Callable[[list[np.ndarray]], "tuple[list[Reading], list[Reading] | None]"]
 
 
 @dataclass(frozen=True)
@@ -140,41 +141,39 @@ def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list
             shown[i] = shown_in_crop(image_bgr.shape, c.found.corners, [cards[j].found.corners for j in c.under])
         elif map_u8 is not None and (card := card_pixels_in_crop(map_u8, c.found.corners, size)).mean() < MAP_SHOWS:
             shown[i] = card
-    readings = reread_from_what_shows([c.found.crop for c in cards], [c.reading for c in cards], shown,
-                                      classifier.classify, getattr(classifier, "classify_index", None))
+    read: CompletedReader = getattr(classifier, "classify_with_index", None) \
+        or (lambda crops: (classifier.classify(crops), None))  # a reader without corner-index members
+    readings = reread_from_what_shows([c.found.crop for c in cards], [c.reading for c in cards], shown, read)
     return [c if r is c.reading else replace(c, reading=r) for c, r in zip(cards, readings, strict=True)]
 
 
 def read_covered(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], crops: Sequence[np.ndarray],
-                 readings: Sequence[Reading], classify: Callable[[list[np.ndarray]], list[Reading]],
-                 classify_index: IndexReader | None = None) -> list[Reading]:
+                 readings: Sequence[Reading], read: CompletedReader) -> list[Reading]:
     """``readings`` of the cards at ``outlines`` (photo pixels; ``crops`` warped from them), each
     card that another lies on (:func:`vision.occlusion.what_shows`, the reads' sureness first)
     read again from what shows of it, as ``identify`` reads it. For a caller that finds and reads
-    cards its own way: the live table's zones (:mod:`vision.events`), whose ``classify`` knows
-    which cards cannot lie there; ``classify_index``, where given, its corner-index read)."""
+    cards its own way: the live table's zones (:mod:`vision.events`), whose ``read`` knows which
+    cards cannot lie there."""
     if len(outlines) < 2:
         return list(readings)
     shows = what_shows(image_bgr, outlines, sureness=[r.confidence for r in readings])
     shown = {i: shown_in_crop(image_bgr.shape, outlines[i], [outlines[j] for j in s.under])
              for i, s in enumerate(shows) if s.under}
-    return reread_from_what_shows(crops, readings, shown, classify, classify_index)
+    return reread_from_what_shows(crops, readings, shown, read)
 
 
 def reread_from_what_shows(crops: Sequence[np.ndarray], readings: Sequence[Reading], shown: dict[int, np.ndarray],
-                           classify: Callable[[list[np.ndarray]], list[Reading]],
-                           classify_index: IndexReader | None = None) -> list[Reading]:
+                           read: CompletedReader) -> list[Reading]:
     """Each crop ``i`` of ``shown`` (its mask of what shows) completed by its half turn
-    (:func:`vision.occlusion.completed_crop`), the completed crops read in one batch (also by
-    ``classify_index``, the reader's corner-index members, where given), and each card's reads
-    weighed by :func:`_either`; the other readings as they were."""
+    (:func:`vision.occlusion.completed_crop`), the completed crops read in one batch (``read``:
+    also by the reader's corner-index members, where it has them), and each card's reads weighed
+    by :func:`_either`; the other readings as they were."""
     todo = [(i, done) for i, mask in sorted(shown.items()) if (done := completed_crop(crops[i], mask)) is not None]
     out = list(readings)
     if todo:
-        completed = [d for _i, d in todo]
-        by_index = classify_index(completed) if classify_index is not None else None
-        for k, ((i, _done), again) in enumerate(zip(todo, classify(completed), strict=True)):
-            out[i] = _either(readings[i], again, None if by_index is None else by_index[k])
+        again, by_index = read([done for _i, done in todo])
+        for k, (i, _done) in enumerate(todo):
+            out[i] = _either(readings[i], again[k], None if by_index is None else by_index[k])
     return out
 
 

@@ -58,7 +58,7 @@ def test_tiny_ensemble_is_the_average_of_its_members(tmp_path: Path) -> None:
     assert np.allclose(merged.probabilities(turned), expected, atol=1e-5)  # either way up, as the runtime's turn was
     # the corner-index member alone, as the graph's index_logits (the one IndexNet, read once)
     alone = CardClassifier(member_dirs[2] / "card_classifier.fp32.onnx", flip_average=False).probabilities(crops)
-    by_index = merged.classify_index(crops)
+    by_index = merged.classify_with_index(crops)[1]
     assert by_index is not None
     assert [r.top3[0][1] for r in by_index] == pytest.approx(alone.max(axis=1).tolist(), abs=1e-5)
     emb = merged.embed(crops)
@@ -263,20 +263,20 @@ def test_the_shipped_reader_also_reads_the_corner_indices_alone(tmp_path: Path) 
     crops = list(np.random.default_rng(3).integers(0, 256, (5, 88, 64, 3), dtype=np.uint8))
     expected = np.mean([CardClassifier(p, flip_average=False).probabilities(crops) for p in parts[1:]], axis=0)
     reader = CardClassifier(shipped)
-    got = reader.classify_index(crops)
+    got = reader.classify_with_index(crops)[1]
     assert got is not None and len(got) == 5
     for reading, row in zip(got, expected, strict=True):
         assert reading.top3[0] == (reader.labels[int(np.argmax(row))], pytest.approx(float(row.max()), abs=1e-4))
     gone = next(card for card, _p in got[0].top3 if card != "back")
-    without = reader.classify_index(crops, exclude={gone})
+    without = reader.classify_with_index(crops, exclude={gone})[1]
     assert without is not None and gone not in [card for card, _p in without[0].top3]  # a card that cannot lie there
 
     plain = tmp_path / "plain.onnx"
     merge(parts, plain, weights=[2, 1, 1], turn=[True, False, False])
     shutil.copy(shipped.with_suffix(".json"), plain.with_suffix(".json"))
-    assert CardClassifier(plain).classify_index(crops) is None and index_members(plain) == [False, False, False]
+    assert CardClassifier(plain).classify_with_index(crops)[1] is None and index_members(plain) == [False, False, False]
     add_index_output(plain, [False, True, True])
-    again = CardClassifier(plain).classify_index(crops)
+    again = CardClassifier(plain).classify_with_index(crops)[1]
     assert again is not None
     assert [[c for c, _p in r.top3] for r in again] == [[c for c, _p in r.top3] for r in got]
     assert [p for r in again for _c, p in r.top3] == pytest.approx([p for r in got for _c, p in r.top3], abs=1e-5)
