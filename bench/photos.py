@@ -11,7 +11,9 @@ three kinds of shot:
 - ``still``: 800×600, 3-5 cards 110-220 px tall (the size the identify target is quoted at);
 - ``camera``: 1280×720, 6-8 cards 55-100 px tall (the table camera a metre up);
 - ``phone-12mp``: 4000×3000, 2-4 cards 800-1300 px tall (a phone's full-size photo; the renders
-  are 480 px tall, so these cards are upscaled and softer than a real phone's).
+  are 480 px tall, so these cards are upscaled and softer than a real phone's);
+- ``edge``: a ``still`` cut down so that the photo's edge runs across one of its cards, 25-55 %
+  of the card past it (a phone photo that did not quite take in the whole table).
 
 Per card: *found* when ``identify`` reports a card whose corners are all within 15 % of the
 card's height of the true corners (that card's outline, not a neighbour's or a pip's), and then
@@ -49,7 +51,9 @@ SHOTS: dict[str, tuple[tuple[int, int], tuple[int, int], tuple[float, float]]] =
     "still": ((800, 600), (3, 5), (110, 220)),
     "camera": ((1280, 720), (6, 8), (55, 100)),
     "phone-12mp": ((4000, 3000), (2, 4), (800, 1300)),
+    "edge": ((800, 600), (2, 3), (110, 220)),
 }
+CUT = (0.25, 0.55)  # ``edge``: the share of the cut card's width or height that lies past the photo's edge
 FOUND = 0.15  # corner error, as a share of the card's height, within which a find is that card's
 PRECISE = 0.05  # ... within which its warp is as good as the training crops assume
 
@@ -77,8 +81,31 @@ def photo(rng: np.random.Generator, art: dict[str, dict[str, np.ndarray]], kind:
             break
     else:
         raise SystemExit(f"bench/photos.py: {len(labels)} cards of {heights} px do not lie apart in {size}")
+    if kind == "edge":
+        img, labels, quads = _cut_across(rng, img, labels, quads)
     _, jpg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
     return cv2.imdecode(jpg, cv2.IMREAD_COLOR), labels, quads
+
+
+def _cut_across(rng: np.random.Generator, img: np.ndarray, labels: list[str],
+                quads: list[np.ndarray]) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
+    """The photo cut down so that one of its edges runs across a card (:data:`CUT` of it past
+    the edge), the cards wholly past the new edge dropped; the true corners of a cut card stay
+    where the card lies, past the frame."""
+    k, side = int(rng.integers(len(quads))), int(rng.integers(4))  # right, left, bottom, top
+    axis = side // 2
+    lo, hi = float(quads[k][:, axis].min()), float(quads[k][:, axis].max())
+    past = rng.uniform(*CUT) * (hi - lo)
+    cut = int(round(hi - past)) if side in (0, 2) else int(round(lo + past))
+    if side in (0, 2):
+        img = img[:, :cut] if axis == 0 else img[:cut]
+        keep = [i for i, q in enumerate(quads) if q[:, axis].min() < cut - 10]
+        shift = np.zeros(2, np.float32)
+    else:
+        img = img[:, cut:] if axis == 0 else img[cut:]
+        keep = [i for i, q in enumerate(quads) if q[:, axis].max() > cut + 10]
+        shift = np.array([cut, 0] if axis == 0 else [0, cut], np.float32)
+    return np.ascontiguousarray(img), [labels[i] for i in keep], [quads[i] - shift for i in keep]
 
 
 def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]],
@@ -162,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = score(clf, args.photos, args.seed, art, detector)
     for kind, f in figures.items():
         size, _, heights = SHOTS[kind]
-        print(f"{kind} ({size[0]}×{size[1]}, cards {heights[0]:.0f}-{heights[1]:.0f} px, {f['cards']} cards): "
+        print(f"{kind} ({size[0]}×{size[1]}{', cut' if kind == 'edge' else ''}, cards {heights[0]:.0f}-{heights[1]:.0f} px, {f['cards']} cards): "
               f"found {100 * f['found']:.1f}% (within 5%: {100 * f['precise']:.1f}%; median corner error "
               f"{f['median_corner_error_pct']}% of the height), right {100 * f['right']:.1f}%, unsure {100 * f['unsure']:.1f}%, wrong {100 * f['wrong']:.1f}%, "
               f"missed {100 * f['missed']:.1f}%, phantoms {f['phantoms']}; find and read {f['ms']} ms")

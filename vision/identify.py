@@ -16,7 +16,15 @@ import numpy as np
 from vision.classifier import BACK, CardClassifier, Reading
 from vision.detector import CardDetector, quad_iou
 from vision.finder import FoundCard, contour_cues, find_cards, order_corners, reading_order, warp_card
-from vision.occlusion import Box, card_pixels_in_crop, completed_crop, shown_box, shown_in_crop, what_shows
+from vision.occlusion import (
+    Box,
+    card_pixels_in_crop,
+    completed_crop,
+    past_the_frame,
+    shown_box,
+    shown_in_crop,
+    what_shows,
+)
 from vision.strips import hidden_beside
 from vision.voc import quad_box
 
@@ -90,6 +98,7 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     cards = [replace(c, box=s.box, under=s.under) for c, s in zip(cards, shows, strict=True)]
     card_map = card_maps[max(card_maps)] if card_maps else None  # the detector's finest map of card pixels
     cards = _read_covered(image_bgr, classifier, cards, card_map)
+    cards = _read_past_the_frame(image_bgr, classifier, cards)
     if card_map is not None:
         cards += _read_strips(image_bgr, classifier, cards, card_map)
     return _one_outline_per_card(cards)
@@ -141,10 +150,45 @@ def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list
             shown[i] = shown_in_crop(image_bgr.shape, c.found.corners, [cards[j].found.corners for j in c.under])
         elif map_u8 is not None and (card := card_pixels_in_crop(map_u8, c.found.corners, size)).mean() < MAP_SHOWS:
             shown[i] = card
-    read: CompletedReader = getattr(classifier, "classify_with_index", None) \
-        or (lambda crops: (classifier.classify(crops), None))  # a reader without corner-index members
-    readings = reread_from_what_shows([c.found.crop for c in cards], [c.reading for c in cards], shown, read)
+    readings = reread_from_what_shows([c.found.crop for c in cards], [c.reading for c in cards], shown,
+                                      _completed_reader(classifier))
     return [c if r is c.reading else replace(c, reading=r) for c, r in zip(cards, readings, strict=True)]
+
+
+def _completed_reader(classifier: CardClassifier) -> CompletedReader:
+    """How ``identify`` reads completed crops: with the reader's corner-index members where it
+    has them."""
+    return getattr(classifier, "classify_with_index", None) \
+        or (lambda crops: (classifier.classify(crops), None))  # a reader without corner-index members
+
+
+def _read_past_the_frame(image_bgr: np.ndarray, classifier: CardClassifier,
+                         cards: list[CardInPhoto]) -> list[CardInPhoto]:
+    """Each card left unsure whose outline is only the part of a card inside the frame
+    (:func:`vision.occlusion.past_the_frame`: a square outline along the photo's edge) read again
+    as the whole card it is part of, completed by its half turn and weighed as a covered card
+    (:func:`_either`); where that names it, its outline becomes the whole card's. (On the labelled
+    train/ photos: 2 more cards named right, cards lying across the frame's edge that read unsure
+    squeezed into a card's shape; none wrongly.)"""
+    size = (image_bgr.shape[1], image_bgr.shape[0])
+    todo: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+    for i, c in enumerate(cards):
+        if c.reading.card is not None or c.reading.face_down:
+            continue
+        for whole in past_the_frame(c.found.corners, size):
+            crop = warp_card(image_bgr, whole)
+            done = completed_crop(crop, shown_in_crop(image_bgr.shape, whole, [cards[j].found.corners for j in c.under]))
+            if done is not None:
+                todo.append((i, whole, crop, done))
+    if not todo:
+        return cards
+    again, by_index = _completed_reader(classifier)([t[3] for t in todo])
+    out = list(cards)
+    for k, (i, whole, crop, _done) in enumerate(todo):
+        read = _either(cards[i].reading, again[k], None if by_index is None else by_index[k])
+        if read.card is not None and (out[i].reading.card is None or read.confidence > out[i].reading.confidence):
+            out[i] = replace(cards[i], found=replace(cards[i].found, corners=whole, crop=crop), reading=read)
+    return out
 
 
 def read_covered(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], crops: Sequence[np.ndarray],

@@ -334,3 +334,45 @@ def test_a_card_half_under_a_book_is_read_from_what_shows(monkeypatch: pytest.Mo
     monkeypatch.setattr(ident, "MAP_SHOWS", 0.0)
     (card,) = ident.identify(image, reader, detector)
     assert card.reading.card is None
+
+
+def test_a_square_outline_at_the_frame_grows_across_it_to_a_whole_card() -> None:
+    """The part of a landscape card inside a 400 px wide photo, outlined as if it were all of it
+    (100 px along the edge, 80 px in): the card it is part of is 100 px by 140 px, the 60 px past
+    the edge on the far side. Shaped like a card, or clear of the edge, an outline grows nothing."""
+    from vision.finder import CARD_ASPECT
+    from vision.occlusion import past_the_frame
+
+    (whole,) = past_the_frame(_rect(320, 100, 399, 200), (400, 300))
+    x0, y0 = whole.min(axis=0)
+    x1, y1 = whole.max(axis=0)
+    assert (x0, y0, y1) == pytest.approx((320, 100, 200), abs=0.5)
+    assert x1 - x0 == pytest.approx(100 * CARD_ASPECT, abs=0.5)  # the long side runs past the edge
+    assert past_the_frame(_rect(328, 100, 399, 200), (400, 300)) == []  # card-shaped: a whole card
+    assert past_the_frame(_rect(300, 100, 380, 200), (400, 300)) == []  # clear of the edge
+    (tall,) = past_the_frame(_rect(100, 0, 200, 90), (400, 300))  # a portrait card cut at the top
+    assert tall.min(axis=0)[1] == pytest.approx(90 - 100 * CARD_ASPECT, abs=0.5)
+
+
+def test_a_card_across_the_frame_is_read_as_the_whole_card_it_is_part_of(monkeypatch: pytest.MonkeyPatch) -> None:
+    """IMG_2612 (a training photo): an ace of clubs lying on its side across the photo's right
+    edge, about half of it inside. The detector outlines the half as a whole card, and squeezed
+    into a card's shape it reads unsure; grown past the frame and completed by its half turn it is
+    named, its outline then running past the edge. Without that step it stays unsure."""
+    import vision.identify as ident
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+
+    image = cv2.imread(str(PHOTOS / "IMG_2612.JPG"))
+    reader = CardClassifier(ROOT / "models" / "card_classifier.onnx")
+    detector = CardDetector(ROOT / "models" / "card_detector.onnx")
+
+    def at_the_edge(cards: list) -> list:
+        return [c for c in cards if c.shown_box[2] >= image.shape[1] - 2 and c.shown_box[1] > 150]
+
+    (card,) = at_the_edge(ident.identify(image, reader, detector))
+    assert card.reading.card is not None and card.reading.card[0] == "A"
+    assert card.found.corners[:, 0].max() > image.shape[1] + 40
+    monkeypatch.setattr(ident, "_read_past_the_frame", lambda _image, _reader, cards: cards)
+    (card,) = at_the_edge(ident.identify(image, reader, detector))
+    assert card.reading.card is None
