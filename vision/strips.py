@@ -9,6 +9,12 @@ of its sides and explained by no outline, is taken for a card of the same size a
 shifted out until its far side meets the strip's. (Written here: it is a rule about cards, not a
 general vision routine any library offers.)
 
+The same map finds a card lying across the photo's edge that the detector did not outline (it
+answers a card a quarter of which shows, but a card's corner cut off by the frame often peaks below
+its threshold): a blob of card pixels that no outline explains, running along the frame's edge,
+is taken for a card of the photo's cards' size whose longest straight edge inside the frame is
+one of its sides, lying across the edge (:func:`cut_by_the_frame`).
+
 ``identify`` reads such a card from its completed crop (:func:`vision.occlusion.completed_crop`:
 the strip and its half turn) and reports it only where the reader names it surely: a strip that is
 no card (a sheet of paper beside the card, the table's light patch) reads as nothing.
@@ -55,7 +61,9 @@ def hidden_beside(card_map: np.ndarray, outlines: Sequence[np.ndarray],
     return [(quad / to_map, i) for quad, i in _hidden(card_map, found)]
 
 
-def _hidden(card_map: np.ndarray, outlines: list[np.ndarray]) -> list[tuple[np.ndarray, int]]:
+def _unexplained(card_map: np.ndarray, outlines: list[np.ndarray]) -> np.ndarray:
+    """Where the map says card but no outline (grown by :data:`GROW`) lies, opened so that the
+    rims and specks left over go (uint8, 1: card pixels unexplained)."""
     h, w = card_map.shape[:2]
     explained = np.zeros((h, w), np.uint8)
     for q in outlines:
@@ -65,8 +73,11 @@ def _hidden(card_map: np.ndarray, outlines: list[np.ndarray]) -> list[tuple[np.n
         cv2.fillConvexPoly(explained, np.round(grown).astype(np.int32), 1)
     rest = ((card_map > CARD) & (explained == 0)).astype(np.uint8)
     k = max(3, int(0.05 * float(np.median([short_side(q) for q in outlines]))))
-    rest = cv2.morphologyEx(rest, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
-    n, labels = cv2.connectedComponents(rest)
+    return cv2.morphologyEx(rest, cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
+
+
+def _hidden(card_map: np.ndarray, outlines: list[np.ndarray]) -> list[tuple[np.ndarray, int]]:
+    n, labels = cv2.connectedComponents(_unexplained(card_map, outlines))
     out: list[tuple[np.ndarray, int]] = []
     for c in range(1, n):
         ys, xs = np.nonzero(labels == c)
@@ -116,3 +127,92 @@ def _shifted_over(quad: np.ndarray, side: int, pixels: np.ndarray, short: float)
     if starts > 0.1 * depth + 3 * GROW * short:  # the strip begins at the side, not somewhere beyond
         return None
     return int(beyond.sum()), (quad + out_unit * reach).astype(np.float32)
+
+
+#: A card cut by the frame shows at least this share of a card's area ...
+CUT_MIN_SHOWN = 0.2
+#: ... along at least this share of a card's short side of the frame's edge ...
+CUT_MIN_RUN = 0.2
+#: ... with a straight edge inside the frame at least this share of the short side long (a side
+#: of the card: its turn) ...
+CUT_MIN_EDGE = 0.25
+#: ... and lies past the frame by at least this share of the short side (else it is a whole card,
+#: the detector's business).
+CUT_MIN_PAST = 0.05
+#: Blob outlines are simplified to straight edges within this share of a card's short side.
+CUT_STRAIGHT = 0.03
+#: Along a side that the frame does not cut, what shows spans a card's side within this share.
+CUT_SPAN = 0.15
+
+
+def cut_by_the_frame(card_map: np.ndarray, outlines: Sequence[np.ndarray],
+                     photo_size: tuple[int, int]) -> list[np.ndarray]:
+    """The outlines (4×2 float32, photo pixels, partly past the frame) of cards lying across the
+    photo's edge that no outline explains, each sized as the ``outlines`` (photo pixels) are (their
+    median sides; none without them): for each blob of unexplained card pixels along the frame's
+    edge, a card turned as the blob's longest straight edge inside the frame, laid over the blob
+    where a side of the card shows and across the edge where the frame cuts it, once with that
+    edge as a short side and once as a long one (the reader tells which reads as a card)."""
+    if not outlines:
+        return []
+    h, w = card_map.shape[:2]
+    to_map = np.array([w / photo_size[0], h / photo_size[1]], np.float32)
+    found = [np.asarray(q, np.float32) * to_map for q in outlines]
+    short = float(np.median([short_side(q) for q in found]))
+    long = float(np.median([_long_side(q) for q in found]))
+    n, labels = cv2.connectedComponents(_unexplained(card_map, found))
+    out: list[np.ndarray] = []
+    for c in range(1, n):
+        blob = (labels == c).astype(np.uint8)
+        out.extend(quad / to_map for quad in _across_the_edge(blob, short, long))
+    return out
+
+
+def _long_side(quad: np.ndarray) -> float:
+    return max(float(np.linalg.norm(quad[i] - quad[(i + 1) % 4])) for i in range(4))
+
+
+def _across_the_edge(blob: np.ndarray, short: float, long: float) -> list[np.ndarray]:
+    """The cards of ``short`` × ``long`` (map pixels) that a blob (uint8 mask) along the frame's
+    edge may be the visible part of (:func:`cut_by_the_frame`)."""
+    h, w = blob.shape
+    ys, xs = np.nonzero(blob)
+    if len(xs) < CUT_MIN_SHOWN * short * long:
+        return []
+    at_edge = (xs <= 1) | (ys <= 1) | (xs >= w - 2) | (ys >= h - 2)
+    if at_edge.sum() < CUT_MIN_RUN * short:
+        return []
+    contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    poly = cv2.approxPolyDP(max(contours, key=cv2.contourArea), CUT_STRAIGHT * short, True).reshape(-1, 2)
+    side, along = 0.0, None
+    for i in range(len(poly)):
+        a, b = poly[i].astype(np.float32), poly[(i + 1) % len(poly)].astype(np.float32)
+        mx, my = (a + b) / 2
+        if min(mx, my, w - 1 - mx, h - 1 - my) <= 2:  # the frame's edge, not the card's
+            continue
+        if (d := float(np.linalg.norm(b - a))) > side:
+            side, along = d, (b - a) / d
+    if along is None or side < CUT_MIN_EDGE * short:
+        return []
+    axes = (along, np.array([-along[1], along[0]], np.float32))
+    pixels = np.stack([xs, ys], axis=1).astype(np.float32)
+    cards: list[np.ndarray] = []
+    for sides in ((short, long), (long, short)):
+        centre = np.zeros(2, np.float32)
+        for axis, length in zip(axes, sides, strict=True):
+            p = pixels @ axis
+            lo, hi = float(np.percentile(p, 1)), float(np.percentile(p, 99))
+            if hi - lo > (1 + CUT_SPAN) * length:
+                break
+            if hi - lo >= (1 - CUT_SPAN) * length:  # this side shows whole
+                middle = (lo + hi) / 2
+            else:  # the frame cuts the card this way: it lies across the edge from the side that shows
+                middle = hi - length / 2 if float((pixels[at_edge] @ axis).mean()) < (lo + hi) / 2 else lo + length / 2
+            centre += axis * middle
+        else:
+            u, v = axes[0] * sides[0] / 2, axes[1] * sides[1] / 2
+            quad = np.array([centre - u - v, centre + u - v, centre + u + v, centre - u + v], np.float32)
+            past = CUT_MIN_PAST * short
+            if ((quad[:, 0] < -past) | (quad[:, 1] < -past) | (quad[:, 0] > w + past) | (quad[:, 1] > h + past)).any():
+                cards.append(quad)
+    return cards

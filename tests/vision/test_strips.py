@@ -93,3 +93,65 @@ def test_a_real_strip_is_found_and_named() -> None:
     assert box_iou(king.box, strip.shown_box) >= 0.5
     assert strip.found.cue == "strip" and strip.reading.card is not None and strip.reading.card[:-1] == "K"
     assert strip.under and cards[strip.under[0]].reading.card == "10C"
+
+
+def _turned_card(centre: tuple[float, float], degrees: float, sides: tuple[float, float] = (100, 140)) -> np.ndarray:
+    t = np.deg2rad(degrees)
+    u, v = np.array([np.cos(t), np.sin(t)]), np.array([-np.sin(t), np.cos(t)])
+    a, b = sides[0] / 2, sides[1] / 2
+    c = np.array(centre)
+    return np.array([c - a * u - b * v, c + a * u - b * v, c + a * u + b * v, c - a * u + b * v], np.float32)
+
+
+def _corner_error(a: np.ndarray, b: np.ndarray) -> float:
+    return float(min(np.linalg.norm(np.roll(a, k, axis=0) - b, axis=1).max() for k in range(4)))
+
+
+@pytest.mark.parametrize("scale", [1.0, 4.0])
+def test_card_pixels_along_the_frame_are_a_card_lying_across_it(scale: float) -> None:
+    """A card turned 30° lying across the right edge of a 400 px map, its far corner inside the
+    frame: one of the two guesses (its longest edge inside as a short side, then as a long one) is
+    that card, of the found card's size, past the frame."""
+    from vision.strips import cut_by_the_frame
+
+    across = _turned_card((400, 150), 30)
+    guesses = cut_by_the_frame(_map(CARD, across), [CARD * scale], (int(400 * scale), int(300 * scale)))
+    assert 1 <= len(guesses) <= 2
+    best = min(guesses, key=lambda q: _corner_error(q / scale, across))
+    assert _corner_error(best / scale, across) < 8  # within 8 % of the card's short side
+    assert best[:, 0].max() / scale > 440  # past the frame
+
+
+@pytest.mark.parametrize("blob", [
+    _rect(385, 100, 400, 120),                  # a speck at the edge: too little of a card
+    _turned_card((300, 150), 30, (60, 84)),    # clear of the edge: a card of its own, the detector's business
+    _rect(300, 80, 399, 220),                   # a whole card touching the edge: nothing of it lies past
+])
+def test_what_is_no_card_across_the_frame_gives_nothing(blob: np.ndarray) -> None:
+    from vision.strips import cut_by_the_frame
+
+    assert cut_by_the_frame(_map(CARD, blob), [CARD], (400, 300)) == []
+    assert cut_by_the_frame(_map(CARD, _turned_card((400, 150), 30)), [], (400, 300)) == []  # no size to go by
+
+
+def test_a_real_card_across_the_frame_is_found_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """IMG_2613 (a training photo): a queen of spades lying on a slant across the photo's right
+    edge, its index inside. The detector outlines the other cards only; the queen is found from its
+    card pixels along the edge and named from its completed crop. Without that step it is missed."""
+    import vision.identify as ident
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+    from vision.voc import box_iou, read_labels
+
+    image = cv2.imread(str(PHOTOS / "IMG_2613.JPG"))
+    labels = read_labels(PHOTOS / "IMG_2613.xml", (image.shape[1], image.shape[0]))
+    (queen,) = [lab for lab in labels if lab.rank == "Q" and lab.box[2] >= image.shape[1] - 2]
+    reader = CardClassifier(ROOT / "models" / "card_classifier.onnx")
+    detector = CardDetector(ROOT / "models" / "card_detector.onnx")
+    cards = ident.identify(image, reader, detector)
+    found = max(cards, key=lambda c: box_iou(queen.box, c.shown_box))
+    assert box_iou(queen.box, found.shown_box) >= 0.5
+    assert found.found.cue == "frame edge" and found.reading.card == "QS"
+    assert found.found.corners[:, 0].max() > image.shape[1]
+    monkeypatch.setattr(ident, "_read_cut_by_the_frame", lambda *_args: [])
+    assert max(box_iou(queen.box, c.shown_box) for c in ident.identify(image, reader, detector)) < 0.5
