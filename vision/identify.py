@@ -28,6 +28,7 @@ from vision.occlusion import (
     Box,
     card_pixels_in_crop,
     completed_crop,
+    paper_like,
     past_the_frame,
     shown_box,
     shown_in_crop,
@@ -158,7 +159,8 @@ def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list
         if c.under:
             shown[i] = shown_in_crop(image_bgr.shape, c.found.corners, [cards[j].found.corners for j in c.under])
         elif map_u8 is not None and (card := card_pixels_in_crop(map_u8, c.found.corners, size)).mean() < MAP_SHOWS:
-            shown[i] = card
+            grown = card | (paper_like(c.found.crop, card) & shown_in_crop(image_bgr.shape, c.found.corners, []))
+            shown[i] = grown if grown.mean() < MAP_SHOWS else card  # all paper-coloured: colour cannot tell
     readings = reread_from_what_shows([c.found.crop for c in cards], [c.reading for c in cards], shown,
                                       _completed_reader(classifier))
     return [c if r is c.reading else replace(c, reading=r) for c, r in zip(cards, readings, strict=True)]
