@@ -13,7 +13,9 @@ three kinds of shot:
 - ``phone-12mp``: 4000×3000, 2-4 cards 800-1300 px tall (a phone's full-size photo; the renders
   are 480 px tall, so these cards are upscaled and softer than a real phone's);
 - ``edge``: a ``still`` cut down so that the photo's edge runs across one of its cards, 25-55 %
-  of the card past it (a phone photo that did not quite take in the whole table).
+  of the card past it (a phone photo that did not quite take in the whole table);
+- ``table-12mp``: 4000×3000, 3-6 cards 90-200 px tall (a phone's full-size photo of a whole table
+  from above: the cards are small in a large frame).
 
 Per card: *found* when ``identify`` reports a card whose corners are all within 15 % of the
 card's height of the true corners (that card's outline, not a neighbour's or a pip's), and then
@@ -52,6 +54,7 @@ SHOTS: dict[str, tuple[tuple[int, int], tuple[int, int], tuple[float, float]]] =
     "camera": ((1280, 720), (6, 8), (55, 100)),
     "phone-12mp": ((4000, 3000), (2, 4), (800, 1300)),
     "edge": ((800, 600), (2, 3), (110, 220)),
+    "table-12mp": ((4000, 3000), (3, 6), (90, 200)),
 }
 CUT = (0.25, 0.55)  # ``edge``: the share of the cut card's width or height that lies past the photo's edge
 FOUND = 0.15  # corner error, as a share of the card's height, within which a find is that card's
@@ -120,7 +123,7 @@ def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]
         tally = dict(cards=0, found=0, precise=0, right=0, unsure=0, wrong=0, missed=0, phantoms=0)
         ms: list[float] = []
         err: list[float] = []
-        shots = max(1, photos // 4) if kind == "phone-12mp" else photos  # 12 MP photos are slow to make
+        shots = max(1, photos // 4) if kind.endswith("12mp") else photos  # 12 MP photos are slow to make
         for _ in range(shots):
             img, labels, quads = photo(rng, art, kind)
             t0 = time.perf_counter()
@@ -166,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx",
                         help="the card detector identify uses (default: the shipped one)")
     parser.add_argument("--no-detector", action="store_true", help="the contour cues alone")
+    parser.add_argument("--no-zoom", action="store_true",
+                        help="never read a photo again closer where its cards are small (vision.detector.ZOOM_BELOW)")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = parser.parse_args(argv)
 
@@ -184,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     from vision.detector import CardDetector
 
     detector = None if args.no_detector else CardDetector(args.detector, threads=1)
+    if args.no_zoom:
+        import vision.detector
+
+        vision.detector.ZOOM_BELOW = 0.0
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
           f"Python {platform.python_version()}; decks: {', '.join(sorted(art))}")
     figures = score(clf, args.photos, args.seed, art, detector)

@@ -29,6 +29,13 @@ from vision.corners import corner_outlines, corner_points
 #: The long side a photo is scaled to before detection (cards 30-250 px tall at this size are
 #: what the network was trained on; a 12 MP photo's cards shrink into that range, a webcam's stay).
 WORK_SIDE = 512
+#: Where the cards read at :data:`WORK_SIDE` are smaller than this (their median long side, px at
+#: that size: a 90-200 px card in a 4000 px photo is 12-26), the photo is read once more at a
+#: long side that makes them :data:`ZOOM_TO` px long, at most :data:`ZOOM_MAX` and never past the
+#: photo's own size: the network learnt cards of 30-250 px, and smaller ones it misses.
+ZOOM_BELOW = 28.0
+ZOOM_TO = 48.0
+ZOOM_MAX = 2048
 
 
 def quad_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -122,22 +129,41 @@ class CardDetector:
         caller that wants them (the strips of cards under others, :mod:`vision.strips`) does not run
         the network again.
         """
+        zoom = work_side is None
         if work_side is None:
-            sides: Sequence[int] = (self.work_side, self.work_side // 2)
+            sides: list[int] = [self.work_side, self.work_side // 2]
         elif isinstance(work_side, int):
-            sides = (work_side,)
+            sides = [work_side]
         else:
-            sides = tuple(work_side)
+            sides = list(work_side)
         found: list[Detection] = []
-        for i, side in enumerate(sides):
-            for det in self.detect_at(image_bgr, side, card_masks=card_masks):
+        i = 0
+        while i < len(sides):
+            for det in self.detect_at(image_bgr, sides[i], card_masks=card_masks):
                 clash = [k for k, other in enumerate(found) if quad_iou(det.corners, other.corners) >= 0.3]
                 if i == 0 or not clash:
                     found.append(det)
                 elif better is not None and all(better(found[k], det) for k in clash):
                     found = [d for k, d in enumerate(found) if k not in clash] + [det]
+            if i == 0 and zoom and (closer := self._zoom_side(image_bgr.shape, found)) is not None:
+                sides.append(closer)
+            i += 1
         found.sort(key=lambda d: -d.score)
         return found
+
+    def _zoom_side(self, shape: tuple[int, ...], found: list[Detection]) -> int | None:
+        """The long side at which the cards ``found`` at :attr:`work_side` would be
+        :data:`ZOOM_TO` px long, where they are smaller than :data:`ZOOM_BELOW` there and the photo
+        has the pixels (:data:`ZOOM_MAX` at most); None otherwise."""
+        if not found:
+            return None
+        scale = self.work_side / max(shape[0], shape[1])
+        longs = [max(float(np.linalg.norm(d.corners[k] - d.corners[(k + 1) % 4])) for k in range(4)) * scale for d in found]
+        small = float(np.median(longs))
+        if small >= ZOOM_BELOW:
+            return None
+        side = min(ZOOM_MAX, max(shape[0], shape[1]), int(round(self.work_side * ZOOM_TO / max(small, 1.0))))
+        return side if side > 1.4 * self.work_side else None
 
     def detect_at(self, image_bgr: np.ndarray, work_side: int, *,
                   card_masks: dict[int, np.ndarray] | None = None) -> list[Detection]:

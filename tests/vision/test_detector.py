@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from card_scene import card_scene, rect
 
@@ -121,3 +122,24 @@ def test_another_threshold_shares_the_session_and_finds_more(detector: CardDetec
     shipped = json.loads((ROOT / "models" / "card_detector.json").read_text())["threshold"]
     assert low.session is detector.session and (low.threshold, detector.threshold) == (0.03, shipped)
     assert len(low.detect_at(image, 512)) > len(detector.detect_at(image, 512)) >= 1  # weaker peaks count too
+
+
+def test_small_cards_in_a_large_photo_are_read_again_closer(detector: CardDetector, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3000 px photo whose cards read 21 px long at 512: the photo is read a third time at the
+    long side that makes them 48 px (1152), and what that finds is added. Cards of the size the
+    network knows, or a photo without the pixels, are not read again."""
+    from vision.detector import Detection
+
+    small = Detection(rect(1500, 1000, 125, 89, 0), 0.8)  # 21.3 px long at 512
+    more = Detection(rect(600, 900, 125, 89, 30), 0.6)
+    asked = _scripted(monkeypatch, {512: [small], 1152: [small, more]})
+    image = np.zeros((2000, 3000, 3), np.uint8)
+    assert [d.score for d in detector.detect(image)] == [0.8, 0.6]
+    assert asked == [512, 256, 1152]
+    large = Detection(rect(1500, 1000, 300, 214, 0), 0.8)  # 51 px long at 512
+    asked = _scripted(monkeypatch, {512: [large]})
+    assert len(detector.detect(image)) == 1
+    assert asked == [512, 256]
+    asked = _scripted(monkeypatch, {512: [Detection(rect(300, 200, 12, 9, 0), 0.8)]})
+    detector.detect(np.zeros((480, 640, 3), np.uint8))  # 10 px long at 512, but a 640 px photo
+    assert asked == [512, 256]
