@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int) -> int:
     """Covered held-out cards read three ways (see ``--covered``): one line per model and way."""
+    from dataclasses import replace
+
     import numpy as np
 
     from models.synth import covered_crop
@@ -64,7 +66,7 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
     from vision.occlusion import completed_crop
 
     rng = np.random.default_rng(seed)
-    crops, masks, truth = [], [], []
+    crops, masks, truth, on_top = [], [], [], []
     for name in sorted(held):
         deck = held[name]
         faces = sorted(k for k in deck if k != "back")
@@ -77,6 +79,7 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
                 crops.append(crop)
                 masks.append(shown)
                 truth.append(label)
+                on_top.append(other)
     for path in models:
         clf = CardClassifier(path)
         whole = clf.classify(crops)
@@ -84,8 +87,10 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
         filled = [d if d is not None else c for d, c in zip(done, crops, strict=True)]
         again, index_reads = clf.classify_with_index(filled)
         by_index: list[Reading | None] = list(index_reads or [None] * len(filled))
-        ways = {"whole crop": whole, "completed crop": again,
-                "identify's rule": [_either(w, a, x) for w, a, x in zip(whole, again, by_index, strict=True)]}
+        # identify never names a covered card as the card lying on it (read as itself: it shows whole)
+        rule = [_either(w, a, x) for w, a, x in zip(whole, again, by_index, strict=True)]
+        rule = [replace(r, card=None) if r.card == other else r for r, other in zip(rule, on_top, strict=True)]
+        ways = {"whole crop": whole, "completed crop": again, "identify's rule": rule}
         for way, reads in ways.items():
             named = [r.card for r in reads]
             right = sum(c == t for c, t in zip(named, truth, strict=True))

@@ -259,6 +259,49 @@ def test_the_corner_indices_name_a_covered_card_the_other_reads_back() -> None:
     assert _either(whole, done, Reading(None, 0.95, (("back", 0.95),))).card is None
 
 
+def test_three_reads_agreeing_name_a_covered_card_the_completed_crop_is_unsure_of() -> None:
+    """Where the completed crop is too unsure for the rule above, the corner indices' sure card is
+    still named where it is the best guess of both other reads, the whole crop at least
+    INDEX_WHOLE_FIRST sure of it."""
+    from vision.classifier import Reading
+    from vision.identify import INDEX_COMPLETED_SURE, INDEX_WHOLE_FIRST, _either
+
+    whole = Reading(None, 0.43, (("AH", 0.43), ("JH", 0.08), ("KH", 0.06)))
+    done = Reading(None, 0.49, (("AH", 0.49), ("2H", 0.33), ("AD", 0.05)))
+    corners = Reading("AH", 0.96, (("AH", 0.96), ("AD", 0.01)))
+    assert done.confidence < INDEX_COMPLETED_SURE and whole.confidence >= INDEX_WHOLE_FIRST
+    assert _either(whole, done).card is None
+    assert _either(whole, done, corners).card == "AH"
+    second = Reading(None, 0.43, (("JH", 0.43), ("AH", 0.3), ("KH", 0.06)))
+    assert _either(second, done, corners).card is None  # the whole crop's best guess is another card
+    faint = Reading(None, INDEX_WHOLE_FIRST - 0.01, (("AH", INDEX_WHOLE_FIRST - 0.01), ("JH", 0.1)))
+    assert _either(faint, done, corners).card is None
+    other_first = Reading(None, 0.49, (("2H", 0.49), ("AH", 0.33)))
+    assert _either(whole, other_first, corners).card is None  # the completed crop's best guess is another
+
+
+def test_a_covered_card_is_never_named_as_the_card_lying_on_it() -> None:
+    """The whole crop of a covered card is mostly the card on top, and all three reads may take it
+    for that card: the card on top, read whole, is in the photo already, and a deck holds each
+    card once, so the covered card stays unsure."""
+    from vision.classifier import Reading
+    from vision.identify import reread_from_what_shows
+
+    crops = [np.full((88, 64, 3), 200, np.uint8), np.full((88, 64, 3), 210, np.uint8)]
+    shown = np.zeros((88, 64), bool)
+    shown[:, :30] = True
+    on_top = Reading("JH", 0.99, (("JH", 0.99),))
+    under = Reading(None, 0.54, (("JH", 0.54), ("QH", 0.05)))
+    jack = Reading("JH", 0.98, (("JH", 0.98), ("JD", 0.01)))
+
+    def read(done: list[np.ndarray]) -> tuple[list[Reading], list[Reading]]:
+        return [Reading(None, 0.52, (("JH", 0.52), ("back", 0.04)))] * len(done), [jack] * len(done)
+
+    assert reread_from_what_shows(crops, [on_top, under], {1: shown}, read)[1].card == "JH"
+    got = reread_from_what_shows(crops, [on_top, under], {1: shown}, read, {1: (0,)})
+    assert got[1].card is None and got[0] == on_top
+
+
 def test_covered_rendered_cards_are_read_from_what_shows_of_them() -> None:
     """The demo deck's cards with another lying on most of each: their whole crops are mostly the
     card on top; completed from their half turns, the reader names more of them, none wrongly."""
