@@ -101,6 +101,59 @@ def _hidden(card_map: np.ndarray, outlines: list[np.ndarray]) -> list[tuple[np.n
     return out
 
 
+#: How far a strip card's outline is turned (degrees) and moved (share of its short side) either
+#: way, coarse then fine, to lie over the strip as it shows: a card under another in a spread hand
+#: is seldom turned and placed just as the card on top.
+ALIGN_TURNS = ((-8.0, -4.0, 0.0, 4.0, 8.0), (-2.0, 0.0, 2.0))
+ALIGN_SHIFTS = ((-0.16, -0.08, 0.0, 0.08, 0.16), (-0.04, 0.0, 0.04))
+
+
+def aligned_to_map(card_map: np.ndarray, quad: np.ndarray, over: np.ndarray, photo_size: tuple[int, int]) -> np.ndarray:
+    """A strip card's outline (``quad``, photo pixels: :func:`hidden_beside`'s) turned and moved
+    to lie over what the detector's map (``card_map``, any size) says is card beside the card
+    ``over`` it (photo pixels): a second guess at where the card under lies, for a card under
+    another that is not turned and placed just as the card on top (:func:`_aligned`). The first
+    guess is often the better: ``identify`` reads both."""
+    h, w = card_map.shape[:2]
+    to_map = np.array([w / photo_size[0], h / photo_size[1]], np.float32)
+    aligned = _aligned(np.asarray(quad, np.float32) * to_map, np.asarray(over, np.float32) * to_map, card_map > CARD)
+    return aligned / to_map
+
+
+def _aligned(quad: np.ndarray, over: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """``quad`` turned about its centre and moved (:data:`ALIGN_TURNS`, :data:`ALIGN_SHIFTS`, coarse
+    then fine) so that what of it shows beside the card ``over`` it best matches what the map says is
+    card inside it (``card``: a boolean mask, map size): intersection over union."""
+    h, w = card.shape
+    under = np.zeros((h, w), np.uint8)
+    cv2.fillConvexPoly(under, np.round(over).astype(np.int32), 1)
+    free = under == 0
+    short = short_side(quad)
+
+    def agreement(q: np.ndarray) -> float:
+        inside = np.zeros((h, w), np.uint8)
+        cv2.fillConvexPoly(inside, np.round(q).astype(np.int32), 1)
+        mine = (inside > 0) & free
+        theirs = (inside > 0) & card
+        union = int((mine | theirs).sum())
+        return int((mine & theirs).sum()) / union if union else 0.0
+
+    best, best_score = quad, agreement(quad)
+    for turns, shifts in zip(ALIGN_TURNS, ALIGN_SHIFTS, strict=True):
+        start = best
+        centre = start.mean(axis=0)
+        for turn in turns:
+            t = np.deg2rad(turn)
+            rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]], np.float32)
+            turned = (start - centre) @ rot.T + centre
+            for dx in shifts:
+                for dy in shifts:
+                    q = (turned + np.array([dx, dy], np.float32) * short).astype(np.float32)
+                    if (score := agreement(q)) > best_score:
+                        best, best_score = q, score
+    return best
+
+
 def _shifted_over(quad: np.ndarray, side: int, pixels: np.ndarray, short: float) -> tuple[int, np.ndarray] | None:
     """``quad`` shifted out across its ``side`` until its far side meets the strip of ``pixels``
     beyond that side, with how many of them lie beyond it; None where the strip does not lie along

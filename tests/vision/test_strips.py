@@ -155,3 +155,20 @@ def test_a_real_card_across_the_frame_is_found_and_named(monkeypatch: pytest.Mon
     assert found.found.corners[:, 0].max() > image.shape[1]
     monkeypatch.setattr(ident, "_read_cut_by_the_frame", lambda *_args: [])
     assert max(box_iou(queen.box, c.shown_box) for c in ident.identify(image, reader, detector)) < 0.5
+
+
+def test_a_strip_card_turned_and_placed_otherwise_is_aligned_to_its_card_pixels() -> None:
+    """A card under another in a spread hand, turned 6° and lying 10 px lower than the card on top:
+    the first guess (the card on top shifted out) lies off it; aligned to the map's card pixels, the
+    second guess lies over it closely, whatever the photo's size."""
+    from vision.detector import quad_iou
+    from vision.strips import aligned_to_map
+
+    under = _turned_card((215, 160), 6)
+    card_map = _map(under, CARD)
+    ((first, k),) = hidden_beside(card_map, [CARD], (400, 300))
+    second = aligned_to_map(card_map, first, CARD, (400, 300))
+    assert k == 0
+    assert quad_iou(second, under) > quad_iou(first, under) + 0.05
+    assert quad_iou(second, under) > 0.86
+    assert aligned_to_map(card_map, first * 2, CARD * 2, (800, 600)) / 2 == pytest.approx(second, abs=1.0)
