@@ -23,6 +23,7 @@ from vision.finder import (
     overlap,
     reading_order,
     warp_card,
+    wider_outline,
 )
 from vision.occlusion import (
     Box,
@@ -108,6 +109,7 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     card_map = card_maps[max(card_maps)] if card_maps else None  # the detector's finest map of card pixels
     cards = _read_covered(image_bgr, classifier, cards, card_map)
     cards = _read_past_the_frame(image_bgr, classifier, cards)
+    cards = _read_wider(image_bgr, classifier, cards)
     if card_map is not None:
         cards += _read_strips(image_bgr, classifier, cards, card_map)
         cards += _read_cut_by_the_frame(image_bgr, classifier, cards, card_map)
@@ -199,6 +201,24 @@ def _read_past_the_frame(image_bgr: np.ndarray, classifier: CardClassifier,
         read = _either(cards[i].reading, again[k], None if by_index is None else by_index[k])
         if read.card is not None and (out[i].reading.card is None or read.confidence > out[i].reading.confidence):
             out[i] = replace(cards[i], found=replace(cards[i].found, corners=whole, crop=crop), reading=read)
+    return out
+
+
+def _read_wider(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto]) -> list[CardInPhoto]:
+    """Each card left unsure, with no card lying on it, read again from a wider outline where the
+    photo's edges back one (:func:`vision.finder.wider_outline`: its outline took in part of the
+    card only); where that names it, the wider outline becomes the card's."""
+    todo = [(i, wider) for i, c in enumerate(cards) if c.reading.card is None and not c.reading.face_down
+            and not c.under and (wider := wider_outline(image_bgr, c.found.corners)) is not None]
+    if not todo:
+        return cards
+    crops = [warp_card(image_bgr, wider) for _i, wider in todo]
+    size = (image_bgr.shape[1], image_bgr.shape[0])
+    out = list(cards)
+    for (i, wider), crop, reading in zip(todo, crops, classifier.classify(crops), strict=True):
+        if reading.card is not None:  # nothing lies on it: what shows is the wider outline in the frame
+            out[i] = replace(cards[i], found=replace(cards[i].found, corners=wider, crop=crop), reading=reading,
+                             box=shown_box(wider, [], size))
     return out
 
 

@@ -197,3 +197,20 @@ def test_only_a_traced_outline_is_clear_enough_to_learn_from():
     assert FoundCard(corners, crop, 0.9, "colour").clear and FoundCard(corners, crop, 0.8, "edges").clear
     assert not FoundCard(corners, crop, 0.9, "network").clear  # the detector's rectangle alone
     assert not FoundCard(corners, crop, 0.5, "colour").clear  # a cue's find no detection explains
+
+
+def test_an_outline_inside_its_card_widens_to_the_card() -> None:
+    """An outline that took in part of a card only (a court card's picture frame, four fifths of
+    the card): grown and fitted to the photo's edges, it is the card's. The card's own outline
+    does not widen: no edge backs a larger one on the table."""
+    from card_scene import card_scene, rect
+
+    from vision.detector import quad_iou
+    from vision.finder import wider_outline
+
+    truth = rect(320, 240, 260, 260 / 1.4, 20)
+    image = card_scene("KH", truth)
+    inner = rect(320, 240, 260 * 0.8, 260 * 0.8 / 1.4, 20)
+    wider = wider_outline(image, inner)
+    assert wider is not None and quad_iou(wider, truth) > 0.9
+    assert wider_outline(image, truth) is None
