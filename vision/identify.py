@@ -107,12 +107,13 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     shows = what_shows(image_bgr, [c.found.corners for c in cards], sureness=[c.reading.confidence for c in cards])
     cards = [replace(c, box=s.box, under=s.under) for c, s in zip(cards, shows, strict=True)]
     card_map = card_maps[max(card_maps)] if card_maps else None  # the detector's finest map of card pixels
-    cards = _read_covered(image_bgr, classifier, cards, card_map)
+    map_u8 = None if card_map is None else (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)  # as warps want it
+    cards = _read_covered(image_bgr, classifier, cards, map_u8)
     cards = _read_past_the_frame(image_bgr, classifier, cards)
     cards = _read_wider(image_bgr, classifier, cards)
-    if card_map is not None:
+    if card_map is not None and map_u8 is not None:
         cards += _read_strips(image_bgr, classifier, cards, card_map)
-        cards += _read_cut_by_the_frame(image_bgr, classifier, cards, card_map)
+        cards += _read_cut_by_the_frame(image_bgr, classifier, cards, card_map, map_u8)
     return _one_outline_per_card(cards)
 
 
@@ -149,13 +150,12 @@ MAP_SHOWS = 0.8
 
 
 def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto],
-                  card_map: np.ndarray | None = None) -> list[CardInPhoto]:
+                  map_u8: np.ndarray | None = None) -> list[CardInPhoto]:
     """Each covered card read again from what shows of it (:func:`reread_from_what_shows`). A card
     under another found card shows where no outline lies on it; with the detector's map of card
-    pixels (``card_map``), a card under none of whose crop the map says too little is card
-    (:data:`MAP_SHOWS`) shows where the map says card."""
+    pixels (``map_u8``: probability × 255, over the whole photo), a card under none of whose crop
+    the map says too little is card (:data:`MAP_SHOWS`) shows where the map says card."""
     size = (image_bgr.shape[1], image_bgr.shape[0])
-    map_u8 = None if card_map is None else (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)
     shown: dict[int, np.ndarray] = {}
     for i, c in enumerate(cards):
         if c.under:
@@ -292,7 +292,7 @@ def _read_strips(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[
 
 
 def _read_cut_by_the_frame(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto],
-                           card_map: np.ndarray) -> list[CardInPhoto]:
+                           card_map: np.ndarray, map_u8: np.ndarray) -> list[CardInPhoto]:
     """The cards lying across the photo's edge that no outline explains
     (:func:`vision.strips.cut_by_the_frame`), each read from its crop completed from what the
     detector's map says is card of it (inside the frame, under no found card) and reported only
@@ -301,7 +301,6 @@ def _read_cut_by_the_frame(image_bgr: np.ndarray, classifier: CardClassifier, ca
     the labelled train/ photos: 3 more cards found and named, none wrongly, no extra find, of 31
     guesses.)"""
     size = (image_bgr.shape[1], image_bgr.shape[0])
-    map_u8 = (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)
     outlines = [c.found.corners for c in cards]
     todo: list[tuple[np.ndarray, np.ndarray, tuple[int, ...], np.ndarray]] = []
     for quad in cut_by_the_frame(card_map, outlines, size):
