@@ -108,35 +108,67 @@ ALIGN_TURNS = ((-8.0, -4.0, 0.0, 4.0, 8.0), (-2.0, 0.0, 2.0))
 ALIGN_SHIFTS = ((-0.16, -0.08, 0.0, 0.08, 0.16), (-0.04, 0.0, 0.04))
 
 
-def aligned_to_map(card_map: np.ndarray, quad: np.ndarray, over: np.ndarray, photo_size: tuple[int, int]) -> np.ndarray:
-    """A strip card's outline (``quad``, photo pixels: :func:`hidden_beside`'s) turned and moved
-    to lie over what the detector's map (``card_map``, any size) says is card beside the card
-    ``over`` it (photo pixels): a second guess at where the card under lies, for a card under
-    another that is not turned and placed just as the card on top (:func:`_aligned`). The first
-    guess is often the better: ``identify`` reads both."""
+def aligned_to_map(card_map: np.ndarray, quad: np.ndarray, over: Sequence[np.ndarray],
+                   photo_size: tuple[int, int]) -> np.ndarray:
+    """A covered card's outline (``quad``, photo pixels: :func:`hidden_beside`'s, or the
+    detector's) turned and moved to lie over what the detector's map (``card_map``, any size) says
+    is card beside the cards ``over`` it (outlines, photo pixels): a second guess at where the card
+    under lies, for a card under another that is not turned and placed just as the card on top
+    (:func:`_aligned`). The first guess is often the better: ``identify`` reads both."""
     h, w = card_map.shape[:2]
     to_map = np.array([w / photo_size[0], h / photo_size[1]], np.float32)
-    aligned = _aligned(np.asarray(quad, np.float32) * to_map, np.asarray(over, np.float32) * to_map, card_map > CARD)
+    aligned = _aligned(np.asarray(quad, np.float32) * to_map, [np.asarray(o, np.float32) * to_map for o in over],
+                       card_map > CARD)
     return aligned / to_map
 
 
-def _aligned(quad: np.ndarray, over: np.ndarray, card: np.ndarray) -> np.ndarray:
+def sized_as(quad: np.ndarray, others: Sequence[np.ndarray]) -> np.ndarray:
+    """``quad`` (4×2, corners in order round the card) with its sides made the median long and
+    short side of ``others``, about its centre and along its own sides: the cards of one deck are
+    one size, and the detector's outline of a card mostly hidden under others is often too short
+    or too narrow (it saw only the strip)."""
+    q = np.asarray(quad, np.float32)
+    a, b = q[1] - q[0], q[2] - q[1]
+    len_a, len_b = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if not others or min(len_a, len_b) < 1:
+        return q.copy()
+    long = float(np.median([_long_side(np.asarray(o, np.float32)) for o in others]))
+    short = float(np.median([short_side(np.asarray(o, np.float32)) for o in others]))
+    new_a, new_b = (long, short) if len_a >= len_b else (short, long)
+    half_a, half_b = a / len_a * new_a / 2, b / len_b * new_b / 2
+    centre = q.mean(axis=0)
+    return np.array([centre - half_a - half_b, centre + half_a - half_b, centre + half_a + half_b,
+                     centre - half_a + half_b], np.float32)
+
+
+def _aligned(quad: np.ndarray, over: Sequence[np.ndarray], card: np.ndarray) -> np.ndarray:
     """``quad`` turned about its centre and moved (:data:`ALIGN_TURNS`, :data:`ALIGN_SHIFTS`, coarse
-    then fine) so that what of it shows beside the card ``over`` it best matches what the map says is
-    card inside it (``card``: a boolean mask, map size): intersection over union."""
+    then fine) so that what of it shows beside the cards ``over`` it best matches what the map says
+    is card inside it (``card``: a boolean mask, map size): intersection over union."""
     h, w = card.shape
     under = np.zeros((h, w), np.uint8)
-    cv2.fillConvexPoly(under, np.round(over).astype(np.int32), 1)
+    for o in over:
+        cv2.fillConvexPoly(under, np.round(o).astype(np.int32), 1)
     free = under == 0
     short = short_side(quad)
+    # Every outline tried lies within this reach of the first one's centre (turned about its own
+    # centre, moved at most (0.16 + 0.04) * sqrt(2) short sides): the work is done in that window.
+    centre0 = quad.mean(axis=0)
+    reach = float(np.linalg.norm(quad - centre0, axis=1).max()) + 0.3 * short + 2
+    x0, y0 = max(0, int(centre0[0] - reach)), max(0, int(centre0[1] - reach))
+    x1, y1 = min(w, int(centre0[0] + reach) + 2), min(h, int(centre0[1] + reach) + 2)
+    if x1 <= x0 or y1 <= y0:
+        return quad
+    both = (free & card)[y0:y1, x0:x1]  # card pixels that show: the intersection's
+    either = (free | card)[y0:y1, x0:x1]  # what shows of the outline or is card: the union's
+    origin = np.array([x0, y0], np.float32)
 
     def agreement(q: np.ndarray) -> float:
-        inside = np.zeros((h, w), np.uint8)
-        cv2.fillConvexPoly(inside, np.round(q).astype(np.int32), 1)
-        mine = (inside > 0) & free
-        theirs = (inside > 0) & card
-        union = int((mine | theirs).sum())
-        return int((mine & theirs).sum()) / union if union else 0.0
+        inside = np.zeros(both.shape, np.uint8)
+        cv2.fillConvexPoly(inside, np.round(q - origin).astype(np.int32), 1)
+        inside_b = inside > 0
+        union = int(np.count_nonzero(inside_b & either))
+        return int(np.count_nonzero(inside_b & both)) / union if union else 0.0
 
     best, best_score = quad, agreement(quad)
     for turns, shifts in zip(ALIGN_TURNS, ALIGN_SHIFTS, strict=True):
