@@ -216,7 +216,7 @@ def shown_in_crop(image_shape: tuple[int, ...], outline: np.ndarray, above: Sequ
     cv2.fillConvexPoly(mask, np.round(outline).astype(np.int32), 255)
     for q in above:
         cv2.fillConvexPoly(mask, np.round(np.asarray(q)).astype(np.int32), 0)
-    return _mask_in_crop(mask, outline)
+    return mask_in_crop(mask, outline)
 
 
 def card_pixels_in_crop(card_map: np.ndarray, outline: np.ndarray, photo_size: tuple[int, int]) -> np.ndarray:
@@ -226,7 +226,7 @@ def card_pixels_in_crop(card_map: np.ndarray, outline: np.ndarray, photo_size: t
     ``photo_size``, width and height) at the map's own size, as uint8 (probability × 255: a
     caller reading many cards converts it once)."""
     to_map = np.array([card_map.shape[1] / photo_size[0], card_map.shape[0] / photo_size[1]], np.float32)
-    return _mask_in_crop(card_map, np.asarray(outline, np.float32) * to_map)
+    return mask_in_crop(card_map, np.asarray(outline, np.float32) * to_map)
 
 
 #: A pixel of a crop within this distance (CIELAB, OpenCV's 8-bit scale) of the card's paper is
@@ -251,8 +251,9 @@ def paper_like(crop: np.ndarray, card: np.ndarray) -> np.ndarray:
     return near.astype(bool)
 
 
-def _mask_in_crop(mask: np.ndarray, outline: np.ndarray) -> np.ndarray:
-    """A uint8 mask (255: yes) warped as the card at ``outline`` is, nothing past its edge."""
+def mask_in_crop(mask: np.ndarray, outline: np.ndarray) -> np.ndarray:
+    """A uint8 mask (255: yes; the photo's size, or the outline scaled to the mask's) warped as
+    the card at ``outline`` is, nothing past its edge."""
     warped: np.ndarray = warp_card(cv2.merge([mask, mask, mask]), outline, border=cv2.BORDER_CONSTANT)[:, :, 0] > 127
     return warped
 
@@ -296,17 +297,26 @@ def past_the_frame(outline: np.ndarray, size: tuple[int, int]) -> list[np.ndarra
     if sides[0] + sides[1] < SQUARE_AT_THE_FRAME * (sides[2] + sides[3]):
         return []
     w, h = size
+    at_the_frame = [i for i in range(4)
+                    if min(*(x_y := (quad[i] + quad[(i + 1) % 4]) / 2), w - 1 - x_y[0], h - 1 - x_y[1]) <= AT_THE_FRAME]
+    return grown_across(quad, at_the_frame)
+
+
+def grown_across(outline: np.ndarray, sides: Sequence[int]) -> list[np.ndarray]:
+    """``outline`` grown across each of its ``sides`` (side ``i`` runs from corner ``i`` to ``i + 1``
+    of :func:`vision.finder.order_corners`) to a card's proportions, that side kept as the card's
+    short side or its long one, whichever leaves the card longer than what shows: the whole card
+    of which the outline is the part left in view, where the frame or something lying on the card
+    cuts it along that side."""
+    quad = order_corners(np.asarray(outline, np.float32))
     grown: list[np.ndarray] = []
-    for i in range(4):
+    for i in sides:
         a, b = quad[i], quad[(i + 1) % 4]
         c, d = quad[(i + 2) % 4], quad[(i + 3) % 4]  # the opposite side: c lies beyond b, d beyond a
-        x, y = (a + b) / 2
-        if min(x, y, w - 1 - x, h - 1 - y) > AT_THE_FRAME:
-            continue
         along = (float(np.linalg.norm(a - b)) + float(np.linalg.norm(c - d))) / 2
         across = (float(np.linalg.norm(b - c)) + float(np.linalg.norm(a - d))) / 2
         for length in (along * CARD_ASPECT, along / CARD_ASPECT):
-            if length <= across * 1.1:  # not longer than what shows: no card past the edge
+            if length <= across * 1.1:  # not longer than what shows: no card past that side
                 continue
             whole = quad.copy()
             whole[i] = d + (a - d) * (length / float(np.linalg.norm(a - d)))

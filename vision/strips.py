@@ -15,6 +15,11 @@ its threshold): a blob of card pixels that no outline explains, running along th
 is taken for a card of the photo's cards' size whose longest straight edge inside the frame is
 one of its sides, lying across the edge (:func:`cut_by_the_frame`).
 
+And it finds a card the detector saw none of, lying partly under something else (a book, a
+newspaper: its centre, where the detector looks for a card, is hidden): a blob of card pixels
+that no outline explains, outlined along its longest straight edges (:func:`mapped_not_outlined`),
+is the part of a card that shows.
+
 ``identify`` reads such a card from its completed crop (:func:`vision.occlusion.completed_crop`:
 the strip and its half turn) and reports it only where the reader names it surely: a strip that is
 no card (a sheet of paper beside the card, the table's light patch) reads as nothing.
@@ -28,6 +33,7 @@ import cv2
 import numpy as np
 
 from vision.detector import quad_iou
+from vision.finder import CARD_ASPECT
 from vision.occlusion import short_side
 
 #: A found card's outline grown by this share of its short side before its pixels are taken out
@@ -251,6 +257,65 @@ def cut_by_the_frame(card_map: np.ndarray, outlines: Sequence[np.ndarray],
         blob = (labels == c).astype(np.uint8)
         out.extend(quad / to_map for quad in _across_the_edge(blob, short, long))
     return out
+
+
+#: Without a card named in the photo to size a card by, a blob of card pixels must cover at least
+#: this share of the photo to be taken for the part of a card that shows.
+MAPPED_MIN_OF_PHOTO = 0.01
+#: A rectangle round a blob within this share of a card's proportions is a card wholly in view.
+CARD_SHAPED = 0.15
+
+
+def mapped_not_outlined(card_map: np.ndarray, outlines: Sequence[np.ndarray], photo_size: tuple[int, int],
+                        card_area: float | None) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    """The blobs of card pixels in ``card_map`` (as :func:`hidden_beside` takes it) that none of
+    the ``outlines`` (photo pixels) explains, of at least :data:`CUT_MIN_SHOWN` of ``card_area``
+    (a card's area in photo pixels; None: :data:`MAPPED_MIN_OF_PHOTO` of the photo): for each, its
+    mask (uint8, 255: the blob, at the map's size) and the rectangles (photo pixels) that bound it
+    along each of its two longest straight edges, as the detector would outline the part of a
+    card that shows (a card's visible edges are straight; the one a cover cuts it along may be
+    the longest, so both are tried)."""
+    h, w = card_map.shape[:2]
+    to_map = np.array([w / photo_size[0], h / photo_size[1]], np.float32)
+    found = [np.asarray(q, np.float32) * to_map for q in outlines]
+    rest = _unexplained(card_map, found) if found else (card_map > CARD).astype(np.uint8)
+    least = CUT_MIN_SHOWN * card_area * float(to_map[0] * to_map[1]) if card_area else MAPPED_MIN_OF_PHOTO * h * w
+    n, labels = cv2.connectedComponents(rest)
+    out: list[tuple[np.ndarray, list[np.ndarray]]] = []
+    for c in range(1, n):
+        blob = (labels == c).astype(np.uint8)
+        if int(blob.sum()) >= least:
+            out.append((blob * 255, [rect / to_map for rect in _bounds_along_edges(blob)]))
+    return out
+
+
+def _bounds_along_edges(blob: np.ndarray) -> list[np.ndarray]:
+    """The rectangles bounding ``blob``'s pixels (1st to 99th percentile) along each of its two
+    longest straight edges that run different ways."""
+    ys, xs = np.nonzero(blob)
+    pixels = np.stack([xs, ys], axis=1).astype(np.float32)
+    contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    poly = cv2.approxPolyDP(max(contours, key=cv2.contourArea), CUT_STRAIGHT * np.sqrt(len(xs)), True)
+    poly = poly.reshape(-1, 2).astype(np.float32)
+    edges = sorted((poly[(k + 1) % len(poly)] - poly[k] for k in range(len(poly))), key=lambda e: -float(np.linalg.norm(e)))
+    ways: list[np.ndarray] = []
+    for edge in edges:
+        way = edge / max(float(np.linalg.norm(edge)), 1e-6)
+        if all(abs(float(way @ other)) < 0.97 for other in ways):  # not the same way, within 14°
+            ways.append(way)
+        if len(ways) == 2:
+            break
+    rects: list[np.ndarray] = []
+    for u in ways:
+        v = np.array([-u[1], u[0]], np.float32)
+        (u0, u1), (v0, v1) = np.percentile(pixels @ u, [1, 99]), np.percentile(pixels @ v, [1, 99])
+        rects.append(np.array([u * u0 + v * v0, u * u1 + v * v0, u * u1 + v * v1, u * u0 + v * v1], np.float32))
+    return rects
+
+
+def card_shaped(quad: np.ndarray) -> bool:
+    """Whether ``quad``'s sides are a card's proportions (within :data:`CARD_SHAPED`)."""
+    return abs(_long_side(quad) / max(short_side(quad), 1e-6) / CARD_ASPECT - 1) <= CARD_SHAPED
 
 
 def _long_side(quad: np.ndarray) -> float:

@@ -84,20 +84,20 @@ def test_bench_realphotos_scores_a_folder() -> None:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(PHOTOS)],
                          capture_output=True, text=True, timeout=300, check=True).stdout
     first = out.splitlines()[0]
-    assert "photos 15, cards 38, found 38 (100.0 %)" in first
+    assert "photos 17, cards 40, found 40 (100.0 %)" in first
     assert "wrong 0 (0.0 %)" in first
-    assert out.splitlines()[1].startswith("total: photos 15")
-    # IMG_2385, IMG_2548 half under a book, IMG_2542 half under a rug
-    assert out.splitlines()[2] == "single-card photos: 3, right 3 (100.0 %)"
+    assert out.splitlines()[1].startswith("total: photos 17")
+    # IMG_2385, IMG_2520, IMG_2536, IMG_2548 half under a book, IMG_2542 half under a rug
+    assert out.splitlines()[2] == "single-card photos: 5, right 5 (100.0 %)"
 
 
 def test_bench_realphotos_scores_every_nth_photo() -> None:
-    """``--every 5`` scores the train/ photos the recipes hold back; here every third of fifteen."""
+    """``--every 5`` scores the train/ photos the recipes hold back; here every third of seventeen."""
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(PHOTOS), "--every", "3", "--json"],
                          capture_output=True, text=True, timeout=300, check=True).stdout
     import json
 
-    assert [f["photos"] for f in json.loads(out)["folders"].values()] == [5]
+    assert [f["photos"] for f in json.loads(out)["folders"].values()] == [6]
     bad = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(PHOTOS), "--every", "0"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--every must be 1 or more" in bad.stderr
@@ -117,7 +117,7 @@ def test_the_live_table_reads_real_photos_as_identify_does() -> None:
                            capture_output=True, text=True, timeout=300, check=True).stdout.splitlines()[0]
     right_live = int(re.search(r"right (\d+)", live).group(1))  # type: ignore[union-attr]
     right_still = int(re.search(r"right (\d+)", still).group(1))  # type: ignore[union-attr]
-    assert "photos 15, cards 38" in live
+    assert "photos 17, cards 40" in live
     assert ", wrong 0," in live and "photos obstructed 0" in live
     # the zone reads at one scale (a card 120 px long), identify at the photo's 512 px: of two
     # overlapping pairs here the live table names one card fewer each (IMG_2597, IMG_2630)
