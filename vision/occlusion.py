@@ -254,7 +254,7 @@ def paper_like(crop: np.ndarray, card: np.ndarray) -> np.ndarray:
 def mask_in_crop(mask: np.ndarray, outline: np.ndarray) -> np.ndarray:
     """A uint8 mask (255: yes; the photo's size, or the outline scaled to the mask's) warped as
     the card at ``outline`` is, nothing past its edge."""
-    warped: np.ndarray = warp_card(cv2.merge([mask, mask, mask]), outline, border=cv2.BORDER_CONSTANT)[:, :, 0] > 127
+    warped: np.ndarray = warp_card(mask, outline, border=cv2.BORDER_CONSTANT) > 127  # one channel: no copy of the photo
     return warped
 
 
@@ -315,6 +315,8 @@ def grown_across(outline: np.ndarray, sides: Sequence[int]) -> list[np.ndarray]:
         c, d = quad[(i + 2) % 4], quad[(i + 3) % 4]  # the opposite side: c lies beyond b, d beyond a
         along = (float(np.linalg.norm(a - b)) + float(np.linalg.norm(c - d))) / 2
         across = (float(np.linalg.norm(b - c)) + float(np.linalg.norm(a - d))) / 2
+        if min(along, float(np.linalg.norm(b - c)), float(np.linalg.norm(a - d))) < 1.0:
+            continue  # a line, not a part of a card: nothing to grow it along
         for length in (along * CARD_ASPECT, along / CARD_ASPECT):
             if length <= across * 1.1:  # not longer than what shows: no card past that side
                 continue

@@ -289,6 +289,30 @@ def mapped_not_outlined(card_map: np.ndarray, outlines: Sequence[np.ndarray], ph
     return out
 
 
+def mapped_parts(card_map: np.ndarray, outlines: Sequence[np.ndarray],
+                 photo_size: tuple[int, int]) -> list[tuple[np.ndarray, list[np.ndarray]] | None]:
+    """For each of ``outlines`` (photo pixels), the blob of card pixels in ``card_map`` (as
+    :func:`hidden_beside` takes it) that most of it lies on, as :func:`mapped_not_outlined` gives
+    each blob: its mask and the rectangles bounding it along its straight edges; None where the
+    outline lies on none. Why: where the detector's rectangle lies askew over a card, the map's
+    blob still follows the edges of what shows of it."""
+    h, w = card_map.shape[:2]
+    to_map = np.array([w / photo_size[0], h / photo_size[1]], np.float32)
+    n, labels = cv2.connectedComponents((card_map > CARD).astype(np.uint8))
+    out: list[tuple[np.ndarray, list[np.ndarray]] | None] = []
+    for outline in outlines:
+        inside = np.zeros((h, w), np.uint8)
+        cv2.fillConvexPoly(inside, np.round(np.asarray(outline, np.float32) * to_map).astype(np.int32), 1)
+        counts = np.bincount(labels[inside > 0].ravel(), minlength=n)
+        counts[0] = 0
+        if counts.max() == 0:
+            out.append(None)
+            continue
+        blob = (labels == int(np.argmax(counts))).astype(np.uint8)
+        out.append((blob * 255, [rect / to_map for rect in _bounds_along_edges(blob)]))
+    return out
+
+
 def _bounds_along_edges(blob: np.ndarray) -> list[np.ndarray]:
     """The rectangles bounding ``blob``'s pixels (1st to 99th percentile) along each of its two
     longest straight edges that run different ways."""

@@ -419,6 +419,7 @@ def test_a_card_across_the_frame_is_read_as_the_whole_card_it_is_part_of(monkeyp
     assert card.reading.card is not None and card.reading.card[0] == "A"
     assert card.found.corners[:, 0].max() > image.shape[1] + 40
     monkeypatch.setattr(ident, "_read_past_the_frame", lambda _image, _reader, cards: cards)
+    monkeypatch.setattr(ident, "PAST_THE_PART_CARD", -1.0)  # nor read later as a card cut along a side
     (card,) = at_the_edge(ident.identify(image, reader, detector))
     assert card.reading.card is None
 
@@ -502,3 +503,12 @@ def test_a_card_half_under_a_book_outlined_by_what_shows_is_read_as_the_whole_ca
     monkeypatch.setattr(ident, "PAST_THE_PART_CARD", -1.0)
     (card,) = ident.identify(image, reader, detector)
     assert card.reading.card is None
+
+
+def test_an_outline_with_no_width_grows_nothing() -> None:
+    """A blob one pixel thick bounds to a rectangle without width: it is no part of a card, and
+    growing it must not divide by its zero side."""
+    from vision.occlusion import grown_across
+
+    assert grown_across(_rect(100, 100, 200, 100), range(4)) == []
+    assert grown_across(np.zeros((4, 2), np.float32), range(4)) == []

@@ -265,3 +265,24 @@ def test_a_card_half_under_a_book_that_the_detector_did_not_outline_is_found_fro
     assert box_iou(label.box, ten.shown_box) >= 0.5
     monkeypatch.setattr(ident, "REALIGNED_AGREE", 99)
     assert not [c for c in ident.identify(image, reader, detector) if c.reading.card is not None]
+
+
+def test_the_card_pixels_under_an_askew_outline_are_bounded_along_the_card_s_edges() -> None:
+    """An outline lying 12° askew over a card turned 30° whose left part a book covers: the blob it
+    lies on is that card's, and one rectangle bounding it runs along the card's edges, which the
+    askew outline does not. An outline over no card pixels has none."""
+    from vision.strips import mapped_parts
+
+    card = _turned_card((200, 150), 30)
+    card_map = _map(card)
+    card_map[:, :175] = 0
+    askew = _turned_card((215, 150), 42, (70, 100))
+    (found, nothing) = mapped_parts(card_map, [askew * 2, _rect(20, 20, 80, 100)], (800, 600))
+    assert found is not None and nothing is None
+    mask, parts = found
+    assert mask.shape == card_map.shape and (mask > 0).sum() == (card_map > 0.5).sum()
+
+    def turn(q: np.ndarray) -> float:
+        return float(np.degrees(np.arctan2(*(q[1] - q[0])[::-1])) % 90)
+
+    assert any(min(abs(turn(p) - 30), abs(turn(p) - 60)) < 3 for p in parts)
