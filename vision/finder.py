@@ -57,12 +57,16 @@ class FoundCard:
     """One card in the photo: ``corners`` (4×2 float32, image pixels, clockwise from the card's
     top-left, portrait) and ``crop`` (canonical-size BGR warp). ``score`` (0..1) says how card-like
     the outline was; ``cue`` names whose outline it is ("colour" or "edges": a contour cue's;
-    "network": the detector's rectangle fitted to the photo's edges)."""
+    "network": the detector's rectangle fitted to the photo's edges). ``detected`` is the
+    detector's fitted rectangle where a cue's outline of the same card was kept over it though the
+    two disagree (a cue's blob can take in a neighbour in a pile): the other guess at the card,
+    for a reader left unsure by the first."""
 
     corners: np.ndarray
     crop: np.ndarray
     score: float
     cue: str
+    detected: np.ndarray | None = None
 
     @property
     def clear(self) -> bool:
@@ -417,6 +421,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
         merged = _with_detections(dets, kept, scale, min_card_px)
     found: list[FoundCard] = []
     for score, quad, cue, network in merged[:max_cards]:
+        detected = None
         if cue == "network":
             corners = _fitted(image_bgr, quad / scale)
         else:
@@ -429,9 +434,10 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
                 other = _fitted(image_bgr, network / scale)
                 if edge_support(image_bgr, other) > _CLEARLY_BETTER * edge_support(image_bgr, corners):
                     corners, cue = other, "network"
-
+                else:
+                    detected = other
         found.append(FoundCard(corners=corners.astype(np.float32), crop=warp_card(image_bgr, corners),
-                               score=round(min(score, 1.0), 3), cue=cue))
+                               score=round(min(score, 1.0), 3), cue=cue, detected=detected))
     found.sort(key=reading_order(H))
     return found
 

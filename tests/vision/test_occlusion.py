@@ -512,3 +512,35 @@ def test_an_outline_with_no_width_grows_nothing() -> None:
 
     assert grown_across(_rect(100, 100, 200, 100), range(4)) == []
     assert grown_across(np.zeros((4, 2), np.float32), range(4)) == []
+
+
+def test_an_unsure_card_is_read_again_from_the_detector_s_rectangle_the_cue_s_outline_was_kept_over() -> None:
+    """A demo-deck card on a grey table, outlined by a contour cue that took in the table beside it
+    (as a cue's blob takes in the cards under it in a pile): the crop reads unsure. The detector's
+    rectangle, kept beside it, is the card's: read from it the card is named and the rectangle
+    becomes its outline. Without that rectangle, or where the card is named already, it stays unsure."""
+    from dataclasses import replace
+
+    from vision.classifier import CardClassifier
+    from vision.finder import FoundCard, warp_card
+    from vision.identify import CardInPhoto, _read_detected
+
+    face = cv2.imread(str(ROOT / "vision" / "assets" / "decks" / "heruka-2color" / "QH.png"))
+    image = np.full((400, 500, 3), 90, np.uint8)
+    card = _rect(150, 100, 250, 240)
+    h, w = face.shape[:2]
+    warp = cv2.getPerspectiveTransform(_rect(0, 0, w - 1, h - 1), card)
+    cv2.warpPerspective(face, warp, (500, 400), image, borderMode=cv2.BORDER_TRANSPARENT)
+    blob = _rect(150, 100, 330, 240)  # the card and the table beside it
+    reader = CardClassifier(ROOT / "models" / "card_classifier.onnx")
+    found = FoundCard(corners=blob, crop=warp_card(image, blob), score=0.9, cue="colour", detected=card)
+    (first,) = reader.classify([found.crop])
+    assert first.card is None
+    (again,) = _read_detected(image, reader, [CardInPhoto(found, first)])
+    assert again.reading.card == "QH" and again.found.cue == "network"
+    assert again.found.corners == pytest.approx(card)
+    (alone,) = _read_detected(image, reader, [CardInPhoto(replace(found, detected=None), first)])
+    assert alone.reading.card is None
+    named = CardInPhoto(FoundCard(corners=_rect(0, 0, 10, 14), crop=found.crop, score=0.9, cue="colour"),
+                        replace(first, card="QH", confidence=0.99))
+    assert _read_detected(image, reader, [CardInPhoto(found, first), named])[0].reading.card is None
