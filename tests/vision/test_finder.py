@@ -214,3 +214,54 @@ def test_an_outline_inside_its_card_widens_to_the_card() -> None:
     wider = wider_outline(image, inner)
     assert wider is not None and quad_iou(wider, truth) > 0.9
     assert wider_outline(image, truth) is None
+
+
+def _pile(size: tuple[int, int] = (500, 400)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Two demo-deck cards in a pile on a grey table, the queen of hearts on the five of spades and
+    22 px along and down: the image, the queen's outline and the pile's (what a colour cue's blob
+    outlines)."""
+    deck = Path(__file__).resolve().parents[2] / "vision" / "assets" / "decks" / "heruka-2color"
+    image = np.full((size[1], size[0], 3), 70, np.uint8)
+    lower = np.array([[150, 100], [250, 100], [250, 240], [150, 240]], np.float32)
+    upper = lower + 22
+    for name, quad in (("5S", lower), ("QH", upper)):
+        face = cv2.imread(str(deck / f"{name}.png"))
+        h, w = face.shape[:2]
+        warp = cv2.getPerspectiveTransform(np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32), quad)
+        cv2.warpPerspective(face, warp, size, image, borderMode=cv2.BORDER_TRANSPARENT)
+    pile = np.array([[150, 100], [272, 100], [272, 262], [150, 262]], np.float32)
+    return image, upper, pile
+
+
+def test_an_outline_of_a_pile_narrows_to_the_card_on_top() -> None:
+    """Outlined as one, the pile narrows (shrunk about its corners and fitted to the photo's
+    edges, near ones only) to the queen on top among other guesses; the queen's own outline gives
+    no guess larger than itself."""
+    from vision.detector import quad_iou
+    from vision.finder import narrower_outlines
+
+    image, upper, pile = _pile()
+    guesses = narrower_outlines(image, pile)
+    assert max(quad_iou(g, upper) for g in guesses) > 0.95
+    assert all(cv2.contourArea(g) < 1.05 * cv2.contourArea(upper) for g in narrower_outlines(image, upper))
+
+
+def test_an_unsure_card_outlined_with_the_pile_under_it_is_read_from_a_narrower_outline() -> None:
+    """The pile's crop reads unsure; read from its narrower outlines the queen is named, and the
+    one that named her becomes her outline. Where she is named already, nothing is."""
+    from dataclasses import replace
+
+    from vision.classifier import CardClassifier
+    from vision.detector import quad_iou
+    from vision.finder import FoundCard, warp_card
+    from vision.identify import CardInPhoto, _read_narrower
+
+    image, upper, pile = _pile()
+    reader = CardClassifier(Path(__file__).resolve().parents[2] / "models" / "card_classifier.onnx")
+    found = FoundCard(corners=pile, crop=warp_card(image, pile), score=0.9, cue="colour")
+    (first,) = reader.classify([found.crop])
+    assert first.card is None
+    (again,) = _read_narrower(image, reader, [CardInPhoto(found, first)])
+    assert again.reading.card == "QH" and quad_iou(again.found.corners, upper) > 0.95
+    elsewhere = CardInPhoto(replace(found, corners=upper + 150), replace(first, card="QH", confidence=0.99))
+    assert _read_narrower(image, reader, [CardInPhoto(found, first), elsewhere])[0].reading.card is None
