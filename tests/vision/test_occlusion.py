@@ -544,3 +544,37 @@ def test_an_unsure_card_is_read_again_from_the_detector_s_rectangle_the_cue_s_ou
     named = CardInPhoto(FoundCard(corners=_rect(0, 0, 10, 14), crop=found.crop, score=0.9, cue="colour"),
                         replace(first, card="QH", confidence=0.99))
     assert _read_detected(image, reader, [CardInPhoto(found, first), named])[0].reading.card is None
+
+
+def test_two_views_agreeing_name_a_card_under_another_not_one_whose_part_the_map_gives() -> None:
+    """The same two unsure reads, the whole crop's and the completed crop's, both 0.58 sure of the
+    ace of hearts: for a card under another card they are two views (one with the other card's
+    face in it) and name it; for a card under none, whose part the detector's map gives (cut by
+    the frame, under a book), they show the same part and name nothing. A sure completed read
+    names either."""
+    from vision.classifier import Reading
+    from vision.finder import FoundCard
+    from vision.identify import BOTH_AGREE, COMPLETED_SURE, CardInPhoto, _read_covered
+
+    guess = Reading(None, 0.58, (("AH", 0.58), ("5H", 0.2)))
+    assert guess.confidence >= BOTH_AGREE
+
+    class Reader:
+        def __init__(self, completed: Reading) -> None:
+            self.completed = completed
+
+        def classify_with_index(self, crops: list[np.ndarray]) -> tuple[list[Reading], None]:
+            return [self.completed] * len(crops), None
+
+    image = np.full((300, 400, 3), 90, np.uint8)
+    a, b = _rect(100, 60, 200, 200), _rect(160, 60, 260, 200)
+    crop = np.full((88, 64, 3), 200, np.uint8)
+    covered = [CardInPhoto(FoundCard(a, crop, 0.9, "network"), guess, under=(1,)),
+               CardInPhoto(FoundCard(b, crop, 0.9, "network"), Reading("KC", 0.99))]
+    assert _read_covered(image, Reader(guess), covered)[0].reading.card == "AH"  # type: ignore[arg-type]
+    half = np.zeros((300, 400), np.uint8)
+    half[:, :150] = 255  # the map says the left half of the card is card: the rest lies under something
+    alone = [CardInPhoto(FoundCard(a, crop, 0.9, "network"), guess)]
+    assert _read_covered(image, Reader(guess), alone, half)[0].reading.card is None  # type: ignore[arg-type]
+    sure = Reading("AH", COMPLETED_SURE + 0.05, (("AH", COMPLETED_SURE + 0.05),))
+    assert _read_covered(image, Reader(sure), alone, half)[0].reading.card == "AH"  # type: ignore[arg-type]
