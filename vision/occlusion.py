@@ -297,9 +297,9 @@ def past_the_frame(outline: np.ndarray, size: tuple[int, int]) -> list[np.ndarra
     if sides[0] + sides[1] < SQUARE_AT_THE_FRAME * (sides[2] + sides[3]):
         return []
     w, h = size
-    at_the_frame = [i for i in range(4)
-                    if min(*(x_y := (quad[i] + quad[(i + 1) % 4]) / 2), w - 1 - x_y[0], h - 1 - x_y[1]) <= AT_THE_FRAME]
-    return grown_across(quad, at_the_frame)
+    middles = (quad + np.roll(quad, -1, axis=0)) / 2  # of each side: corner i to corner i + 1
+    to_the_frame = np.minimum.reduce([middles[:, 0], middles[:, 1], w - 1 - middles[:, 0], h - 1 - middles[:, 1]])
+    return grown_across(quad, [i for i in range(4) if to_the_frame[i] <= AT_THE_FRAME])
 
 
 def grown_across(outline: np.ndarray, sides: Sequence[int]) -> list[np.ndarray]:
