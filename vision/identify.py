@@ -360,7 +360,8 @@ def _read_past_a_cover(image_bgr: np.ndarray, classifier: CardClassifier, cards:
         parts: list[tuple[np.ndarray, np.ndarray]] = [(cards[i].found.corners, part)]
         if mapped is not None:
             blob, rects = mapped
-            parts += [(rect, cv2.resize(blob, size, interpolation=cv2.INTER_NEAREST)) for rect in rects]
+            blob_in_photo = cv2.resize(blob, size, interpolation=cv2.INTER_NEAREST)  # once for all its rectangles
+            parts += [(rect, blob_in_photo) for rect in rects]
         for quad, shows in parts:
             todo.extend((i, *guess) for guess in _whole_from_part(image_bgr, quad, shows, others, map_u8))
     named = {c.reading.card for c in cards}
