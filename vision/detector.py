@@ -36,6 +36,15 @@ WORK_SIDE = 512
 ZOOM_BELOW = 28.0
 ZOOM_TO = 48.0
 ZOOM_MAX = 2048
+#: A photo at least this long (a phone's full-size photo, not a camera frame) is read closer
+#: already where its cards are under :data:`LARGE_ZOOM_BELOW` px at :data:`WORK_SIDE`, at the side
+#: that makes them :data:`LARGE_ZOOM_TO` px. Why: at 28-40 px two cards lying close still read as
+#: one card across both, and an overlapping pair as one; a one-off photo affords the closer read
+#: (``bench/poker_table.py``: the card under a pair 32 -> 55 of 80 right, wrongs 2 -> 0, for 449 ->
+#: 613 ms a photo), while a 1280×720 frame read at its own size would take twice the 150 ms it has.
+LARGE_PHOTO = 2000
+LARGE_ZOOM_BELOW = 40.0
+LARGE_ZOOM_TO = 64.0
 
 
 def quad_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -137,32 +146,44 @@ class CardDetector:
         else:
             sides = list(work_side)
         found: list[Detection] = []
-        i = 0
-        while i < len(sides):
-            for det in self.detect_at(image_bgr, sides[i], card_masks=card_masks):
+        closer = None
+        for i, side in enumerate(sides):
+            for det in self.detect_at(image_bgr, side, card_masks=card_masks):
                 clash = [k for k, other in enumerate(found) if quad_iou(det.corners, other.corners) >= 0.3]
                 if i == 0 or not clash:
                     found.append(det)
                 elif better is not None and all(better(found[k], det) for k in clash):
                     found = [d for k, d in enumerate(found) if k not in clash] + [det]
-            if i == 0 and zoom and (closer := self._zoom_side(image_bgr.shape, found)) is not None:
-                sides.append(closer)
-            i += 1
+            if i == 0 and zoom:
+                closer = self._zoom_side(image_bgr.shape, found)
+        if closer is not None:
+            found = self._closer(self.detect_at(image_bgr, closer, card_masks=card_masks), found)
         found.sort(key=lambda d: -d.score)
         return found
+
+    @staticmethod
+    def _closer(closer: list[Detection], farther: list[Detection]) -> list[Detection]:
+        """The cards read at the zoomed side, with those read farther off that none of them
+        overlaps. Why the zoomed reading wins: the cards were smaller than the network knows at
+        the default sides, where two cards lying close (a row on a poker table) read as one card
+        across both; at the zoomed side each is its own."""
+        return closer + [d for d in farther if all(quad_iou(d.corners, c.corners) < 0.3 for c in closer)]
 
     def _zoom_side(self, shape: tuple[int, ...], found: list[Detection]) -> int | None:
         """The long side at which the cards ``found`` at :attr:`work_side` would be
         :data:`ZOOM_TO` px long, where they are smaller than :data:`ZOOM_BELOW` there and the photo
-        has the pixels (:data:`ZOOM_MAX` at most); None otherwise."""
+        has the pixels (:data:`ZOOM_MAX` at most); None otherwise. (A photo of
+        :data:`LARGE_PHOTO` px or more: :data:`LARGE_ZOOM_TO` and :data:`LARGE_ZOOM_BELOW`.)"""
         if not found:
             return None
-        scale = self.work_side / max(shape[0], shape[1])
+        long_side = max(shape[0], shape[1])
+        below, to = (LARGE_ZOOM_BELOW, LARGE_ZOOM_TO) if long_side >= LARGE_PHOTO else (ZOOM_BELOW, ZOOM_TO)
+        scale = self.work_side / long_side
         longs = [max(float(np.linalg.norm(d.corners[k] - d.corners[(k + 1) % 4])) for k in range(4)) * scale for d in found]
         small = float(np.median(longs))
-        if small >= ZOOM_BELOW:
+        if small >= below:
             return None
-        side = min(ZOOM_MAX, max(shape[0], shape[1]), int(round(self.work_side * ZOOM_TO / max(small, 1.0))))
+        side = min(ZOOM_MAX, long_side, int(round(self.work_side * to / max(small, 1.0))))
         return side if side > 1.4 * self.work_side else None
 
     def detect_at(self, image_bgr: np.ndarray, work_side: int, *,

@@ -154,11 +154,30 @@ def _one_outline_per_card(cards: list[CardInPhoto]) -> list[CardInPhoto]:
                     and quad_iou(cards[i].found.corners, cards[j].found.corners) >= SAME_CARD_TWICE:
                 gone.add(i)
                 break
+    cards = _named_once(cards, [i for i in named if i not in gone])
     if not gone:
         return cards
     new_index = {old: new for new, old in enumerate(i for i in range(len(cards)) if i not in gone)}
     return [replace(c, under=tuple(new_index[u] for u in c.under if u in new_index))
             for i, c in enumerate(cards) if i not in gone]
+
+
+def _named_once(cards: list[CardInPhoto], named: list[int]) -> list[CardInPhoto]:
+    """The cards with a card named at two places apart named at the surer one only; the other
+    is unsure, its reading naming the card in ``excluded`` (a contradiction the caller may
+    show). Why: a deck holds each card once, so one of the two reads is wrong, most likely the
+    less sure (in a 12 MP photo of a card table, of the kind ``bench/poker_table.py`` makes, a
+    card under a pair read from its strip as the nine of hearts lying in the row). ``named``: the indices of the named cards, surest first."""
+    seen: set[str] = set()
+    out = list(cards)
+    for i in named:
+        card = cards[i].reading.card
+        if card in seen:
+            r = cards[i].reading
+            out[i] = replace(cards[i], reading=replace(r, card=None, excluded=card))
+        elif card is not None:
+            seen.add(card)
+    return out
 
 
 #: A card lying under no found card, of whose crop less than this share is card pixels in the

@@ -126,20 +126,42 @@ def test_another_threshold_shares_the_session_and_finds_more(detector: CardDetec
 
 def test_small_cards_in_a_large_photo_are_read_again_closer(detector: CardDetector, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 3000 px photo whose cards read 21 px long at 512: the photo is read a third time at the
-    long side that makes them 48 px (1152), and what that finds is added. Cards of the size the
-    network knows, or a photo without the pixels, are not read again."""
+    long side that makes them 64 px (1536), and what that finds is added; a 1280×720 frame's
+    cards of 20 px are read closer at the side that makes them 48 px (1229). Cards of 35 px are
+    read closer in the large photo only, cards of 51 px in neither, and a photo without the
+    pixels is not read again."""
     from vision.detector import Detection
 
+    def asked_for(image: np.ndarray, long_px: float) -> list[int]:
+        scale = max(image.shape[:2]) / 512
+        card = Detection(rect(image.shape[1] / 2, image.shape[0] / 2, long_px * scale, long_px * scale / 1.4, 0), 0.8)
+        asked = _scripted(monkeypatch, {512: [card]})
+        detector.detect(image)
+        return asked
+
+    photo, frame = np.zeros((2000, 3000, 3), np.uint8), np.zeros((720, 1280, 3), np.uint8)
     small = Detection(rect(1500, 1000, 125, 89, 0), 0.8)  # 21.3 px long at 512
     more = Detection(rect(600, 900, 125, 89, 30), 0.6)
-    asked = _scripted(monkeypatch, {512: [small], 1152: [small, more]})
-    image = np.zeros((2000, 3000, 3), np.uint8)
-    assert [d.score for d in detector.detect(image)] == [0.8, 0.6]
-    assert asked == [512, 256, 1152]
-    large = Detection(rect(1500, 1000, 300, 214, 0), 0.8)  # 51 px long at 512
-    asked = _scripted(monkeypatch, {512: [large]})
-    assert len(detector.detect(image)) == 1
-    assert asked == [512, 256]
-    asked = _scripted(monkeypatch, {512: [Detection(rect(300, 200, 12, 9, 0), 0.8)]})
-    detector.detect(np.zeros((480, 640, 3), np.uint8))  # 10 px long at 512, but a 640 px photo
-    assert asked == [512, 256]
+    asked = _scripted(monkeypatch, {512: [small], 1536: [small, more]})
+    assert [d.score for d in detector.detect(photo)] == [0.8, 0.6]
+    assert asked == [512, 256, 1536]
+    assert asked_for(frame, 20) == [512, 256, 1229]
+    assert asked_for(photo, 35) == [512, 256, 936]
+    assert asked_for(frame, 35) == [512, 256]
+    assert asked_for(photo, 51) == [512, 256]
+    assert asked_for(np.zeros((480, 640, 3), np.uint8), 10) == [512, 256]  # small cards, but a 640 px photo
+
+
+def test_read_closer_two_cards_in_a_row_are_two_cards(detector: CardDetector, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cards lying side by side in a 4000 px photo read at 512 as one card across both (each
+    is 20 px long there, smaller than the network knows); read closer, each is its own card and
+    takes the place of the card across both. A card only the farther reading saw stays."""
+    from vision.detector import Detection
+
+    across = Detection(rect(1560, 1500, 230, 160, 0), 0.7)  # the two below, as one landscape card
+    left, right = Detection(rect(1500, 1500, 160, 110, 90), 0.9), Detection(rect(1620, 1500, 160, 110, 90), 0.85)
+    alone = Detection(rect(800, 700, 160, 110, 20), 0.5)
+    asked = _scripted(monkeypatch, {512: [across, alone], 1313: [left, right]})  # their median: 25 px long
+    found = detector.detect(np.zeros((3000, 4000, 3), np.uint8))
+    assert asked == [512, 256, 1313]
+    assert [d.score for d in found] == [0.9, 0.85, 0.5]

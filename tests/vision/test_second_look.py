@@ -105,10 +105,21 @@ def test_a_card_found_twice_is_reported_once() -> None:
     b = ident.CardInPhoto(_card(120, 95, 2), Reading("KD", 0.85))       # the same king, found again
     c = ident.CardInPhoto(_card(160, 100, 3), Reading("KS", 0.99), under=(3,))
     d = ident.CardInPhoto(_card(200, 100, 4), Reading("10S", 1.0))
-    far = ident.CardInPhoto(_card(400, 250, 5), Reading("KD", 0.9))     # apart: not this card again
+    far = ident.CardInPhoto(_card(400, 250, 5), Reading("JD", 0.9))
     kept = ident._one_outline_per_card([a, b, c, d, far])
-    assert [k.reading.card for k in kept] == ["KD", "KS", "10S", "KD"]
+    assert [k.reading.card for k in kept] == ["KD", "KS", "10S", "JD"]
     assert kept[0] is b or kept[0].found is b.found
     assert kept[1].under == (2,)  # the ten, now third
     unsure = ident.CardInPhoto(_card(102, 100, 6), Reading(None, 0.3))
     assert len(ident._one_outline_per_card([a, unsure])) == 2  # an unsure outline names no card twice
+
+
+def test_a_card_named_at_two_places_apart_is_named_at_the_surer_only() -> None:
+    """A deck holds each card once: of two outlines apart read as the same card, the less sure is
+    unsure and names the card it contradicts; both outlines stay (each is a card)."""
+    row = ident.CardInPhoto(_card(100, 100, 1), Reading("9H", 0.93))
+    pair = ident.CardInPhoto(_card(400, 250, 2), Reading("9H", 0.75))
+    other = ident.CardInPhoto(_card(250, 100, 3), Reading("QS", 0.99))
+    kept = ident._one_outline_per_card([pair, other, row])
+    assert [(k.reading.card, k.reading.excluded) for k in kept] == [(None, "9H"), ("QS", None), ("9H", None)]
+    assert kept[0].found is pair.found and kept[0].reading.confidence == 0.75
