@@ -79,10 +79,41 @@ def scene(rng: np.random.Generator, deck: dict[str, np.ndarray], surfaces: Any) 
     return _sensor(rng, canvas), labels, quads, shows
 
 
+def count(cards: list[Any], labels: list[str], quads: list[np.ndarray], groups: list[str],
+          tallies: dict[str, dict[str, int]]) -> list[tuple[int, str]]:
+    """Adds one photo's cards to ``tallies`` (group -> cards, right, wrong, unsure, missed), card
+    ``j`` (``labels[j]`` at ``quads[j]``) in group ``groups[j]``, as the module's docstring says;
+    returns each wrong read as (the index of the card its outline overlaps most, the card read)."""
+    from vision.detector import quad_iou
+
+    iou = np.array([[quad_iou(c.found.corners, q) for q in quads] for c in cards]).reshape(len(cards), len(quads))
+    right = set()
+    wrongs: list[tuple[int, str]] = []
+    for k, c in enumerate(cards):
+        if c.reading.card is None:
+            continue
+        j = labels.index(c.reading.card) if c.reading.card in labels else -1
+        if j >= 0 and iou[k, j] >= 0.5:
+            right.add(j)
+        else:
+            near = int(np.argmax(iou[k])) if len(quads) else 0
+            tallies[groups[near]]["wrong"] += 1
+            wrongs.append((near, c.reading.card))
+    for j, group in enumerate(groups):
+        t = tallies[group]
+        t["cards"] += 1
+        if j in right:
+            t["right"] += 1
+        elif any(iou[k, j] >= 0.5 for k in range(len(cards))):
+            t["unsure"] += 1
+        else:
+            t["missed"] += 1
+    return wrongs
+
+
 def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], surfaces: Any, scenes: int,
           seed: int) -> dict[str, Any]:
     """The tallies, for cards showing at least :data:`STRIP` of themselves and for the others."""
-    from vision.detector import quad_iou
     from vision.identify import identify
 
     rng = np.random.default_rng(seed)
@@ -98,28 +129,9 @@ def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], surfaces:
         t0 = time.perf_counter()
         cards = identify(image, clf, detector)
         ms.append((time.perf_counter() - t0) * 1000)
-        iou = np.array([[quad_iou(c.found.corners, q) for q in quads] for c in cards]).reshape(len(cards), len(quads))
-        right = set()
-        for k, c in enumerate(cards):
-            if c.reading.card is None:
-                continue
-            j = labels.index(c.reading.card) if c.reading.card in labels else -1
-            if j >= 0 and iou[k, j] >= 0.5:
-                right.add(j)
-            else:
-                near = int(np.argmax(iou[k])) if len(quads) else 0
-                tallies["shown" if shows[near] >= STRIP else "strips"]["wrong"] += 1
-                if os.environ.get("OVERLAPS_VERBOSE"):
-                    print(f"wrong: scene {made - 1}: {labels[near]} read as {c.reading.card}", file=sys.stderr)
-        for j, show in enumerate(shows):
-            t = tallies["shown" if show >= STRIP else "strips"]
-            t["cards"] += 1
-            if j in right:
-                t["right"] += 1
-            elif any(iou[k, j] >= 0.5 for k in range(len(cards))):
-                t["unsure"] += 1
-            else:
-                t["missed"] += 1
+        for near, read in count(cards, labels, quads, ["shown" if show >= STRIP else "strips" for show in shows], tallies):
+            if os.environ.get("OVERLAPS_VERBOSE"):
+                print(f"wrong: scene {made - 1}: {labels[near]} read as {read}", file=sys.stderr)
         if made % 50 == 0:
             print(f"  {made} of {scenes} scenes", file=sys.stderr, flush=True)
     return {"scenes": scenes, "ms": round(statistics.median(ms), 1), **tallies}

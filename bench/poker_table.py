@@ -1,18 +1,17 @@
 """A phone's full-size photo of a card table from above: a row of five and four overlapping pairs.
 
-    .venv/bin/python bench/poker_table.py [--scenes 20] [--seed 7] [--json]
+    .venv/bin/python bench/poker_table.py [--scenes 20] [--seed 7] [--size 4000x3000] [--heights 150-260] [--json]
 
 ``bench/photos.py`` lays its cards apart on a table that fills the frame, and ``bench/overlaps.py``
 reads small photos of one group of cards. A photo of a whole game from above is neither: a light
 table standing on a floor (the floor shows round it), a row of five cards lying close side by side
 in the middle, and at each of four seats a pair, the second card across the first with the first's
-corner index showing, all small in a 4000×3000 frame (150-260 px tall). Each scene is seeded and
+corner index showing, all small in a 4000×3000 frame (150-260 px tall; ``--size`` and ``--heights``
+for others, such as a 24 MP camera's 6000×4000 with 90-150 px cards). Each scene is seeded and
 uses the held-out deck designs (never trained on), with uneven light, a colour cast, sensor noise
 and JPEG.
 
-A card is *right* when ``identify`` names it with an outline overlapping its true outline by IoU
-0.5 or more; a named card that is not right is *wrong* (the referee would act on it); a card not
-named right is *unsure* where an outline overlaps it by 0.5 unnamed, else *missed*. Cards are
+Cards are *right*, *wrong*, *unsure* or *missed* as ``bench/overlaps.py`` counts them. Cards are
 counted apart by where they lie: the row, the card on top of a pair, the card under it. ``ms`` is
 the median time of ``identify`` per photo, one thread.
 Needs the held-out deck artwork (``models/README.md``: apt and npm packages).
@@ -130,7 +129,8 @@ def scene(rng: np.random.Generator, deck: dict[str, np.ndarray]) -> tuple[np.nda
 
 def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], scenes: int, seed: int) -> dict[str, Any]:
     """The tallies per role, and the median time per photo."""
-    from vision.detector import quad_iou
+    from overlaps import count  # the same rules for right, wrong, unsure and missed
+
     from vision.identify import identify
 
     rng = np.random.default_rng(seed)
@@ -141,25 +141,7 @@ def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], scenes: i
         t0 = time.perf_counter()
         cards = identify(image, clf, detector)
         ms.append((time.perf_counter() - t0) * 1000)
-        iou = np.array([[quad_iou(c.found.corners, q) for q in quads] for c in cards]).reshape(len(cards), len(quads))
-        right = set()
-        for k, c in enumerate(cards):
-            if c.reading.card is None:
-                continue
-            j = labels.index(c.reading.card) if c.reading.card in labels else -1
-            if j >= 0 and iou[k, j] >= 0.5:
-                right.add(j)
-            else:
-                tallies[roles[int(np.argmax(iou[k]))]]["wrong"] += 1
-        for j, role in enumerate(roles):
-            t = tallies[role]
-            t["cards"] += 1
-            if j in right:
-                t["right"] += 1
-            elif any(iou[k, j] >= 0.5 for k in range(len(cards))):
-                t["unsure"] += 1
-            else:
-                t["missed"] += 1
+        count(cards, labels, quads, roles, tallies)
         if made % 5 == 0:
             print(f"  {made} of {scenes} photos", file=sys.stderr, flush=True)
     return {"scenes": scenes, "ms": round(statistics.median(ms), 1), **tallies}
@@ -171,10 +153,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--model", type=Path, default=ROOT / "models" / "card_classifier.onnx")
     parser.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx")
+    parser.add_argument("--size", default="4000x3000", help="the photo's width and height (default 4000x3000)")
+    parser.add_argument("--heights", default="150-260", help="the cards' height in px, least and most (default 150-260)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
     args = parser.parse_args(argv)
     if args.scenes < 1:
         parser.error("--scenes must be 1 or more")
+    global SIZE, HEIGHTS
+    try:
+        w, h = (int(x) for x in args.size.lower().split("x"))
+        lo, hi = (float(x) for x in args.heights.split("-"))
+    except ValueError:
+        parser.error("--size is WIDTHxHEIGHT and --heights LEAST-MOST, such as 6000x4000 and 90-150")
+    if not (1000 <= min(w, h) and 40 <= lo <= hi <= min(w, h) / 6):
+        parser.error("--size needs 1000 px a side or more, and --heights 40 px or more, a sixth of the photo at most")
+    SIZE, HEIGHTS = (w, h), (lo, hi)
 
     import cv2
 

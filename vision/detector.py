@@ -45,6 +45,11 @@ ZOOM_MAX = 2048
 LARGE_PHOTO = 2000
 LARGE_ZOOM_BELOW = 40.0
 LARGE_ZOOM_TO = 64.0
+#: ... and where nothing, or fewer small cards than this, were found in it at :data:`WORK_SIDE`, at
+#: :data:`ZOOM_MAX`: a 90 px card in a 6000 px photo is 8 px at 512, too small to be seen at all,
+#: and the one or two finds there may be two cards read as one, larger than the cards are
+#: (``bench/poker_table.py --size 6000x4000 --heights 90-150``: right 4 -> 215 of 260, none wrong).
+LARGE_FEW = 3
 
 
 def quad_iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -173,11 +178,19 @@ class CardDetector:
         """The long side at which the cards ``found`` at :attr:`work_side` would be
         :data:`ZOOM_TO` px long, where they are smaller than :data:`ZOOM_BELOW` there and the photo
         has the pixels (:data:`ZOOM_MAX` at most); None otherwise. (A photo of
-        :data:`LARGE_PHOTO` px or more: :data:`LARGE_ZOOM_TO` and :data:`LARGE_ZOOM_BELOW`.)"""
-        if not found:
-            return None
+        :data:`LARGE_PHOTO` px or more: :data:`LARGE_ZOOM_TO` and :data:`LARGE_ZOOM_BELOW`; where
+        nothing, or fewer than :data:`LARGE_FEW` small cards, were found in it, :data:`ZOOM_MAX`.)"""
         long_side = max(shape[0], shape[1])
-        below, to = (LARGE_ZOOM_BELOW, LARGE_ZOOM_TO) if long_side >= LARGE_PHOTO else (ZOOM_BELOW, ZOOM_TO)
+        large = long_side >= LARGE_PHOTO
+        if not found:
+            return min(ZOOM_MAX, long_side) if large else None
+        below, to = (LARGE_ZOOM_BELOW, LARGE_ZOOM_TO) if large else (ZOOM_BELOW, ZOOM_TO)
+        side = self._zoom_to(long_side, found, below, to)
+        return min(ZOOM_MAX, long_side) if side is not None and large and len(found) < LARGE_FEW else side
+
+    def _zoom_to(self, long_side: int, found: list[Detection], below: float, to: float) -> int | None:
+        """The long side that makes the median card ``found`` at :attr:`work_side` ``to`` px long,
+        where it is under ``below`` px there; None otherwise."""
         scale = self.work_side / long_side
         longs = [max(float(np.linalg.norm(d.corners[k] - d.corners[(k + 1) % 4])) for k in range(4)) * scale for d in found]
         small = float(np.median(longs))

@@ -129,27 +129,37 @@ def test_small_cards_in_a_large_photo_are_read_again_closer(detector: CardDetect
     long side that makes them 64 px (1536), and what that finds is added; a 1280×720 frame's
     cards of 20 px are read closer at the side that makes them 48 px (1229). Cards of 35 px are
     read closer in the large photo only, cards of 51 px in neither, and a photo without the
-    pixels is not read again."""
+    pixels is not read again. A large photo where nothing, or fewer than three small cards, was
+    found is read at 2048."""
     from vision.detector import Detection
 
-    def asked_for(image: np.ndarray, long_px: float) -> list[int]:
+    def asked_for(image: np.ndarray, long_px: float, cards: int = 3) -> list[int]:
         scale = max(image.shape[:2]) / 512
-        card = Detection(rect(image.shape[1] / 2, image.shape[0] / 2, long_px * scale, long_px * scale / 1.4, 0), 0.8)
-        asked = _scripted(monkeypatch, {512: [card]})
+        found = [Detection(rect(image.shape[1] * (k + 1) / (cards + 1), image.shape[0] / 2, long_px * scale,
+                                long_px * scale / 1.4, 0), 0.8) for k in range(cards)]
+        asked = _scripted(monkeypatch, {512: found})
         detector.detect(image)
         return asked
 
     photo, frame = np.zeros((2000, 3000, 3), np.uint8), np.zeros((720, 1280, 3), np.uint8)
-    small = Detection(rect(1500, 1000, 125, 89, 0), 0.8)  # 21.3 px long at 512
-    more = Detection(rect(600, 900, 125, 89, 30), 0.6)
-    asked = _scripted(monkeypatch, {512: [small], 1536: [small, more]})
-    assert [d.score for d in detector.detect(photo)] == [0.8, 0.6]
+    small = [Detection(rect(500 * k, 1000, 125, 89, 0), 0.8) for k in (1, 2, 3)]  # 21.3 px long at 512
+    more = Detection(rect(600, 1500, 125, 89, 30), 0.6)
+    asked = _scripted(monkeypatch, {512: small, 1536: [*small, more]})
+    assert [d.score for d in detector.detect(photo)] == [0.8, 0.8, 0.8, 0.6]
     assert asked == [512, 256, 1536]
     assert asked_for(frame, 20) == [512, 256, 1229]
     assert asked_for(photo, 35) == [512, 256, 936]
     assert asked_for(frame, 35) == [512, 256]
     assert asked_for(photo, 51) == [512, 256]
+    assert asked_for(photo, 51, cards=1) == [512, 256]  # one large card: no closer look
+    assert asked_for(photo, 35, cards=2) == [512, 256, 2048]  # two small finds say little of the cards' size
     assert asked_for(np.zeros((480, 640, 3), np.uint8), 10) == [512, 256]  # small cards, but a 640 px photo
+    asked = _scripted(monkeypatch, {})
+    detector.detect(np.zeros((4000, 6000, 3), np.uint8))  # cards too small to be seen at 512 at all
+    assert asked == [512, 256, 2048]
+    asked = _scripted(monkeypatch, {})
+    detector.detect(frame)  # an empty frame is read no closer: its cards would be found at 512
+    assert asked == [512, 256]
 
 
 def test_read_closer_two_cards_in_a_row_are_two_cards(detector: CardDetector, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,7 +171,8 @@ def test_read_closer_two_cards_in_a_row_are_two_cards(detector: CardDetector, mo
     across = Detection(rect(1560, 1500, 230, 160, 0), 0.7)  # the two below, as one landscape card
     left, right = Detection(rect(1500, 1500, 160, 110, 90), 0.9), Detection(rect(1620, 1500, 160, 110, 90), 0.85)
     alone = Detection(rect(800, 700, 160, 110, 20), 0.5)
-    asked = _scripted(monkeypatch, {512: [across, alone], 1313: [left, right]})  # their median: 25 px long
+    other = Detection(rect(3000, 700, 160, 110, 20), 0.4)
+    asked = _scripted(monkeypatch, {512: [across, alone, other], 1600: [left, right, other]})  # their median: 20.5 px long
     found = detector.detect(np.zeros((3000, 4000, 3), np.uint8))
-    assert asked == [512, 256, 1313]
-    assert [d.score for d in found] == [0.9, 0.85, 0.5]
+    assert asked == [512, 256, 1600]
+    assert [d.score for d in found] == [0.9, 0.85, 0.5, 0.4]

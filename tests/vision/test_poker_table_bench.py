@@ -52,3 +52,9 @@ def test_a_photo_count_below_one_is_refused() -> None:
     bad = subprocess.run([sys.executable, str(ROOT / "bench" / "poker_table.py"), "--scenes", "0"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--scenes must be 1 or more" in bad.stderr
+
+
+def test_a_size_that_is_not_width_by_height_is_refused() -> None:
+    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "poker_table.py"), "--size", "6000"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--size is WIDTHxHEIGHT" in bad.stderr
