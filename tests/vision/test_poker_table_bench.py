@@ -14,15 +14,20 @@ import pytest
 from models.decks import decks
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
 needs_art = pytest.mark.skipif(len(decks(held_out=True)) < 3,
                                reason="held-out deck artwork missing (apt-get install gnome-cards-data kdegames-card-data-kf5)")
 
 
 def test_a_scene_is_a_row_of_five_and_four_pairs_each_under_card_s_corner_showing() -> None:
-    import poker_table
+    import importlib.util
 
     from vision.finder import overlap
+
+    # loaded from its file: bench/ on sys.path would hide the vision package behind bench/vision.py
+    spec = importlib.util.spec_from_file_location("poker_table", ROOT / "bench" / "poker_table.py")
+    assert spec is not None and spec.loader is not None
+    poker_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(poker_table)
 
     deck = {f"{r}S": np.full((140, 100, 4), 255, np.uint8) for r in "A23456789"} | \
         {f"{r}H": np.full((140, 100, 4), 255, np.uint8) for r in "A23456789"}
