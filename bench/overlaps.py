@@ -137,39 +137,61 @@ def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], surfaces:
     return {"scenes": scenes, "ms": round(statistics.median(ms), 1), **tallies}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenes", type=int, default=300, help="scenes to make and read (default 300)")
-    parser.add_argument("--seed", type=int, default=12345)
+def arguments(description: str, scenes: int, seed: int, what: str = "scenes to make and read") -> argparse.ArgumentParser:
+    """The options every bench of made-up scenes of the held-out decks takes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--scenes", type=int, default=scenes, help=f"{what} (default {scenes})")
+    parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument("--model", type=Path, default=ROOT / "models" / "card_classifier.onnx")
     parser.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
-    args = parser.parse_args(argv)
-    if args.scenes < 1:
-        parser.error("--scenes must be 1 or more")
+    return parser
 
+
+def load(bench: str, args: argparse.Namespace) -> tuple[list[Any], list[dict[str, np.ndarray]], Any, Any] | int:
+    """The held-out decks, their faces, the reader and the detector; or the exit code, having said
+    why on stderr (1: the artwork is missing, 2: a model will not load)."""
     import cv2
 
     from models.decks import decks, load_deck
-    from models.scenes import Surfaces
     from vision.classifier import CardClassifier
     from vision.detector import CardDetector
 
     cv2.setNumThreads(1)
     held = decks(held_out=True)
     if len(held) < 3:
-        print("bench/overlaps.py: held-out deck artwork missing (apt and npm packages: models/README.md)", file=sys.stderr)
+        print(f"{bench}: held-out deck artwork missing (apt and npm packages: models/README.md)", file=sys.stderr)
         return 1
     art = [{k: v for k, v in load_deck(d).items() if k != "back"} for d in held]
-    walls = sorted(p for p in WALLPAPERS.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")) \
-        if WALLPAPERS.is_dir() else []
-    surfaces = Surfaces.from_folders([], walls)
     try:
-        clf = CardClassifier(args.model, threads=1)
-        detector = CardDetector(args.detector, threads=1)
+        return held, art, CardClassifier(args.model, threads=1), CardDetector(args.detector, threads=1)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def tally_line(what: str, t: dict[str, int]) -> str:
+    """One group's tallies, as the benches print them."""
+    n = max(1, t["cards"])
+    return (f"{what}: cards {t['cards']}, right {t['right']} ({100 * t['right'] / n:.1f} %), wrong {t['wrong']}, "
+            f"unsure {t['unsure']}, missed {t['missed']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments(__doc__.splitlines()[0], scenes=300, seed=12345)
+    args = parser.parse_args(argv)
+    if args.scenes < 1:
+        parser.error("--scenes must be 1 or more")
+    loaded = load("bench/overlaps.py", args)
+    if isinstance(loaded, int):
+        return loaded
+    held, art, clf, detector = loaded
+
+    from models.scenes import Surfaces
+
+    walls = sorted(p for p in WALLPAPERS.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")) \
+        if WALLPAPERS.is_dir() else []
+    surfaces = Surfaces.from_folders([], walls)
     figures = score(clf, detector, art, surfaces, args.scenes, args.seed)
     if args.json:
         print(json.dumps(figures))
@@ -177,10 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
           f"decks: {', '.join(d.name for d in held)}; surfaces: {len(surfaces.images)} photographs and procedural tables")
     for kind, what in (("shown", "a quarter or more showing"), ("strips", "less than a quarter showing")):
-        t = figures[kind]
-        n = max(1, t["cards"])
-        print(f"{what}: cards {t['cards']}, right {t['right']} ({100 * t['right'] / n:.1f} %), wrong {t['wrong']}, "
-              f"unsure {t['unsure']}, missed {t['missed']}")
+        print(tally_line(what, figures[kind]))
     print(f"scenes {figures['scenes']}, {figures['ms']} ms/scene")
     return 0
 

@@ -24,7 +24,6 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
@@ -148,14 +147,11 @@ def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], scenes: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenes", type=int, default=20, help="photos to make and read (default 20)")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--model", type=Path, default=ROOT / "models" / "card_classifier.onnx")
-    parser.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx")
+    from overlaps import arguments, load, tally_line
+
+    parser = arguments(__doc__.splitlines()[0], scenes=20, seed=7, what="photos to make and read")
     parser.add_argument("--size", default="4000x3000", help="the photo's width and height (default 4000x3000)")
     parser.add_argument("--heights", default="150-260", help="the cards' height in px, least and most (default 150-260)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
     args = parser.parse_args(argv)
     if args.scenes < 1:
         parser.error("--scenes must be 1 or more")
@@ -168,25 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (1000 <= min(w, h) and 40 <= lo <= hi <= min(w, h) / 6):
         parser.error("--size needs 1000 px a side or more, and --heights 40 px or more, a sixth of the photo at most")
     SIZE, HEIGHTS = (w, h), (lo, hi)
-
-    import cv2
-
-    from models.decks import decks, load_deck
-    from vision.classifier import CardClassifier
-    from vision.detector import CardDetector
-
-    cv2.setNumThreads(1)
-    held = decks(held_out=True)
-    if len(held) < 3:
-        print("bench/poker_table.py: held-out deck artwork missing (apt and npm packages: models/README.md)", file=sys.stderr)
-        return 1
-    art = [{k: v for k, v in load_deck(d).items() if k != "back"} for d in held]
-    try:
-        clf = CardClassifier(args.model, threads=1)
-        detector = CardDetector(args.detector, threads=1)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    loaded = load("bench/poker_table.py", args)
+    if isinstance(loaded, int):
+        return loaded
+    held, art, clf, detector = loaded
     figures = score(clf, detector, art, args.scenes, args.seed)
     if args.json:
         print(json.dumps(figures))
@@ -194,10 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
           f"decks: {', '.join(d.name for d in held)}; {SIZE[0]}×{SIZE[1]}, cards {HEIGHTS[0]:.0f}-{HEIGHTS[1]:.0f} px")
     for role in ROLES:
-        t = figures[role]
-        n = max(1, t["cards"])
-        print(f"{role}: cards {t['cards']}, right {t['right']} ({100 * t['right'] / n:.1f} %), wrong {t['wrong']}, "
-              f"unsure {t['unsure']}, missed {t['missed']}")
+        print(tally_line(role, figures[role]))
     print(f"photos {figures['scenes']}, {figures['ms']} ms/photo")
     return 0
 
