@@ -610,3 +610,41 @@ def test_a_card_put_under_its_neighbour_for_an_unsure_first_read_lies_on_it_once
     monkeypatch.setattr(ident, "surer_of", lambda _a, _b: None)
     ten, jack, cards = ten_and_jack()
     assert cards[ten].reading.card is None and cards[jack].reading.card is None
+
+
+def test_an_unsure_card_goes_under_a_surer_card_named_later_and_is_read_from_what_shows() -> None:
+    """The card on top of a pair named only by a later step (here: as it comes) had not been
+    sure enough to lie on the card under it; once it is, the unsure card under it lies under it
+    and is read again from what shows of it. A card apart, one named less surely, or one it lies
+    on, puts nothing under it."""
+    from vision.classifier import Reading
+    from vision.finder import FoundCard
+    from vision.identify import COMPLETED_SURE, CardInPhoto, _read_resettled
+
+    class Reader:
+        asked: list[int] = []
+
+        def classify_with_index(self, crops: list[np.ndarray]) -> tuple[list[Reading], None]:
+            self.asked.append(len(crops))
+            return [Reading("3H", COMPLETED_SURE + 0.1, (("3H", COMPLETED_SURE + 0.1),))] * len(crops), None
+
+    image = np.full((400, 500, 3), 90, np.uint8)
+
+    def card(x: float, reading: Reading, under: tuple[int, ...] = ()) -> CardInPhoto:
+        quad = _rect(x, 100, x + 120, 270)
+        return CardInPhoto(FoundCard(corners=quad, crop=np.full((88, 64, 3), 200, np.uint8), score=0.9, cue="network"),
+                           reading, under=under)
+
+    unsure = Reading(None, 0.43, (("3H", 0.43), ("9H", 0.3)))
+    nine = Reading("9H", 0.97, (("9H", 0.97),))
+    reader = Reader()
+    low, top = _read_resettled(image, reader, [card(100, unsure), card(160, nine)])  # type: ignore[arg-type]
+    assert low.under == (1,) and low.reading.card == "3H" and top.under == ()
+    assert low.box[2] <= 165  # what shows of it ends where the nine begins
+    apart = [card(100, unsure), card(300, nine)]
+    less_sure = [card(100, unsure), card(160, Reading("9H", 0.5, (("9H", 0.5),)))]
+    lying_on = [card(100, unsure), card(160, nine, under=(0,))]
+    reader.asked.clear()
+    for cards in (apart, less_sure, lying_on):
+        assert _read_resettled(image, reader, cards) is cards  # type: ignore[arg-type]
+    assert reader.asked == []
