@@ -168,7 +168,8 @@ def _named_once(cards: list[CardInPhoto], named: list[int]) -> list[CardInPhoto]
     is unsure, its reading naming the card in ``excluded`` (a contradiction the caller may
     show). Why: a deck holds each card once, so one of the two reads is wrong, most likely the
     less sure (in a 12 MP photo of a card table, of the kind ``bench/poker_table.py`` makes, a
-    card under a pair read from its strip as the nine of hearts lying in the row). ``named``: the indices of the named cards, surest first."""
+    card under a pair read from its strip as the nine of hearts lying in the row). ``named``:
+    the indices of the named cards, surest first."""
     seen: set[str] = set()
     out = list(cards)
     for i in named:
@@ -291,11 +292,18 @@ def _read_detected(image_bgr: np.ndarray, classifier: CardClassifier, cards: lis
     for j in lower:
         under_j = tuple(sorted({*out[j].under, *(i for i in now_on if j in cards[i].under)}))
         out[j] = replace(out[j], under=under_j, box=shown_box(out[j].found.corners, [out[k].found.corners for k in under_j], size))
-    shown = {j: shown_in_crop(image_bgr.shape, out[j].found.corners, [out[k].found.corners for k in out[j].under])
-             for j in lower if out[j].reading.card is None}
-    readings = reread_from_what_shows([c.found.crop for c in out], [c.reading for c in out], shown,
-                                      _completed_reader(classifier), {j: out[j].under for j in shown})
-    return [c if r is c.reading else replace(c, reading=r) for c, r in zip(out, readings, strict=True)]
+    return _read_from_what_shows(image_bgr, classifier, out, [j for j in lower if out[j].reading.card is None])
+
+
+def _read_from_what_shows(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto],
+                          which: Sequence[int]) -> list[CardInPhoto]:
+    """The cards with each of ``which`` read again from what shows of it, not under the cards
+    lying on it (:func:`reread_from_what_shows`)."""
+    shown = {j: shown_in_crop(image_bgr.shape, cards[j].found.corners, [cards[k].found.corners for k in cards[j].under])
+             for j in which}
+    readings = reread_from_what_shows([c.found.crop for c in cards], [c.reading for c in cards], shown,
+                                      _completed_reader(classifier), {j: cards[j].under for j in shown})
+    return [c if r is c.reading else replace(c, reading=r) for c, r in zip(cards, readings, strict=True)]
 
 
 def _read_resettled(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto]) -> list[CardInPhoto]:
@@ -317,13 +325,8 @@ def _read_resettled(image_bgr: np.ndarray, classifier: CardClassifier, cards: li
         if on:
             under = tuple(sorted({*c.under, *on}))
             out[i] = replace(c, under=under, box=shown_box(c.found.corners, [cards[k].found.corners for k in under], size))
-    shown = {i: shown_in_crop(image_bgr.shape, out[i].found.corners, [out[k].found.corners for k in out[i].under])
-             for i in range(len(out)) if out[i].under != cards[i].under}
-    if not shown:
-        return cards
-    readings = reread_from_what_shows([c.found.crop for c in out], [c.reading for c in out], shown,
-                                      _completed_reader(classifier), {i: out[i].under for i in shown})
-    return [c if r is c.reading else replace(c, reading=r) for c, r in zip(out, readings, strict=True)]
+    moved = [i for i in range(len(out)) if out[i].under != cards[i].under]
+    return _read_from_what_shows(image_bgr, classifier, out, moved) if moved else cards
 
 
 def _read_narrower(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto]) -> list[CardInPhoto]:
