@@ -57,10 +57,12 @@ class FoundCard:
     """One card in the photo: ``corners`` (4×2 float32, image pixels, clockwise from the card's
     top-left, portrait) and ``crop`` (canonical-size BGR warp). ``score`` (0..1) says how card-like
     the outline was; ``cue`` names whose outline it is ("colour" or "edges": a contour cue's;
-    "network": the detector's rectangle fitted to the photo's edges). ``detected`` is the
-    detector's fitted rectangle where a cue's outline of the same card was kept over it though the
-    two disagree (a cue's blob can take in a neighbour in a pile): the other guess at the card,
-    for a reader left unsure by the first."""
+    "network": the detector's rectangle fitted to the photo's edges). ``detected`` is the other
+    guess at the card, for a reader left unsure by the first: the detector's fitted rectangle
+    where a cue's outline of the same card was kept over it though the two disagree (a cue's blob
+    can take in a neighbour in a pile), or the detector's own rectangle where fitting it to the
+    photo's edges moved it far (onto a court card's picture frame, onto a neighbour's edge in a
+    fan)."""
 
     corners: np.ndarray
     crop: np.ndarray
@@ -424,6 +426,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
         detected = None
         if cue == "network":
             corners = _fitted(image_bgr, quad / scale)
+            detected = _moved_far(quad / scale, corners)
         else:
             corners = _snap_to_edges(image_bgr, quad / scale)
             if network is not None and quad_iou(network / scale, corners) < _AGREE:
@@ -434,6 +437,7 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
                 other = _fitted(image_bgr, network / scale)
                 if edge_support(image_bgr, other) > _CLEARLY_BETTER * edge_support(image_bgr, corners):
                     corners, cue = other, "network"
+                    detected = _moved_far(network / scale, other)
                 else:
                     detected = other
         found.append(FoundCard(corners=corners.astype(np.float32), crop=warp_card(image_bgr, corners),
@@ -446,6 +450,15 @@ def reading_order(height: int) -> Callable[[FoundCard], tuple[int, float]]:
     """Sort key for the cards of a photo ``height`` px tall: in rows an eighth of it high, top
     to bottom, each left to right (how a person reads them out)."""
     return lambda f: (round(f.centre[1] / max(height / 8, 1)), f.centre[0])
+
+
+def _moved_far(rough: np.ndarray, fitted: np.ndarray) -> np.ndarray | None:
+    """The detector's own rectangle ``rough`` where fitting it to the photo's edges moved it far
+    from where the network put it (IoU below :data:`_AGREE`), else None: the fit can land on a
+    court card's picture frame or a neighbour's edge in a fan, and the rectangle is then the
+    other guess at the card (:attr:`FoundCard.detected`)."""
+    rough = order_corners(np.asarray(rough, np.float32))
+    return rough if quad_iou(rough, fitted) < _AGREE else None
 
 
 def _fitted(image_bgr: np.ndarray, rough: np.ndarray) -> np.ndarray:

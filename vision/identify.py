@@ -255,44 +255,61 @@ def _read_past_the_frame(image_bgr: np.ndarray, classifier: CardClassifier,
 
 
 def _read_detected(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto]) -> list[CardInPhoto]:
-    """Each card left unsure read again from the detector's rectangle where the finder kept a
-    contour cue's outline over it (:attr:`vision.finder.FoundCard.detected`); where that names a
-    card no other find is named as, the rectangle becomes its outline. Why: where cards lie in a
-    pile, the colour cue's blob takes in the cards under the one on top, and the detector's
-    rectangle, though its edges are weaker, is the card's.
+    """Each card left unsure read again from the finder's other guess at it
+    (:attr:`vision.finder.FoundCard.detected`: the detector's rectangle where a contour cue's
+    outline was kept over it, or where fitting it to the photo's edges moved it far); where that
+    names a card no other find is named as, the rectangle becomes its outline. Why: where cards
+    lie in a pile, the colour cue's blob takes in the cards under the one on top, and a fit can
+    land on a court card's picture frame or a neighbour's edge; the detector's rectangle, though
+    its edges are weaker, is the card's.
 
-    A card that was put under others is named so only where its new read is sure enough to lie on
-    each of them (:func:`vision.occlusion.surer_of`): which card lies on top was settled from the
-    first reads, and a card read unsure only for its outline went under a neighbour it lies on. It
-    then lies on them, and each of them left unsure is read again from what shows of it
-    (:func:`reread_from_what_shows`). (On ``bench/overlaps.py``: 7 more of 580 cards named, none
-    wrongly; on the labelled train/ photos a ten and the jack under it in a row, both held back;
-    on ``bench/photos.py`` nothing changed.)"""
+    Which card lies on which was settled from the first outlines and reads, so it is settled again
+    for each card given a new outline (:func:`_relayered`), and each card it now lies on that is
+    still unsure is read again from what shows of it (:func:`reread_from_what_shows`). (On
+    ``bench/overlaps.py``: 14 more of 580 cards named, none wrongly; on the labelled train/
+    photos a ten and the jack under it in a row, a jack fitted to its picture frame and a jack in a
+    fan; on ``bench/photos.py`` nothing changed.)"""
     todo = [(i, c.found.detected) for i, c in enumerate(cards)
             if c.reading.card is None and not c.reading.face_down and c.found.detected is not None]
     if not todo:
         return cards
     crops = [warp_card(image_bgr, quad) for _i, quad in todo]
-    size = (image_bgr.shape[1], image_bgr.shape[0])
     named = {c.reading.card for c in cards}
     out = list(cards)
-    now_on: list[int] = []  # cards that lie on the ones they were put under
+    moved: list[int] = []
     for (i, quad), crop, reading in zip(todo, crops, classifier.classify(crops), strict=True):
         if reading.card is None or reading.card in named:
             continue
-        if any(surer_of(reading.confidence, cards[j].reading.confidence) != 0 or overlap(quad, cards[j].found.corners) <= 0
-               for j in cards[i].under):
-            continue
         named.add(reading.card)
-        out[i] = replace(cards[i], found=replace(cards[i].found, corners=quad, crop=crop, cue="network"),
-                         reading=reading, box=shown_box(quad, [], size), under=())
-        if cards[i].under:
-            now_on.append(i)
-    lower = sorted({j for i in now_on for j in cards[i].under})
-    for j in lower:
-        under_j = tuple(sorted({*out[j].under, *(i for i in now_on if j in cards[i].under)}))
-        out[j] = replace(out[j], under=under_j, box=shown_box(out[j].found.corners, [out[k].found.corners for k in under_j], size))
+        moved.append(i)
+        out[i] = replace(cards[i], found=replace(cards[i].found, corners=quad, crop=crop, cue="network"), reading=reading)
+    if not moved:
+        return cards
+    out, lower = _relayered(image_bgr, out, moved)
     return _read_from_what_shows(image_bgr, classifier, out, [j for j in lower if out[j].reading.card is None])
+
+
+def _relayered(image_bgr: np.ndarray, cards: list[CardInPhoto], moved: Sequence[int]) -> tuple[list[CardInPhoto], list[int]]:
+    """The cards with which lies on which settled again for each of ``moved`` (cards given a new
+    outline and reading), as :func:`vision.occlusion.what_shows` settles it for the whole photo
+    (the surer read on top, else the sharper edges); the other cards keep the order between them.
+    Also the cards that a moved card now lies on and did not before."""
+    shows = what_shows(image_bgr, [c.found.corners for c in cards], sureness=[c.reading.confidence for c in cards])
+    size = (image_bgr.shape[1], image_bgr.shape[0])
+    unders = [set(c.under) for c in cards]
+    for i in moved:
+        unders[i] = set(shows[i].under)
+        for j in range(len(cards)):
+            if j != i:
+                unders[j].discard(i)
+                if i in shows[j].under:
+                    unders[j].add(i)
+    out = [c if unders[k] == set(c.under) and k not in moved else
+           replace(c, under=tuple(sorted(unders[k])),
+                   box=shown_box(c.found.corners, [cards[u].found.corners for u in sorted(unders[k])], size))
+           for k, c in enumerate(cards)]
+    lower = [j for j in range(len(cards)) if j not in moved and unders[j] - set(cards[j].under)]
+    return out, lower
 
 
 def _read_from_what_shows(image_bgr: np.ndarray, classifier: CardClassifier, cards: list[CardInPhoto],
