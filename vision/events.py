@@ -9,17 +9,17 @@ How a frame is handled (and why it is cheap):
 2. **Analysis only when a zone has been still**, at half of ``stable_s`` and again at
    ``stable_s``, and only when its pixels differ from what was last committed. The zone (plus a
    margin) is rectified to the table plane at 1 px/mm, so a card is always about 63 × 88 px.
-   The cards in it are found by :func:`vision.finder.find_cards`, the finder that
+   The cards in it are found and read by :func:`vision.identify.identify`, the pipeline that
    ``loo-table identify`` runs on photos and ``bench/realphotos.py`` scores on real ones (with
-   the learned detector when the watcher is given one: cards that touch or overlap). Knowing the
-   scale adds two checks a photo cannot have: a find that is not card-sized is dropped, and a
-   blob of the zone's foreground that no card explains and that was not there at the zone's
+   the learned detector when the watcher is given one: cards that touch or overlap, a card
+   under another read from what shows of it), its reader holding the zone's exclusions. Knowing
+   the scale adds two checks a photo cannot have: a find that is not card-sized is dropped, and
+   a blob of the zone's foreground that no card explains and that was not there at the zone's
    last commit (a hand, a sleeve, a shadow) makes the zone *obstructed*, which changes nothing.
    Clutter that lay there all along (a book, a glass, a patterned cloth) obstructs nothing.
-3. **Classification, batched**: every card crop of the frame goes to the classifier in one
-   call; crops are warped from the full-resolution image straight to the canonical size. A card
-   that another card of its zone lies on is read again from what shows of it, completed by its
-   half turn, as ``identify`` reads a photo's (:func:`vision.identify.read_covered`).
+3. **Blobs the finder missed**: a card-shaped blob of a zone's foreground that no found card
+   explains is read too, all such blobs of the frame in one call, each crop warped from the
+   full-resolution image straight to the canonical size.
 4. **Commit** when the two analyses of one still run agree; the difference between the old and
    the new content of the zone becomes events. The same face in two zones is a ``conflict``;
    once the other copy goes, it becomes an ordinary ``card_placed``.
@@ -37,12 +37,11 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from vision.classifier import Reading
 from vision.detector import CardDetector
 from vision.event_types import EVENT_KINDS, VisionEvent
-from vision.finder import FoundCard, find_cards, order_corners, warp_card
+from vision.finder import order_corners, warp_card
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
-from vision.identify import read_covered
+from vision.identify import CardInPhoto, identify
 
 __all__ = ["EVENT_KINDS", "VisionEvent", "Reader", "Content", "TableWatcher", "crop_card"]
 
@@ -93,10 +92,10 @@ class _ZoneState:
 @dataclass
 class _Observation:
     content: Content | None  # None: obstructed (a hand, a shadow, overlapping cards)
-    crops: list[np.ndarray] = field(default_factory=list)
+    readings: list[Any] = field(default_factory=list)  # per card: identify's reading, None for a blob it missed
+    crops: list[np.ndarray] = field(default_factory=list)  # per blob the finder missed: its crop, read with the frame's batch
     grey: np.ndarray | None = None  # the rectified zone, grey and blurred: the next look's reference
-    sure: list[bool] = field(default_factory=list)  # per crop: the finder traced its outline clearly
-    outlines: list[np.ndarray] = field(default_factory=list)  # per crop: the corners it was warped from (image px)
+    sure: list[bool] = field(default_factory=list)  # per card: the finder traced its outline clearly
 
 
 class TableWatcher:
@@ -105,11 +104,12 @@ class TableWatcher:
     Keyword-only tuning: ``stable_s`` (seconds a zone must lie still before its content counts),
     ``motion_threshold`` (grey levels on the small image), ``motion_fraction`` (share of a zone's
     small pixels that must change to count as motion), ``px_per_mm`` (rectification scale),
-    ``crop_scale`` (the crop is the card shrunk by this factor about its centre), ``detector``
-    (the learned card detector the finder merges with its contour cues, as ``identify`` does),
-    ``exclusions`` (zone name -> cards that cannot lie there now; the caller knows why, e.g. the
-    referee passes the cards already seen in the deal: the classifier drops them before its
-    open-set rule and reads the crops of a frame jointly, see ``vision.classifier.decide``).
+    ``crop_scale`` (a missed blob's crop is the blob shrunk by this factor about its centre),
+    ``detector`` (the learned card detector the finder merges with its contour cues, as
+    ``identify`` does), ``exclusions`` (zone name -> cards that cannot lie there now; the caller
+    knows why, e.g. the referee passes the cards already seen in the deal: the classifier drops
+    them before its open-set rule and reads the crops of each batch jointly, see
+    ``vision.classifier.decide``).
     """
 
     def __init__(self, layout: TableLayout, calibration: Calibration, classifier: Reader, *,
@@ -167,13 +167,14 @@ class TableWatcher:
         if not due:
             return []
         observations = [self._observe(image, zs) for zs in due]
+        # the blobs the finder missed, of every zone, read in one batch
         crops = [c for ob in observations for c in ob.crops]
-        readings = self._classify(crops, [zs.zone.name for zs, ob in zip(due, observations, strict=True)
-                                          for _ in ob.crops])
-        readings = self._read_covered(image, due, observations, readings)
+        blob_reads = iter(self._classify(crops, [zs.zone.name for zs, ob in zip(due, observations, strict=True)
+                                                 for _ in ob.crops]))
+        readings = [next(blob_reads) if r is None else r for ob in observations for r in ob.readings]
         sure = [s for ob in observations for s in ob.sure]
         self.stats["analyses"] += len(due)
-        self.stats["crops"] += len(crops)
+        self.stats["crops"] += len(readings)
         i = 0
         updates: list[tuple[_ZoneState, Content]] = []
         for zs, ob in zip(due, observations, strict=True):
@@ -186,9 +187,10 @@ class TableWatcher:
                 continue
             zs.obstructed = False
             content = ob.content
-            for reading, outline_sure in zip(readings[i:i + len(ob.crops)], sure[i:i + len(ob.crops)], strict=True):
+            n = len(ob.readings)
+            for reading, outline_sure in zip(readings[i:i + n], sure[i:i + n], strict=True):
                 self._add_reading(content, reading, outline_sure)
-            i += len(ob.crops)
+            i += n
             if zs.checks_done == 0 and self.stable_s > 0:
                 zs.first = content  # the second look, at stable_s, must agree with this one
                 zs.checks_done = 1
@@ -206,25 +208,9 @@ class TableWatcher:
             updates.append((zs, content))
         return self._commit(updates, ts)
 
-    def _read_covered(self, image: np.ndarray, due: list[_ZoneState], observations: list[_Observation],
-                      readings: list[Any]) -> list[Any]:
-        """Each card of a zone that another card there lies on, read again from what shows of it
-        (:func:`vision.identify.read_covered`), as ``identify`` reads a photo's: the table runs what
-        ``bench/realphotos.py`` measures. A reader without sureness (a scripted one) is left as it is."""
-        out, i = list(readings), 0
-        for zs, ob in zip(due, observations, strict=True):
-            n = len(ob.crops)
-            if n >= 2 and all(isinstance(r, Reading) for r in readings[i:i + n]):
-                def read(crops: list[np.ndarray], zone: str = zs.zone.name) -> tuple[list[Reading], list[Reading] | None]:
-                    with_index = getattr(self.classifier, "classify_with_index", None)
-                    if with_index is None:  # a reader without corner-index members
-                        return self._classify(crops, [zone] * len(crops)), None
-                    exclude = None if self.exclusions is None else frozenset(self.exclusions(zone))
-                    return with_index(crops, exclude=exclude)  # type: ignore[no-any-return]
-
-                out[i:i + n] = read_covered(image, ob.outlines, ob.crops, readings[i:i + n], read)
-            i += n
-        return out
+    def _zone_reader(self, zone: str) -> _ExcludingReader:
+        """The reader as ``identify`` asks it in ``zone``: with the zone's exclusions."""
+        return _ExcludingReader(self.classifier, None if self.exclusions is None else frozenset(self.exclusions(zone)))
 
     def _classify(self, crops: list[np.ndarray], zones: list[str]) -> list[Any]:
         if not crops:
@@ -318,29 +304,32 @@ class TableWatcher:
             self._maps[zone.name] = maps
         rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         grey = cv2.GaussianBlur(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY), (5, 5), 0)
-        found = self._cards_in(rect, grey, zs.committed_rect)
+        found = self._cards_in(rect, grey, zs.committed_rect, zone.name)
         if found is None:
             return _Observation(None)
         content = Content()
         crops: list[np.ndarray] = []
         sure: list[bool] = []
-        outlines: list[np.ndarray] = []
-        for quad, clear in zip(*found, strict=True):
+        readings: list[Any] = []
+        for quad, clear, reading in zip(*found, strict=True):
             centre_mm = quad.mean(axis=0) / r + [x0, y0]
             if not zone.contains((float(centre_mm[0]), float(centre_mm[1]))):
                 continue
-            quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
-            corners = order_corners(self.calibration.to_image(quad / r + [x0, y0]).astype(np.float32))
-            crops.append(warp_card(image, corners, self.canonical_size))
+            if reading is None:  # a blob the finder missed: cropped from the full-resolution image
+                quad = quad.mean(axis=0) + (quad - quad.mean(axis=0)) * self.crop_scale
+                corners = order_corners(self.calibration.to_image(quad / r + [x0, y0]).astype(np.float32))
+                crops.append(warp_card(image, corners, self.canonical_size))
             sure.append(clear)
-            outlines.append(corners)
-        return _Observation(content, crops, grey, sure, outlines)
+            readings.append(reading)
+        return _Observation(content, readings, crops, grey, sure)
 
-    def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None
-                  ) -> tuple[list[np.ndarray], list[bool]] | None:
+    def _cards_in(self, rect: np.ndarray, grey: np.ndarray, reference: np.ndarray | None, zone: str
+                  ) -> tuple[list[np.ndarray], list[bool], list[Any]] | None:
         """The cards of a rectified zone image (corners in its pixels) and, per card, whether the
-        finder traced its outline clearly (`FoundCard.clear`: only such crops may teach the deck),
-        or None when something that is not a card came into it. The product's finder gives the cards; the zone's own
+        finder traced its outline clearly (`FoundCard.clear`: only such crops may teach the deck)
+        and ``identify``'s reading of it (None for a blob the finder missed, read with the frame's
+        batch), or None when something that is not a card came into it. ``identify`` finds and
+        reads the cards, as it does a photo's, with the zone's exclusions (``zone``); the zone's own
         foreground blobs (:func:`zone_blobs`) add any card-shaped blob the finder missed, and a
         blob no card explains obstructs the zone when it is new: when the zone looked different
         there at its last commit (``reference``). A book, a glass or the pattern of a real table
@@ -354,24 +343,28 @@ class TableWatcher:
         # where that finds no card it reads again at 84 px too (409 -> 414 of the 527 train/
         # cards named; reading every zone twice named 2 more for 40 % more time a frame)
         sides = [int(np.ceil(max(rect.shape[:2]) * px / ch / 16) * 16) for px in ZONE_CARD_PX]
-        cards: list[FoundCard] = []
+        cards: list[CardInPhoto] = []
+        reader = self._zone_reader(zone)
         for read in (sides[:1], sides):
-            cards = [f for f in find_cards(rect, detector=self.detector, detector_side=read, min_card_px=int(0.6 * cw))
-                     if _card_sized(f.corners, cw, ch)]
+            # identify asks its reader for classify (and classify_with_index) only, as this one answers them
+            cards = [c for c in identify(rect, reader, self.detector, look_again=False,  # type: ignore[arg-type]
+                                         detector_side=read, min_card_px=int(0.6 * cw))
+                     if _card_sized(c.found.corners, cw, ch)]
             if cards or self.detector is None:
                 break
-        found = [f.corners.astype(np.float64) for f in cards]
+        found = [c.found.corners.astype(np.float64) for c in cards]
         extra = [b for b in blobs if all(_centre_inside(b.mean(axis=0), f) is False for f in found)]
         quads = found + extra
-        clear = [f.clear for f in cards] + [False] * len(extra)  # a blob the finder missed: not clear
+        clear = [c.found.clear for c in cards] + [False] * len(extra)  # a blob the finder missed: not clear
+        read_as: list[Any] = [c.reading for c in cards] + [None] * len(extra)
         others = [o for o in others if not any(_centre_inside(np.array(o[4]), q) for q in quads)]
         if reference is None or reference.shape != grey.shape:
-            return quads, clear
+            return quads, clear, read_as
         changed = cv2.absdiff(grey, reference) > 2 * self.motion_threshold
         for x0, y0, x1, y1, _centre in others:
             if changed[y0:y1, x0:x1].mean() > 0.25:
                 return None
-        return quads, clear
+        return quads, clear, read_as
 
     @staticmethod
     def _add_reading(content: Content, reading: Any, outline_sure: bool = True) -> None:
@@ -450,6 +443,32 @@ ZONE_CARD_PX = (120.0, 84.0)
 #: more than on a calibrated table), 0.25 named 441 of 527 cards right and 0.3 named 452, wrong 1
 #: either way.
 ZONE_SIZE_TOLERANCE = 0.3
+
+
+class _ExcludingReader:
+    """The watcher's reader as ``identify`` asks it in one zone: every batch with the zone's
+    exclusions, one set per crop (an empty set alone would read as no sets at all)."""
+
+    def __init__(self, classifier: Any, exclude: frozenset[str] | None) -> None:
+        self.classifier, self.exclude = classifier, exclude
+
+    def _sets(self, crops: Sequence[np.ndarray]) -> list[frozenset[str]]:
+        return [self.exclude or frozenset()] * len(crops)
+
+    def classify(self, crops: Sequence[np.ndarray]) -> list[Any]:
+        if len(crops) == 0:  # a zone with no card in it: nothing to ask
+            return []
+        if self.exclude is None:
+            return self.classifier.classify(crops)  # type: ignore[no-any-return]
+        return self.classifier.classify(crops, exclude=self._sets(crops))  # type: ignore[no-any-return]
+
+    def classify_with_index(self, crops: Sequence[np.ndarray]) -> tuple[list[Any], list[Any] | None]:
+        with_index = getattr(self.classifier, "classify_with_index", None)
+        if with_index is None:  # a reader without corner-index members
+            return self.classify(crops), None
+        if self.exclude is None:
+            return with_index(crops)  # type: ignore[no-any-return]
+        return with_index(crops, exclude=self._sets(crops))  # type: ignore[no-any-return]
 
 
 def _card_sized(corners: np.ndarray, cw: float, ch: float, tolerance: float = ZONE_SIZE_TOLERANCE) -> bool:

@@ -95,7 +95,8 @@ SECOND_LOOK_AGREE = 2
 
 
 def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector | None = None, *,
-             look_again: bool = True) -> list[CardInPhoto]:
+             look_again: bool = True, detector_side: int | Sequence[int] | None = None,
+             min_card_px: int = 24) -> list[CardInPhoto]:
     """Every card in ``image_bgr`` with its reading and what shows of it (:mod:`vision.occlusion`),
     in the finder's order (top to bottom), then the strips of cards under others that only the
     detector's map of card pixels shows (:mod:`vision.strips`).
@@ -109,7 +110,8 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     table needs none of it: a zone's scale is known and every card is looked at twice anyway).
     """
     card_maps: dict[int, np.ndarray] = {}
-    found = find_cards(image_bgr, detector=detector, card_masks=card_maps)
+    found = find_cards(image_bgr, detector=detector, card_masks=card_maps, detector_side=detector_side,
+                       min_card_px=min_card_px)
     readings = classifier.classify([f.crop for f in found])
     cards = [CardInPhoto(f, r) for f, r in zip(found, readings, strict=True)]
     if detector is not None and look_again and all(r.card is None for r in readings):
@@ -602,21 +604,6 @@ def _distinct_outlines(quads: Sequence[np.ndarray]) -> int:
         if all(np.abs(q - k).max() > SAME_OUTLINE * short_side(k) for k in kept):
             kept.append(q)
     return len(kept)
-
-
-def read_covered(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], crops: Sequence[np.ndarray],
-                 readings: Sequence[Reading], read: CompletedReader) -> list[Reading]:
-    """``readings`` of the cards at ``outlines`` (photo pixels; ``crops`` warped from them), each
-    card that another lies on (:func:`vision.occlusion.what_shows`, the reads' sureness first)
-    read again from what shows of it, as ``identify`` reads it. For a caller that finds and reads
-    cards its own way: the live table's zones (:mod:`vision.events`), whose ``read`` knows which
-    cards cannot lie there."""
-    if len(outlines) < 2:
-        return list(readings)
-    shows = what_shows(image_bgr, outlines, sureness=[r.confidence for r in readings])
-    shown = {i: shown_in_crop(image_bgr.shape, outlines[i], [outlines[j] for j in s.under])
-             for i, s in enumerate(shows) if s.under}
-    return reread_from_what_shows(crops, readings, shown, read, {i: s.under for i, s in enumerate(shows)})
 
 
 def reread_from_what_shows(crops: Sequence[np.ndarray], readings: Sequence[Reading], shown: dict[int, np.ndarray],
