@@ -45,8 +45,8 @@ LEARN_SURE_READS = 0.999
 MAX_VIEWS_PER_CARD = 4
 #: How close (cosine) a crop must come to a learned view before the learned views have a say. On
 #: the demo's table camera (nights of seeds 11 and 12, not the nights measured), a crop of a stained
-#: card lies at 0.93 or closer to an earlier crop of the same card in 95 % of cases (0.88 at worst),
-#: and at 0.83 at most from any other card's (`python bench/deck_learning.py --similarities 11,12`).
+#: card lies at 0.92 or closer to an earlier crop of the same card in 95 % of cases (0.89 at worst),
+#: and at 0.86 at most from any other card's (`python bench/deck_learning.py --similarities 11,12`).
 NIGHT_MATCH_FLOOR = 0.90
 DEFAULT_RULE = (0.9885, 0.0)  # for a classifier that does not say what its network's rule is
 

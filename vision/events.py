@@ -302,7 +302,11 @@ class TableWatcher:
             pts = cv2.perspectiveTransform(np.dstack([uu, vv]).reshape(-1, 1, 2), to_img).reshape(h, w, 2)
             maps = cv2.convertMaps(pts[:, :, 0].astype(np.float32), pts[:, :, 1].astype(np.float32), cv2.CV_16SC2)
             self._maps[zone.name] = maps
-        rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        # cubic, not linear: identify warps its crops from this image, a second resampling after
+        # the camera's, and the blur of two linear ones cost the reader (a stained jack of spades
+        # read as the jack of clubs while the host showed the deck, `bench/deck_learning.py
+        # --show-deck`); cubic keeps the camera's sharpness for a few ms more a frame
+        rect = cv2.remap(image, maps[0], maps[1], cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE)
         grey = cv2.GaussianBlur(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY), (5, 5), 0)
         found = self._cards_in(rect, grey, zs.committed_rect, zone.name)
         if found is None:
