@@ -108,6 +108,9 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     only where two of them read the same card in the same place: more guesses would otherwise
     mean more wrong cards (on the labelled train/ photos it named 7 more cards, 0 wrong; the live
     table needs none of it: a zone's scale is known and every card is looked at twice anyway).
+
+    ``detector_side`` and ``min_card_px`` are :func:`vision.finder.find_cards`'s: a caller that
+    knows the cards' size in pixels (a live table's rectified zone) reads at that size only.
     """
     card_maps: dict[int, np.ndarray] = {}
     found = find_cards(image_bgr, detector=detector, card_masks=card_maps, detector_side=detector_side,
