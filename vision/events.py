@@ -352,7 +352,7 @@ class TableWatcher:
         for read in (sides[:1], sides):
             # identify asks its reader for classify (and classify_with_index) only, as this one answers them
             cards = [c for c in identify(rect, reader, self.detector, look_again=False,  # type: ignore[arg-type]
-                                         detector_side=read, min_card_px=int(0.6 * cw))
+                                         detector_side=read, min_card_px=int(0.6 * cw), past_the_view=False)
                      if _card_sized(c.found.corners, cw, ch)]
             if cards or self.detector is None:
                 break

@@ -96,7 +96,7 @@ SECOND_LOOK_AGREE = 2
 
 def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector | None = None, *,
              look_again: bool = True, detector_side: int | Sequence[int] | None = None,
-             min_card_px: int = 24) -> list[CardInPhoto]:
+             min_card_px: int = 24, past_the_view: bool = True) -> list[CardInPhoto]:
     """Every card in ``image_bgr`` with its reading and what shows of it (:mod:`vision.occlusion`),
     in the finder's order (top to bottom), then the strips of cards under others that only the
     detector's map of card pixels shows (:mod:`vision.strips`).
@@ -111,6 +111,11 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
 
     ``detector_side`` and ``min_card_px`` are :func:`vision.finder.find_cards`'s: a caller that
     knows the cards' size in pixels (a live table's rectified zone) reads at that size only.
+
+    ``past_the_view``: also read a part in view as the whole card it may belong to, where the rest
+    lies past the photo's edge or under something that is not a card (a book). The live table
+    wants none of it: a card lies whole in its zone, and guessing the whole card an unsure one is
+    the part of named a stained four of clubs a nine (``bench/deck_learning.py --detector``).
     """
     card_maps: dict[int, np.ndarray] = {}
     found = find_cards(image_bgr, detector=detector, card_masks=card_maps, detector_side=detector_side,
@@ -128,17 +133,20 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     card_map = card_maps[max(card_maps)] if card_maps else None  # the detector's finest map of card pixels
     map_u8 = None if card_map is None else (np.clip(card_map, 0.0, 1.0) * 255).astype(np.uint8)  # as warps want it
     cards = _read_covered(image_bgr, classifier, cards, map_u8)
-    cards = _read_past_the_frame(image_bgr, classifier, cards)
+    if past_the_view:
+        cards = _read_past_the_frame(image_bgr, classifier, cards)
     cards = _read_wider(image_bgr, classifier, cards)
     cards = _read_detected(image_bgr, classifier, cards)
     if card_map is not None and map_u8 is not None:
         cards = _read_realigned(image_bgr, classifier, cards, card_map)
-        cards = _read_past_a_cover(image_bgr, classifier, cards, card_map, map_u8)
+        if past_the_view:
+            cards = _read_past_a_cover(image_bgr, classifier, cards, card_map, map_u8)
         cards = _read_narrower(image_bgr, classifier, cards)
         cards = _read_resettled(image_bgr, classifier, cards)
         cards += _read_strips(image_bgr, classifier, cards, card_map)
-        cards += _read_cut_by_the_frame(image_bgr, classifier, cards, card_map, map_u8)
-        cards += _read_mapped(image_bgr, classifier, cards, card_map, map_u8)
+        if past_the_view:
+            cards += _read_cut_by_the_frame(image_bgr, classifier, cards, card_map, map_u8)
+            cards += _read_mapped(image_bgr, classifier, cards, card_map, map_u8)
     return _one_outline_per_card(cards)
 
 

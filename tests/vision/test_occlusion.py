@@ -505,6 +505,22 @@ def test_a_card_half_under_a_book_outlined_by_what_shows_is_read_as_the_whole_ca
     assert card.reading.card is None
 
 
+def test_the_live_table_s_identify_guesses_no_whole_card_past_what_is_in_view() -> None:
+    """IMG_2536's king lies half under a book: a photo's identify reads the part in view as the
+    whole card it belongs to. A zone of the live table asks identify for no such guess
+    (``past_the_view=False``: a card lies whole in its zone, and an unsure card guessed larger
+    was named as another card), so there the king stays unsure."""
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+    from vision.identify import identify
+
+    image = cv2.imread(str(PHOTOS / "IMG_2536.JPG"))
+    reader = CardClassifier(ROOT / "models" / "card_classifier.onnx")
+    detector = CardDetector(ROOT / "models" / "card_detector.onnx")
+    assert [c.reading.card for c in identify(image, reader, detector)] == ["KS"]
+    assert all(c.reading.card is None for c in identify(image, reader, detector, past_the_view=False))
+
+
 def test_an_outline_with_no_width_grows_nothing() -> None:
     """A blob one pixel thick bounds to a rectangle without width: it is no part of a card, and
     growing it must not divide by its zero side."""
