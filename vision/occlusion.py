@@ -153,11 +153,18 @@ def edge_contrast(gradients: tuple[np.ndarray, np.ndarray], quad: np.ndarray, ot
     in): for each side, the mean gradient across it along the straight line, within ``band`` px
     of where the outline puts it, that shows it best; averaged over the sides by their length
     inside. (A line, not point by point: a real edge shows all along, the print of a card's face
-    here and there.) None where no side of ``quad`` runs inside ``other``."""
+    here and there.) The gradient counts signed, brighter towards ``quad``'s inside: a card's
+    edge lying on another card is its white margin against the print or the shadow beneath, all
+    along, while the other card's side running under it crosses print that turns lighter and
+    darker by turns, which cancels. (On the overlapping pairs of the labelled ``train/`` photos
+    the edges alone then say 35 of 40 right and 1 wrong, against 29 and 2 counting the gradient's
+    size either way; ``python bench/on_top.py``.) None where no side of ``quad`` runs inside
+    ``other``."""
     gx, gy = gradients
     h, w = gx.shape
     inside = other.astype(np.float32)
     offsets = np.arange(-band, band + 1, dtype=np.float32)
+    centre = quad.mean(axis=0)
     total, count = 0.0, 0
     for i in range(4):
         a, b = quad[i], quad[(i + 1) % 4]
@@ -166,6 +173,8 @@ def edge_contrast(gradients: tuple[np.ndarray, np.ndarray], quad: np.ndarray, ot
             continue
         t = (b - a) / length
         n = np.array([-t[1], t[0]], np.float32)
+        if float(np.dot(centre - (a + b) / 2, n)) < 0:  # n points into the card
+            n = -n
         p = a + np.linspace(0.0, length, int(min(length, EDGE_SAMPLES)))[:, None] * t
         depth = np.array([cv2.pointPolygonTest(inside, (float(x), float(y)), True) for x, y in p])
         p = p[depth >= band]
@@ -174,8 +183,8 @@ def edge_contrast(gradients: tuple[np.ndarray, np.ndarray], quad: np.ndarray, ot
         q = p[:, None, :] + offsets[None, :, None] * n
         xi = np.clip(np.round(q[..., 0]).astype(int), 0, w - 1)
         yi = np.clip(np.round(q[..., 1]).astype(int), 0, h - 1)
-        across = np.abs(gx[yi, xi] * n[0] + gy[yi, xi] * n[1])
-        total += float(across.mean(axis=0).max()) * len(p)
+        into = gx[yi, xi] * n[0] + gy[yi, xi] * n[1]
+        total += max(0.0, float(into.mean(axis=0).max())) * len(p)
         count += len(p)
     return total / count if count else None
 

@@ -68,6 +68,24 @@ def test_where_the_photo_does_not_say_both_cards_stay_whole() -> None:
     assert _span(shows[0]) == (40, 60, 140, 200) and _span(shows[1]) == (100, 62, 200, 202)
 
 
+def test_a_side_running_under_a_checkered_print_does_not_outshine_the_edge_on_top() -> None:
+    """The lower card's hidden side runs under the upper card's print, right along a checkered
+    pattern's column line: the photo changes sharply there, but lighter and darker by turns. The
+    upper card's own edge lies on the lower card's face as a plain step from its white margin,
+    weaker but all one way: that edge is what says which card lies on top."""
+    image = np.full((300, 400, 3), 60, np.uint8)
+    lower, upper = _rect(200, 100, 340, 280), _rect(100, 120, 240, 300)
+    cv2.fillConvexPoly(image, lower.astype(np.int32), (170, 170, 170))
+    cv2.fillConvexPoly(image, upper.astype(np.int32), (235, 235, 235))
+    for y in range(130, 290, 10):  # the print: 10 px squares, a column boundary at x = 200
+        for x in range(160, 230, 10):
+            if (x // 10 + y // 10) % 2:
+                image[y : y + 10, x : x + 10] = 40
+    image = cv2.GaussianBlur(image, (0, 0), 0.8)
+    shows = what_shows(image, [lower, upper])
+    assert shows[0].under == (1,) and shows[1].under == ()
+
+
 def test_a_card_read_surely_lies_on_one_read_less_surely() -> None:
     """Where the reader names one card surely and the other clearly less so, the sure one lies on
     top: also where the edges say nothing (a blank photo) or say the other (drawn the other way)."""
