@@ -328,6 +328,28 @@ def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CA
     return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
 
 
+def long_side_direction(quad: np.ndarray) -> float:
+    """The direction of a quad's longer pair of sides, in radians modulo π (a card and its half
+    turn lie alike)."""
+    q = np.asarray(quad, np.float64)
+    a, b = q[1] - q[0], q[2] - q[1]
+    c, d = q[2] - q[3], q[3] - q[0]
+    along = (a + c) if np.linalg.norm(a) + np.linalg.norm(c) >= np.linalg.norm(b) + np.linalg.norm(d) else (b + d)
+    return float(np.arctan2(along[1], along[0]) % np.pi)
+
+
+def across(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two card outlines lie across each other: their long sides more than
+    :data:`ACROSS` apart in direction. (A card is 1.4 times as long as wide, so its long side
+    says how it lies; two outlines of one card agree on it.)"""
+    turn = abs(long_side_direction(a) - long_side_direction(b))
+    return min(turn, np.pi - turn) > ACROSS
+
+
+#: Two outlines whose long sides lie further apart than this (radians) are not one card's.
+ACROSS = np.pi / 6
+
+
 def overlap(a: np.ndarray, b: np.ndarray) -> float:
     """Intersection area over the smaller quad's area (1.0: one lies inside the other)."""
     inter, _ = cv2.intersectConvexConvex(a.astype(np.float32), b.astype(np.float32))
@@ -567,7 +589,7 @@ def _with_detections(detections: list[Detection], cues: list[tuple[float, np.nda
         match = None
         for i, (_score, cq, _cue) in enumerate(cues):
             if i not in used and overlap(quad, cq) >= 0.5 and \
-                    0.6 <= cv2.contourArea(cq) / max(cv2.contourArea(quad), 1.0) <= 1.6:
+                    0.6 <= cv2.contourArea(cq) / max(cv2.contourArea(quad), 1.0) <= 1.6 and not across(quad, cq):
                 match = i
                 break
         if match is not None:

@@ -265,3 +265,22 @@ def test_an_unsure_card_outlined_with_the_pile_under_it_is_read_from_a_narrower_
     assert again.reading.card == "QH" and quad_iou(again.found.corners, upper) > 0.95
     elsewhere = CardInPhoto(replace(found, corners=upper + 150), replace(first, card="QH", confidence=0.99))
     assert _read_narrower(image, reader, [CardInPhoto(found, first), elsewhere])[0].reading.card is None
+
+
+def test_a_cue_outline_lying_across_the_detector_s_card_is_not_taken_for_it() -> None:
+    """Three cards fanned on dark cloth make one colour blob about as wide as a card is tall: a
+    card's size, lying the other way. The detector's upright card in its middle is not that blob:
+    it keeps its own outline. A cue outline lying as the card lies still gives it its more exact
+    outline."""
+    from vision.detector import Detection
+    from vision.finder import _with_detections, across
+
+    upright = np.array([[100, 50], [240, 50], [240, 246], [100, 246]], np.float32)  # 140 × 196
+    blob = np.array([[55, 55], [285, 55], [285, 245], [55, 245]], np.float32)  # the fan: 230 × 190
+    exact = upright + np.float32([2, -1])
+    assert across(upright, blob) and not across(upright, exact)
+    (found,) = [m for m in _with_detections([Detection(upright, 0.8)], [(0.9, blob, "colour")], 1.0, 24)
+                if m[2] == "network"]
+    assert np.allclose(order_corners(found[1]), order_corners(upright))
+    (kept,) = _with_detections([Detection(upright, 0.8)], [(0.9, exact, "colour")], 1.0, 24)
+    assert kept[2] == "colour" and np.allclose(kept[1], exact)
