@@ -49,9 +49,9 @@ EDGE_BAND = 0.05
 CLEARLY_ON_TOP = 1.25
 #: A card read at least this surely, where the other of two overlapping cards reads at least
 #: :data:`LESS_SURE` less surely, lies on top of it. On the overlapping pairs of the labelled
-#: ``train/`` photos whose labels say which lies on top, the reader then the edges are right on 37
-#: of 40 and wrong on none, the edges alone right on 29 and wrong on 2; on 427 pairs of
-#: synthesised scenes, 389 right and 18 wrong against 379 and 20 (``python bench/on_top.py``).
+#: ``train/`` photos whose labels say which lies on top, the reader then the edges are right on 39
+#: of 40 and wrong on none, the edges alone right on 35 and wrong on 1; on 427 pairs of
+#: synthesised scenes, 400 right and 15 wrong against 395 and 18 (``python bench/on_top.py``).
 SURE_ON_TOP = 0.9
 LESS_SURE = 0.2
 #: Slivers of an outline thinner than this share of its short side are not what shows: two
