@@ -13,6 +13,14 @@ Where the deck artwork and the desktop backgrounds are not installed (a GPU mach
 scenes' ingredients travel as one file: ``--pack FILE`` writes it here, ``--assets FILE``
 reads it there.
 
+Rendered decks over real surfaces still leave a gap to real photographs (a card's true paper,
+its worn edges, a phone's tone curve). Packed with ``--real-per-batch N``, the pack also carries
+the labelled ``--photos`` that are not held back, and training with it replaces a share
+N/``--batch`` of every chunk's scenes with samples cut from them afresh
+(:mod:`models.real_scenes`, as ``models.detector --real-per-batch`` does on the CPU). The
+held-back photos never travel: they choose the threshold. (The shipped detector has none: see
+``models/README.md``.)
+
 The shipped detector, in three steps (the middle one on the GPU machine; ``--finish`` exports
 the network, chooses its threshold on the photos held back from ``--photos`` and writes the
 sidecar):
@@ -44,6 +52,7 @@ import cv2
 import numpy as np
 
 from models import detector
+from models.real_scenes import RealPhoto
 
 
 # ------------------------------------------------------------------------------------------------
@@ -70,12 +79,49 @@ def _decode(data: np.ndarray, lengths: np.ndarray, flags: int) -> list[np.ndarra
     return out
 
 
-def pack_assets(path: Path, faces: list[np.ndarray], surfaces: list[np.ndarray]) -> None:
+#: The longest side a packed labelled photo keeps: :func:`models.real_scenes.real_scene` scales a
+#: photo to a long side near 512 (at most 1.25 times that), so more pixels would only weigh the pack.
+REAL_LONG_SIDE = 1024
+#: The JPEG quality of the packed labelled photos: they are phone photographs, noisy, and quality
+#: 92 (the surfaces') would make the pack too heavy to travel beside the working tree (64 MiB);
+#: 85 changes a pixel by 2.8 levels on average (bicycle-9a/train), less than the samples' own light and sensor changes.
+REAL_JPEG_QUALITY = 85
+
+
+def _fit(photo: RealPhoto, long_side: int = REAL_LONG_SIDE) -> RealPhoto:
+    """``photo`` scaled down so that its long side is at most ``long_side``, its outlines and boxes with it."""
+    h, w = photo.image.shape[:2]
+    if max(h, w) <= long_side:
+        return photo
+    s = long_side / max(h, w)
+    size = (max(1, round(w * s)), max(1, round(h * s)))
+    sx, sy = size[0] / w, size[1] / h  # the rounded size's own scales, so labels stay on their cards
+    image = cv2.resize(photo.image, size, interpolation=cv2.INTER_AREA)
+    clear = [(q * np.array([sx, sy], np.float32)).astype(np.float32) for q in photo.clear]
+    unclear = [(b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy) for b in photo.unclear]
+    return RealPhoto(image, clear, unclear)
+
+
+def pack_assets(path: Path, faces: list[np.ndarray], surfaces: list[np.ndarray],
+                real: list[RealPhoto] | None = None) -> None:
     """Write the card faces (lossless PNG, alpha kept) and the surfaces (JPEG 92: they are
-    photographs already) to one ``.npz``."""
+    photographs already) to one ``.npz``; with ``real``, the labelled photos too (JPEG
+    :data:`REAL_JPEG_QUALITY`, long side at most :data:`REAL_LONG_SIDE`), with the clear cards'
+    outlines and the unclear cards' boxes :func:`models.real_scenes.real_scene` cuts samples by
+    (computed once here, from the full-size photo)."""
     fd, fl = _encode(faces, ".png", [cv2.IMWRITE_PNG_COMPRESSION, 9])
     sd, sl = _encode(surfaces, ".jpg", [cv2.IMWRITE_JPEG_QUALITY, 92])
-    np.savez(path, faces=fd, face_lengths=fl, surfaces=sd, surface_lengths=sl)
+    arrays: dict[str, Any] = {"faces": fd, "face_lengths": fl, "surfaces": sd, "surface_lengths": sl}
+    if real:
+        fitted = [_fit(p) for p in real]
+        rd, rl = _encode([p.image for p in fitted], ".jpg", [cv2.IMWRITE_JPEG_QUALITY, REAL_JPEG_QUALITY])
+        arrays |= {
+            "real": rd, "real_lengths": rl,
+            "real_clear": np.array([q for p in fitted for q in p.clear], np.float32).reshape(-1, 4, 2),
+            "real_clear_counts": np.array([len(p.clear) for p in fitted], np.int64),
+            "real_unclear": np.array([b for p in fitted for b in p.unclear], np.float32).reshape(-1, 4),
+            "real_unclear_counts": np.array([len(p.unclear) for p in fitted], np.int64)}
+    np.savez(path, **arrays)
 
 
 def load_assets(path: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -88,35 +134,92 @@ def load_assets(path: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
         raise SystemExit(f"error: {path} is not a scene pack ({e})") from e
 
 
+def load_real(path: Path) -> list[RealPhoto]:
+    """The labelled photos of a :func:`pack_assets` file (none where it was packed without them)."""
+    try:
+        z = np.load(path)
+        if "real" not in z.files:
+            return []
+        images = _decode(z["real"], z["real_lengths"], cv2.IMREAD_COLOR)
+        clear, unclear = z["real_clear"], z["real_unclear"]
+        ci = np.concatenate([[0], np.cumsum(z["real_clear_counts"])])
+        ui = np.concatenate([[0], np.cumsum(z["real_unclear_counts"])])
+        if len(ci) != len(images) + 1 or len(ui) != len(images) + 1 or ci[-1] != len(clear) or ui[-1] != len(unclear):
+            raise ValueError("the labelled photos' labels do not match their images")
+    except (OSError, KeyError, ValueError) as e:
+        raise SystemExit(f"error: {path} is not a scene pack ({e})") from e
+    return [RealPhoto(im, list(clear[ci[k] : ci[k + 1]]),
+                      [tuple(float(v) for v in b) for b in unclear[ui[k] : ui[k + 1]]])  # type: ignore[misc]
+            for k, im in enumerate(images)]
+
+
+def real_photos_in(path: Path) -> int:
+    """How many labelled photos a pack holds, without decoding them."""
+    try:
+        with np.load(path) as z:
+            return len(z["real_lengths"]) if "real_lengths" in z.files else 0
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"error: {path} is not a scene pack ({e})") from e
+
+
 # ------------------------------------------------------------------------------------------------
 # the stream of scenes
 # ------------------------------------------------------------------------------------------------
-def _init_from_pack(path: Path) -> None:
+#: A worker's labelled photos (see :func:`_init_from_pack`).
+_REAL: list[RealPhoto] = []
+
+
+def _init_from_pack(path: Path, real: bool = False) -> None:
+    """A worker's ingredients: the faces and surfaces, and the labelled photos only where real
+    samples are asked for (decoded, bicycle-9a/train's weigh 170 MB in each of 15 workers)."""
+    global _REAL
     from models.scenes import Surfaces
 
     faces, surfaces = load_assets(path)
     detector._init_worker(faces, Surfaces(surfaces))
+    _REAL = load_real(path) if real else []
+
+
+def _make_mixed(args: tuple[tuple[int, ...], int]) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk of :func:`models.detector._make`'s job whose last ``n_real`` samples are cut
+    from the labelled photos instead (:func:`models.detector._real_batch`). The synthesised
+    scenes are the first ones the job alone would make (the same generator, fewer draws); the
+    real ones come from a generator of their own, seeded from the chunk's seed, so the chunk
+    stays a function of its job."""
+    job, n_real = args
+    seed, n, side = job[:3]
+    if not 0 < n_real <= n:
+        raise ValueError(f"{n_real} real samples in a chunk of {n}")
+    if not _REAL:
+        raise ValueError("real samples asked for, but this worker has no labelled photos")
+    x, t = detector._make((seed, n - n_real, side, *job[3:]))
+    xr, tr = detector._real_batch(np.random.default_rng([seed, 1]), _REAL, n_real, side)
+    return np.concatenate([x, xr]), np.concatenate([t, tr])
 
 
 def scene_chunks(pack: Path, *, seed: int, side: int, chunk: int, workers: int,
-                 ahead: int | None = None, min_visible: float = 0.25) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                 ahead: int | None = None, min_visible: float = 0.25,
+                 real: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Chunks of ``chunk`` fresh scenes and their targets, without end, in a fixed order (chunk
     ``k`` is seeded from ``seed`` and ``k`` alone, whatever the number of workers); at most
-    ``ahead`` chunks are made ahead of the consumer, so a slow consumer holds memory down."""
+    ``ahead`` chunks are made ahead of the consumer, so a slow consumer holds memory down.
+    ``real`` of each chunk's samples (its last ones; the batches draw in a shuffled order) are
+    cut from the pack's labelled photos instead (:func:`_make_mixed`); with none, the chunks are
+    exactly those of a pack without photos."""
     import multiprocessing
 
     ahead = ahead or 2 * workers
     # spawn, not fork: a forked child can inherit a lock held by one of OpenCV's threads and hang
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_from_pack,
-                             initargs=(pack,)) as pool:
+                             initargs=(pack, real > 0)) as pool:
         queue: deque[Future[tuple[np.ndarray, np.ndarray]]] = deque()
         k = 0
         try:
             while True:
                 while len(queue) < ahead:
                     job = (seed * 100_003 + k, chunk, side) + (() if min_visible == 0.25 else (round(100 * min_visible),))
-                    queue.append(pool.submit(detector._make, job))
+                    queue.append(pool.submit(_make_mixed, (job, real)) if real else pool.submit(detector._make, job))
                     k += 1
                 yield queue.popleft().result()
         finally:
@@ -417,7 +520,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The recipe's command line (also read by the test that ties the shipped sidecar to the docstring's command)."""
     ap = argparse.ArgumentParser(prog="python -m models.detector_stream", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pack", type=Path, metavar="FILE",
-                    help="write the scenes' ingredients (installed decks, backgrounds, --photos' card-free patches) to FILE and stop")
+                    help="write the scenes' ingredients (installed decks, backgrounds, --photos' card-free patches; "
+                         "with --real-per-batch, their labelled photos not held back) to FILE and stop")
     ap.add_argument("--photos", type=Path, action="append", default=[], help="with --pack: a folder of VOC-labelled photos")
     ap.add_argument("--wallpapers", type=Path, default=Path("/usr/share/backgrounds"), help="with --pack: photographs used as surfaces")
     ap.add_argument("--assets", type=Path, metavar="FILE", help="train from this --pack file")
@@ -434,6 +538,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--teacher", metavar="WIDTH=PATH", help="a trained network (.pt) that +distil networks learn from")
     ap.add_argument("--init", type=Path, metavar="PT",
                     help="start every --net from these weights (a .pt this recipe saved, its .train.json beside it)")
+    ap.add_argument("--real-per-batch", type=int, default=0, metavar="N",
+                    help="samples in N of each --batch cut from the pack's labelled photos instead of synthesised "
+                         "(a share N/batch of every chunk; default 0: synthesised scenes only)")
     ap.add_argument("--min-visible", type=float, default=0.25,
                     help="the least share of a card that must show for the network to be asked to find it (default 0.25)")
     ap.add_argument("--device", default="cpu", help="torch device (default cpu; cuda on a GPU)")
@@ -458,11 +565,15 @@ def main(argv: list[str] | None = None) -> int:
 
         walls = sorted(p for p in args.wallpapers.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")) \
             if args.wallpapers.is_dir() else []
+        from models.real_scenes import load_real_photos
+
         faces = detector.load_faces()
         surfaces = Surfaces.from_folders(args.photos, walls).images
+        real, held = load_real_photos(args.photos) if args.real_per_batch else ([], [])  # only a run that asks travels them
         args.pack.parent.mkdir(parents=True, exist_ok=True)
-        pack_assets(args.pack, faces, surfaces)
-        log(f"wrote {args.pack}: {len(faces)} card faces, {len(surfaces)} surfaces, {args.pack.stat().st_size / 1e6:.1f} MB")
+        pack_assets(args.pack, faces, surfaces, real)
+        log(f"wrote {args.pack}: {len(faces)} card faces, {len(surfaces)} surfaces, {len(real)} labelled photos "
+            f"({len(held)} held back, not packed), {args.pack.stat().st_size / 1e6:.1f} MB")
         return 0
     if args.assets is None:
         ap.error("give --assets FILE (made by --pack) or --pack FILE")
@@ -471,11 +582,23 @@ def main(argv: list[str] | None = None) -> int:
     specs = args.net or [NetSpec(16, False)]
     if len(set(specs)) != len(specs):
         ap.error("each --net once")
+    if args.chunk < args.batch:  # a chunk gives no whole batch: no step would be taken, nor the deadline seen
+        ap.error(f"--chunk {args.chunk} is less than --batch {args.batch}: give a chunk of at least one batch")
+    if not 0 <= args.real_per_batch <= args.batch:
+        ap.error(f"--real-per-batch: give 0..{args.batch} (the batch)")
+    n_real = round(args.chunk * args.real_per_batch / args.batch)  # a chunk's share of real samples
+    if args.real_per_batch and not n_real:
+        ap.error(f"--real-per-batch {args.real_per_batch} of {args.batch} is no sample of a chunk of {args.chunk}")
+    packed = real_photos_in(args.assets) if n_real else 0
+    if n_real and not packed:
+        raise SystemExit(f"error: {args.assets} holds no labelled photos for --real-per-batch (pack it with --photos)")
     chunks = scene_chunks(args.assets, seed=args.seed, side=args.side, chunk=args.chunk, workers=args.workers,
-                          min_visible=args.min_visible)
+                          min_visible=args.min_visible, real=n_real)
     recipe = {k: v for k, v in vars(args).items() if k in RECIPE_KEYS} | {"machine": _machine(args.device)}
     if args.min_visible != 0.25:
         recipe["min_visible"] = args.min_visible
+    if args.real_per_batch:
+        recipe |= {"real_per_batch": args.real_per_batch, "real_per_chunk": n_real, "real_photos": packed}
     if args.init is not None:
         recipe["init"] = _init_record(args.init)
     try:
