@@ -49,8 +49,8 @@ EDGE_BAND = 0.05
 CLEARLY_ON_TOP = 1.25
 #: A card read at least this surely, where the other of two overlapping cards reads at least
 #: :data:`LESS_SURE` less surely, lies on top of it. On the overlapping pairs of the labelled
-#: ``train/`` photos whose labels say which lies on top, the reader then the edges are right on 39
-#: of 40 and wrong on none, the edges alone right on 35 and wrong on 1; on 427 pairs of
+#: ``train/`` photos whose labels say which lies on top, the reader then the edges are right on 40
+#: of 41 and wrong on none, the edges alone right on 36 and wrong on 1; on 427 pairs of
 #: synthesised scenes, 400 right and 15 wrong against 395 and 18 (``python bench/on_top.py``).
 SURE_ON_TOP = 0.9
 LESS_SURE = 0.2
@@ -157,7 +157,7 @@ def edge_contrast(gradients: tuple[np.ndarray, np.ndarray], quad: np.ndarray, ot
     edge lying on another card is its white margin against the print or the shadow beneath, all
     along, while the other card's side running under it crosses print that turns lighter and
     darker by turns, which cancels. (On the overlapping pairs of the labelled ``train/`` photos
-    the edges alone then say 35 of 40 right and 1 wrong, against 29 and 2 counting the gradient's
+    the edges alone then say 36 of 41 right and 1 wrong, against 30 and 2 counting the gradient's
     size either way; ``python bench/on_top.py``.) None where no side of ``quad`` runs inside
     ``other``."""
     gx, gy = gradients
