@@ -328,6 +328,10 @@ def warp_card(image: np.ndarray, corners: np.ndarray, size: tuple[int, int] = CA
     return cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
 
 
+#: Two outlines whose long sides lie further apart than this (radians) are not one card's.
+ACROSS = np.pi / 6
+
+
 def long_side_direction(quad: np.ndarray) -> float:
     """The direction of a quad's longer pair of sides, in radians modulo π (a card and its half
     turn lie alike)."""
@@ -345,9 +349,6 @@ def across(a: np.ndarray, b: np.ndarray) -> bool:
     turn = abs(long_side_direction(a) - long_side_direction(b))
     return min(turn, np.pi - turn) > ACROSS
 
-
-#: Two outlines whose long sides lie further apart than this (radians) are not one card's.
-ACROSS = np.pi / 6
 
 
 def overlap(a: np.ndarray, b: np.ndarray) -> float:
@@ -566,7 +567,8 @@ def _with_detections(detections: list[Detection], cues: list[tuple[float, np.nda
     """Merge the network's cards with the contour cues' (quads in working-image pixels).
 
     A detection the cues also outlined takes the cues' outline: where a card lies clear of the
-    others they find its edges to a pixel, while the network answers a rectangle. A detection
+    others they find its edges to a pixel, while the network answers a rectangle. (Also outlined:
+    overlapping it mostly, of about its size, and lying the same way, not :func:`across` it.) A detection
     whose centre lies close to a better one's, and whose outline mostly overlaps it, is the same
     card seen twice. A cue's find that no detection explains is kept when it clashes with none:
     small cards far from the camera (a table camera's 55 px cards) are where the cues still see
