@@ -176,3 +176,77 @@ def test_read_closer_two_cards_in_a_row_are_two_cards(detector: CardDetector, mo
     found = detector.detect(np.zeros((3000, 4000, 3), np.uint8))
     assert asked == [512, 256, 1600]
     assert [d.score for d in found] == [0.9, 0.85, 0.5, 0.4]
+
+
+def _pairs_photo(seed: int, long_px: float) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A 6000×4000 photo of a light table with eight pairs of the demo deck's cards ``long_px``
+    long, each second card lying across the first with the first's index showing (a poker
+    table's hands), and the sixteen true outlines."""
+    import math
+
+    import cv2
+
+    from vision.synthetic import load_deck
+
+    rng = np.random.default_rng(seed)
+    deck = load_deck()
+    names = sorted(deck)
+    photo = np.zeros((4000, 6000, 3), np.float32) + [150, 175, 195] + rng.normal(0, 3, (4000, 6000, 3))
+    truths = []
+    for i in range(8):
+        cx, cy, turn = 800 + (i % 4) * 1400, 1200 + (i // 4) * 1600, rng.uniform(-30, 30)
+        shift = long_px / 1.4 * rng.uniform(0.35, 0.6)
+        first = rect(cx, cy, long_px, long_px / 1.4, 90 + turn)
+        second = rect(cx + shift * math.cos(math.radians(turn)), cy + shift * math.sin(math.radians(turn)),
+                      long_px, long_px / 1.4, 90 + turn + rng.normal(0, 7))
+        for truth in (first, second):
+            art = cv2.resize(deck[names[int(rng.integers(len(names)))]], None, fx=0.3, fy=0.3, interpolation=cv2.INTER_AREA)
+            x0, y0 = np.int32(truth.min(axis=0)) - 2
+            x1, y1 = np.int32(truth.max(axis=0)) + 3
+            ah, aw = art.shape[:2]
+            src = np.array([[0, 0], [0, ah - 1], [aw - 1, ah - 1], [aw - 1, 0]], np.float32)
+            dst = (np.array([truth[1], truth[2], truth[3], truth[0]]) - [x0, y0]).astype(np.float32)
+            warped = cv2.warpPerspective(art.astype(np.float32), cv2.getPerspectiveTransform(src, dst), (x1 - x0, y1 - y0))
+            alpha = warped[..., 3:] / 255.0
+            photo[y0:y1, x0:x1] = photo[y0:y1, x0:x1] * (1 - alpha) + warped[..., :3] * alpha
+            truths.append(truth)
+    return np.clip(photo, 0, 255).astype(np.uint8), truths
+
+
+def test_pairs_a_capped_closer_read_sees_as_one_are_split_in_windows_read_closer(
+        detector: CardDetector, monkeypatch: pytest.MonkeyPatch) -> None:
+    """110 px cards in a 6000×4000 photo are 38 px at the 2048 the closer read is held to, where an
+    overlapping pair can read as one card; windows round the cards found there, read at the
+    scale that makes them 64 px, find both cards of each pair."""
+    photo, truths = _pairs_photo(1, 110.0)
+
+    def found(dets: list) -> int:
+        return sum(any(quad_iou(d.corners, t) >= 0.5 for d in dets) for t in truths)
+
+    assert found(detector.detect(photo)) == len(truths) == 16
+    monkeypatch.setattr(CardDetector, "_in_windows", lambda *_a, **_k: [])
+    assert found(detector.detect(photo)) < len(truths)
+
+
+def test_windows_round_cards_merge_where_they_meet_and_stay_in_the_photo() -> None:
+    from vision.detector import _windows
+
+    near = [rect(100, 100, 40, 28, 0), rect(150, 100, 40, 28, 0)]  # their grown boxes meet
+    far = rect(900, 500, 40, 28, 90)
+    assert _windows([*near, far], 30.0, (1000, 600)) == [(50, 56, 200, 144), (856, 450, 944, 550)]
+    assert _windows([rect(20, 580, 40, 28, 0)], 30.0, (1000, 600)) == [(0, 536, 70, 600)]
+
+
+def test_a_card_read_closer_takes_the_place_of_one_read_farther_off_only_where_it_splits_it() -> None:
+    """Two cards read closer that overlap one read farther off take its place (a pair read as one);
+    a card read closer that overlaps one farther card alone leaves that card's outline be (the
+    farther outline was already the card's), and one that overlaps none is added."""
+    from vision.detector import Detection
+
+    pair_as_one = Detection(rect(500, 500, 100, 110, 0), 0.8)
+    lone = Detection(rect(900, 500, 100, 70, 90), 0.7)
+    under, over = Detection(rect(480, 500, 100, 70, 90), 0.6), Detection(rect(520, 500, 100, 70, 90), 0.9)
+    lone_again = Detection(rect(902, 501, 100, 70, 91), 0.95)
+    new = Detection(rect(200, 200, 100, 70, 90), 0.5)
+    kept = CardDetector._split([under, over, lone_again, new], [pair_as_one, lone])
+    assert sorted(d.score for d in kept) == [0.5, 0.6, 0.7, 0.9]
