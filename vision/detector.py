@@ -63,6 +63,10 @@ LARGE_FEW = 3
 WINDOW_PAD = 0.75
 #: ... provided the windows' side is at least this many times the closer read's.
 WINDOW_GAIN = 1.2
+#: The windows read, all together, at most this many times the pixels of the closer read: a photo
+#: whose every part holds a card (or a carpet read as many) would otherwise be read whole at 3200,
+#: with its time and memory.
+WINDOW_BUDGET = 1.0
 
 
 def _long_side(quad: np.ndarray) -> float:
@@ -257,7 +261,7 @@ class CardDetector:
         """The cards in windows round the cards ``found`` at long side ``side``, read at the scale
         that makes them :data:`LARGE_ZOOM_TO` px long (at most the photo's own), where that is at
         least :data:`WINDOW_GAIN` times closer; [] otherwise. A card a window cuts is left out:
-        the cards read at ``side`` have it whole."""
+        the cards read at ``side`` have it whole. Windows past :data:`WINDOW_BUDGET` are not read."""
         if not found:
             return []
         h, w = image_bgr.shape[:2]
@@ -267,7 +271,11 @@ class CardDetector:
         if k * max(h, w) < WINDOW_GAIN * side:
             return []
         out: list[Detection] = []
+        budget = WINDOW_BUDGET * side * side * min(h, w) / max(h, w)
         for x0, y0, x1, y1 in _windows([d.corners for d in found], card * WINDOW_PAD, (w, h)):
+            budget -= (x1 - x0) * (y1 - y0) * k * k
+            if budget < 0:
+                break
             crop = image_bgr[y0:y1, x0:x1]
             window_side = max(16, int(round(max(x1 - x0, y1 - y0) * k)))
             offset = np.array([x0, y0], np.float32)

@@ -250,3 +250,34 @@ def test_a_card_read_closer_takes_the_place_of_one_read_farther_off_only_where_i
     new = Detection(rect(200, 200, 100, 70, 90), 0.5)
     kept = CardDetector._split([under, over, lone_again, new], [pair_as_one, lone])
     assert sorted(d.score for d in kept) == [0.5, 0.6, 0.7, 0.9]
+
+
+def test_windows_stop_where_they_would_cost_more_than_the_closer_read(detector: CardDetector,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 6000×4000 photo whose 2048 read finds 90 px cards all over it (a carpet read as cards)
+    would be read whole at 64 px cards (3200 px): the windows stop within the closer read's pixels.
+    A few cards' windows are all read, each at the scale that makes its cards 64 px."""
+    from vision.detector import Detection
+
+    sizes: list[tuple[int, int, int]] = []
+
+    def detect_at(self: CardDetector, image: np.ndarray, side: int, **_kw: object) -> list:
+        sizes.append((image.shape[1], image.shape[0], side))
+        if image.shape[:2] != (4000, 6000):
+            return []
+        return [Detection(rect(x, y, 90, 64, 90), 0.8) for x in range(200, 6000, 400) for y in range(200, 4000, 400)] \
+            if many else [Detection(rect(1000 + 800 * k, 2000, 90, 64, 90), 0.8) for k in range(3)]
+
+    monkeypatch.setattr(CardDetector, "detect_at", detect_at)
+    many = True
+    photo = np.zeros((4000, 6000, 3), np.uint8)
+    detector.detect(photo)
+    windows = [(w, h, side) for w, h, side in sizes[3:]]
+    assert sizes[2] == (6000, 4000, 2048) and windows
+    read = sum(w * h * (64 / 90) ** 2 for w, h, _side in windows)
+    assert read <= 2048 * 2048 * 4000 / 6000
+    sizes.clear()
+    many = False
+    detector.detect(photo)
+    assert len(sizes) == 3 + 3  # 512, 256, 2048, then one window round each card, 800 px apart
+    assert all(side == round(max(w, h) * 64 / 90) for w, h, side in sizes[3:])
