@@ -181,7 +181,10 @@ class CardDetector:
         A card a later reading finds is added unless an earlier one has it already; where it
         overlaps earlier cards, ``better(earlier, later)`` (default: never), said of each of them,
         may say the later reading's outline should take their place (a card at 512 too large to be
-        seen whole comes out as a part of itself, or as two).
+        seen whole comes out as a part of itself, or as two). Where the cards found at the default
+        side are small there, the photo is read once more closer (:data:`ZOOM_BELOW`,
+        :data:`LARGE_ZOOM_BELOW`), and where that read is held to :data:`ZOOM_MAX`, windows round
+        its cards closer still (:data:`WINDOW_PAD`).
 
         ``card_masks``, where given, is filled with the network's map of card pixels at each long
         side it read (side -> probability over the whole photo, at the network's input size), so a
