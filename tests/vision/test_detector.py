@@ -281,3 +281,17 @@ def test_windows_stop_where_they_would_cost_more_than_the_closer_read(detector: 
     detector.detect(photo)
     assert len(sizes) == 3 + 3  # 512, 256, 2048, then one window round each card, 800 px apart
     assert all(side == round(max(w, h) * 64 / 90) for w, h, side in sizes[3:])
+
+
+def test_a_rectangle_a_window_finds_between_two_surer_cards_is_left_out() -> None:
+    """A pair read closer can come out as its two cards and a third rectangle between them, nearly
+    all under the two: that one is left out; the card under the pair's top card (half under it) stays."""
+    from vision.detector import Detection
+
+    pair_as_one = Detection(rect(500, 500, 100, 110, 0), 0.8)
+    under, over = Detection(rect(470, 500, 100, 70, 90), 0.9), Detection(rect(505, 500, 100, 70, 90), 0.85)
+    between = Detection(rect(500, 500, 100, 70, 90), 0.5)
+    kept = CardDetector._split([under, over, between], [pair_as_one])
+    assert sorted(d.score for d in kept) == [0.85, 0.9]
+    kept = CardDetector._split([under, over], [pair_as_one])
+    assert sorted(d.score for d in kept) == [0.85, 0.9]
