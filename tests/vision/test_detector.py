@@ -213,6 +213,7 @@ def _pairs_photo(seed: int, long_px: float) -> tuple[np.ndarray, list[np.ndarray
     return np.clip(photo, 0, 255).astype(np.uint8), truths
 
 
+@pytest.mark.slow  # two reads of a 6000×4000 photo: ~5 s
 def test_pairs_a_capped_closer_read_sees_as_one_are_split_in_windows_read_closer(
         detector: CardDetector, monkeypatch: pytest.MonkeyPatch) -> None:
     """110 px cards in a 6000×4000 photo are 38 px at the 2048 the closer read is held to, where an
