@@ -85,22 +85,16 @@ def _windows(quads: Sequence[np.ndarray], pad: float, size: tuple[int, int]) -> 
     to the photo (``size``: width, height), boxes that meet merged into one. (Written here: OpenCV's
     ``groupRectangles`` averages boxes of like size and place; these must grow to hold them all.)"""
     w, h = size
-    boxes = [[max(0.0, float(q[:, 0].min()) - pad), max(0.0, float(q[:, 1].min()) - pad),
-              min(float(w), float(q[:, 0].max()) + pad), min(float(h), float(q[:, 1].max()) + pad)] for q in quads]
-    merged = True
-    while merged:
-        merged = False
-        for i in range(len(boxes)):
-            for j in range(i + 1, len(boxes)):
-                a, b = boxes[i], boxes[j]
-                if a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]:
-                    boxes[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
-                    del boxes[j]
-                    merged = True
-                    break
-            if merged:
-                break
-    return [(int(b[0]), int(b[1]), int(np.ceil(b[2])), int(np.ceil(b[3]))) for b in boxes]
+    out: list[tuple[float, float, float, float]] = []
+    for q in quads:
+        box = (max(0.0, float(q[:, 0].min()) - pad), max(0.0, float(q[:, 1].min()) - pad),
+               min(float(w), float(q[:, 0].max()) + pad), min(float(h), float(q[:, 1].max()) + pad))
+        while meets := [o for o in out if o[0] <= box[2] and box[0] <= o[2] and o[1] <= box[3] and box[1] <= o[3]]:
+            out = [o for o in out if o not in meets]
+            box = (min(box[0], *(o[0] for o in meets)), min(box[1], *(o[1] for o in meets)),
+                   max(box[2], *(o[2] for o in meets)), max(box[3], *(o[3] for o in meets)))
+        out.append(box)
+    return [(int(b[0]), int(b[1]), int(np.ceil(b[2])), int(np.ceil(b[3]))) for b in out]
 
 
 def _covered(quad: np.ndarray, others: Sequence[np.ndarray]) -> float:
