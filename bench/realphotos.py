@@ -1,6 +1,6 @@
 """Real photographs end to end: what ``loo-table identify`` reports, scored against VOC labels.
 
-    .venv/bin/python bench/realphotos.py FOLDER... [--model PATH] [--limit N] [--every N] [--json] [--wrong]
+    .venv/bin/python bench/realphotos.py FOLDER... [--model PATH] [--limit N] [--every N] [--json] [--wrong] [--lost]
 
 Each FOLDER holds photos with a Pascal VOC ``.xml`` beside each (``vision/voc.py``). Every photo
 goes through exactly the pipeline of ``loo-table identify`` (``vision.identify.identify``: the
@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="score every N-th photo from the first (5: the train/ photos the recipes hold back)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the lines")
     ap.add_argument("--wrong", action="store_true", help="also list every confidently wrong read")
+    ap.add_argument("--lost", action="store_true",
+                    help="also list every card missed or left unsure, with the report lying nearest it")
     args = ap.parse_args(argv)
     if args.every < 1:
         ap.error("--every must be 1 or more")
@@ -136,6 +138,9 @@ def score_all(args: argparse.Namespace, clf: CardClassifier, detector: CardDetec
     if args.wrong:
         for w in grand.wrong_examples:
             print("wrong:", w)
+    if args.lost:
+        for w in grand.lost_examples:
+            print("lost:", w)
     return 0
 
 

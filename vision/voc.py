@@ -114,7 +114,8 @@ class Tally:
     with IoU >= 0.5 (each report matched at most once, best overlap first), then *right* (the
     named card's rank, and suit when labelled, agree), *wrong* (a different card named) or
     *unsure* (found, nothing named); *missed* when nothing matches; *extra* counts reported cards
-    that match no label."""
+    that match no label. ``wrong_examples`` and ``lost_examples`` (each card missed or left
+    unsure, with the report lying nearest it) say which cards, for a person to look at."""
 
     photos: int = 0
     cards: int = 0
@@ -126,12 +127,14 @@ class Tally:
     extra: int = 0
     ms: list[float] = field(default_factory=list)
     wrong_examples: list[str] = field(default_factory=list)
+    lost_examples: list[str] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
         for name in ("photos", "cards", "found", "right", "wrong", "unsure", "missed", "extra"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.ms.extend(other.ms)
         self.wrong_examples.extend(other.wrong_examples)
+        self.lost_examples.extend(other.lost_examples)
 
 
 def score_photo(labels: Sequence[LabelledCard], reported: Sequence[tuple[tuple[float, float, float, float], str | None]],
@@ -154,6 +157,7 @@ def score_photo(labels: Sequence[LabelledCard], reported: Sequence[tuple[tuple[f
         lab = labels[i]
         if card is None:
             t.unsure += 1
+            t.lost_examples.append(f"{name}: {_described(lab)} unsure, box IoU {v:.2f}")
         elif rank_of(card) == lab.rank and (lab.suit is None or card[-1] == lab.suit):
             t.right += 1
         else:
@@ -161,4 +165,15 @@ def score_photo(labels: Sequence[LabelledCard], reported: Sequence[tuple[tuple[f
             t.wrong_examples.append(f"{name}: {lab.rank}{lab.suit or ''} read as {card}")
     t.missed = len(labels) - len(used_l)
     t.extra = len(reported) - len(used_r)
+    for i, lab in enumerate(labels):
+        if i not in used_l:
+            near = max(range(len(reported)), key=lambda j: box_iou(lab.box, reported[j][0]), default=None)
+            what = "nothing reported there" if near is None or box_iou(lab.box, reported[near][0]) == 0 else \
+                f"nearest report {reported[near][1] or 'unsure'} at box IoU {box_iou(lab.box, reported[near][0]):.2f}"
+            t.lost_examples.append(f"{name}: {_described(lab)} missed, {what}")
     return t
+
+
+def _described(lab: LabelledCard) -> str:
+    """A labelled card as a person finds it in the photo: its name and where its box lies."""
+    return f"{lab.rank}{lab.suit or ''} at ({', '.join(f'{v:.0f}' for v in lab.box)})"

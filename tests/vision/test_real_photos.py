@@ -127,6 +127,22 @@ def test_bench_realphotos_scores_every_nth_photo() -> None:
     assert bad.returncode == 2 and "--every must be 1 or more" in bad.stderr
 
 
+def test_bench_realphotos_lists_the_cards_it_lost(tmp_path: Path) -> None:
+    """``--lost`` names each card missed, with what was reported nearest it: a label added where
+    the photo shows bare carpet is missed, and the king the photo shows is not listed."""
+    import shutil
+
+    shutil.copy(PHOTOS / "IMG_2385.JPG", tmp_path / "IMG_2385.JPG")
+    xml = (PHOTOS / "IMG_2385.xml").read_text()
+    bare = ("<object><name>ace</name><bndbox><xmin>250</xmin><ymin>20</ymin><xmax>360</xmax><ymax>170</ymax>"
+            "</bndbox></object>")
+    (tmp_path / "IMG_2385.xml").write_text(xml.replace("</annotation>", bare + "</annotation>"))
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "realphotos.py"), str(tmp_path), "--lost"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout.splitlines()
+    assert [line for line in out if line.startswith("lost:")] == \
+        ["lost: IMG_2385.JPG: A at (250, 20, 360, 170) missed, nothing reported there"]
+
+
 def test_the_live_table_reads_real_photos_as_identify_does() -> None:
     """The watcher's zones run the photo finder and reader. Fed the real photos as settled frames
     (bench/vision.py --real, at a scale estimated from the labels), it names most of the cards

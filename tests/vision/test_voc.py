@@ -50,6 +50,18 @@ def test_score_counts_found_right_wrong_unsure_missed_extra() -> None:
     assert (t.cards, t.found, t.right, t.wrong, t.unsure, t.missed, t.extra) == (4, 3, 1, 1, 1, 1, 1)
 
 
+def test_the_cards_lost_are_listed_with_the_report_nearest_them() -> None:
+    labels = [LabelledCard("Q", None, (0, 0, 100, 140)), LabelledCard("A", None, (400, 0, 500, 140)),
+              LabelledCard("K", None, (600, 0, 700, 140))]
+    reported = [((2, 2, 100, 138), None),      # unsure
+                ((640, 0, 740, 140), "KS")]    # too far off the king's box to be it
+    t = score_photo(labels, reported, name="p.jpg")
+    assert t.lost_examples == ["p.jpg: Q at (0, 0, 100, 140) unsure, box IoU 0.95",
+                               "p.jpg: A at (400, 0, 500, 140) missed, nothing reported there",
+                               "p.jpg: K at (600, 0, 700, 140) missed, nearest report KS at box IoU 0.43"]
+    assert score_photo(labels[:1], []).lost_examples == [": Q at (0, 0, 100, 140) missed, nothing reported there"]
+
+
 def test_a_report_matches_one_label_at_most() -> None:
     labels = [LabelledCard("Q", None, (0, 0, 100, 140)), LabelledCard("Q", None, (10, 0, 110, 140))]
     t = score_photo(labels, [((5, 0, 105, 140), "QH")])
