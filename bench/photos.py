@@ -1,6 +1,6 @@
 """Still photos end to end: find every card and read it, on the held-out deck designs.
 
-    .venv/bin/python bench/photos.py [--photos 40] [--model models/card_classifier.onnx] [--json]
+    .venv/bin/python bench/photos.py [--photos 40] [--kind KIND ...] [--model models/card_classifier.onnx] [--json]
 
 What ``loo-table identify`` does, scored against ground truth. Each photo is a seeded synthetic
 still (``models.synth.table_photo``: light, dark, wooden and patterned tables, uneven light,
@@ -39,6 +39,7 @@ import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -112,13 +113,16 @@ def _cut_across(rng: np.random.Generator, img: np.ndarray, labels: list[str],
 
 
 def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]],
-          detector: Any = None) -> dict[str, dict[str, Any]]:
-    """Per kind of shot: found / precise / right / unsure / wrong / missed rates, phantoms, ms per photo."""
+          detector: Any = None, kinds: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Per kind of shot (``kinds``, default all; each kind's photos are the same whichever others
+    are scored): found / precise / right / unsure / wrong / missed rates, phantoms, ms per photo."""
     from vision.finder import overlap
     from vision.identify import identify
 
     out: dict[str, dict[str, Any]] = {}
     for k, kind in enumerate(SHOTS):
+        if kinds and kind not in kinds:
+            continue
         rng = np.random.default_rng([seed, k])  # one stream per kind: changing one kind leaves the others
         tally = dict(cards=0, found=0, precise=0, right=0, unsure=0, wrong=0, missed=0, phantoms=0)
         ms: list[float] = []
@@ -171,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-detector", action="store_true", help="the contour cues alone")
     parser.add_argument("--no-zoom", action="store_true",
                         help="never read a photo again closer where its cards are small (vision.detector.ZOOM_BELOW)")
+    parser.add_argument("--kind", action="append", choices=list(SHOTS), default=None,
+                        help="score only this kind of shot (repeatable; default all)")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
     args = parser.parse_args(argv)
 
@@ -195,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         vision.detector.ZOOM_BELOW = 0.0
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
           f"Python {platform.python_version()}; decks: {', '.join(sorted(art))}")
-    figures = score(clf, args.photos, args.seed, art, detector)
+    figures = score(clf, args.photos, args.seed, art, detector, args.kind)
     for kind, f in figures.items():
         size, _, heights = SHOTS[kind]
         print(f"{kind} ({size[0]}×{size[1]}{', cut' if kind == 'edge' else ''}, cards {heights[0]:.0f}-{heights[1]:.0f} px, {f['cards']} cards): "

@@ -123,7 +123,7 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     readings = classifier.classify([f.crop for f in found])
     cards = [CardInPhoto(f, r) for f, r in zip(found, readings, strict=True)]
     if detector is not None and look_again and all(r.card is None for r in readings):
-        again = _second_look(image_bgr, classifier, detector)
+        again, cards = _second_look(image_bgr, classifier, detector, cards)
         if again:
             kept = [c for c in cards if all(quad_iou(c.found.corners, a.found.corners) < 0.5 for a in again)]
             order = reading_order(image_bgr.shape[0])
@@ -785,6 +785,37 @@ def _by_index(whole: Reading, completed: Reading, index: Reading) -> str | None:
     return None
 
 
+#: An outline reaching this many pixels past the photo's edge lies across it.
+PAST_THE_EDGE_PX = 2.0
+
+
+def _past_the_edge_completed(image_bgr: np.ndarray, classifier: CardClassifier, found: Sequence[FoundCard],
+                             readings: list[Reading]) -> list[Reading]:
+    """``readings`` with each card left unsure whose outline reaches past the photo's edge read
+    again from what of it lies inside the frame, completed by its half turn, as a covered card is
+    (:func:`_either`). Why: where a photo cuts a card, the detector often answers the whole card,
+    past the edge, but the crop of that outline is partly the warp's border, and the card reads
+    unsure although its index shows."""
+    h, w = image_bgr.shape[:2]
+    todo: list[tuple[int, np.ndarray]] = []
+    for i, (f, r) in enumerate(zip(found, readings, strict=True)):
+        if r.card is not None or r.face_down:
+            continue
+        q = f.corners
+        if q[:, 0].min() < -PAST_THE_EDGE_PX or q[:, 1].min() < -PAST_THE_EDGE_PX \
+                or q[:, 0].max() > w - 1 + PAST_THE_EDGE_PX or q[:, 1].max() > h - 1 + PAST_THE_EDGE_PX:
+            done = completed_crop(f.crop, shown_in_crop(image_bgr.shape, q, []))
+            if done is not None:
+                todo.append((i, done))
+    if not todo:
+        return readings
+    again, by_index = _completed_reader(classifier)([done for _i, done in todo])
+    out = list(readings)
+    for k, (i, _done) in enumerate(todo):
+        out[i] = _either(readings[i], again[k], None if by_index is None else by_index[k])
+    return out
+
+
 def _either(whole: Reading, completed: Reading, index: Reading | None = None) -> Reading:
     """A covered card's reading from its whole crop, from its completed crop and, where the reader
     has them, from its corner-index members' read of the completed crop (``index``): what
@@ -820,22 +851,42 @@ def _whole_or_completed(whole: Reading, completed: Reading) -> Reading:
     return Reading(None, completed.confidence, completed.top3)
 
 
-def _second_look(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector) -> list[CardInPhoto]:
+def _second_look(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDetector,
+                 first: list[CardInPhoto]) -> tuple[list[CardInPhoto], list[CardInPhoto]]:
     """The cards that at least :data:`SECOND_LOOK_AGREE` sizes read the same in the same place
-    (outlines overlapping by IoU 0.5), each with its most confident look."""
+    (outlines overlapping by IoU 0.5), each with its most confident look, and the ``first`` look's
+    cards. The looks that name a card from its whole crop count first; then, for the cards those
+    leave out, all looks, those that name a card from what of it lies inside the frame
+    (:func:`_past_the_edge_completed`) too. A card named only so where the first look has an
+    outline gives that outline its reading and keeps it (why: an outline past the edge is a guess
+    at where the rest of the card lies, and the first look's there is the detector's surer
+    answer)."""
     low = detector.with_threshold(SECOND_LOOK_THRESHOLD)
     cues = contour_cues(image_bgr)  # the same at every size: worked out once
-    looks: list[tuple[int, CardInPhoto]] = []
+    looks: list[tuple[int, CardInPhoto, bool]] = []
     for side in SECOND_LOOK_SIDES:
         found = find_cards(image_bgr, detector=low, detector_side=side, cues=cues)
-        for f, r in zip(found, classifier.classify([f.crop for f in found]), strict=True):
+        whole = classifier.classify([f.crop for f in found])
+        readings = _past_the_edge_completed(image_bgr, classifier, found, whole)
+        for f, w, r in zip(found, whole, readings, strict=True):
             if r.card is not None:
-                looks.append((side, CardInPhoto(f, r)))
+                looks.append((side, CardInPhoto(f, r), r is w))
     looks.sort(key=lambda look: -look[1].reading.confidence)
     out: list[CardInPhoto] = []
-    for _side, look in looks:
-        same = {s for s, other in looks if other.reading.card == look.reading.card
-                and quad_iou(other.found.corners, look.found.corners) >= 0.5}
-        if len(same) >= SECOND_LOOK_AGREE and all(quad_iou(look.found.corners, c.found.corners) < 0.5 for c in out):
-            out.append(look)
-    return out
+    firsts = list(first)
+    for completed in (False, True):
+        pool = [(s, c) for s, c, whole in looks if whole or completed]
+        named = {c.reading.card for c in out}  # the whole crops' cards stand: a deck holds each once
+        for _side, look in pool:
+            same = {s for s, other in pool if other.reading.card == look.reading.card
+                    and quad_iou(other.found.corners, look.found.corners) >= 0.5}
+            if len(same) < SECOND_LOOK_AGREE or (completed and look.reading.card in named) \
+                    or any(quad_iou(look.found.corners, c.found.corners) >= 0.5 for c in out):
+                continue
+            named.add(look.reading.card)
+            at = [k for k, c in enumerate(firsts) if quad_iou(look.found.corners, c.found.corners) >= 0.5] if completed else []
+            if at:
+                firsts[at[0]] = replace(firsts[at[0]], reading=look.reading)
+            else:
+                out.append(look)
+    return out, firsts

@@ -123,3 +123,36 @@ def test_a_card_named_at_two_places_apart_is_named_at_the_surer_only() -> None:
     kept = ident._one_outline_per_card([pair, other, row])
     assert [(k.reading.card, k.reading.excluded) for k in kept] == [(None, "9H"), ("QS", None), ("9H", None)]
     assert kept[0].found is pair.found and kept[0].reading.confidence == 0.75
+
+
+def _across_the_left_edge(tag: int, x: float = -30.0) -> FoundCard:
+    """A card whose left part lies past the photo's left edge: its crop there is the warp's
+    border (0), the rest the card (``tag``)."""
+    corners = np.array([[x, 100], [x + 63, 100], [x + 63, 188], [x, 188]], np.float32)
+    crop = np.full((88, 64, 3), tag, np.uint8)
+    crop[:, : int(round(-x))] = 0
+    return FoundCard(corners=corners, crop=crop, score=0.5, cue="network")
+
+
+def test_a_card_across_the_edge_is_named_from_what_lies_inside_the_frame(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its whole crop, part border, reads unsure; completed by its half turn (the part inside the
+    frame, turned, in place of the border) it reads as the card, and two sizes agree on it."""
+    script = {0: (None, 0.2), 7: ("QH", 0.9)}
+    cards, _ = _run(monkeypatch, [], {512: [_across_the_left_edge(7)], 384: [_across_the_left_edge(7, -28.0)]}, script)
+    assert [c.reading.card for c in cards] == ["QH"]
+    cards, _ = _run(monkeypatch, [], {512: [_across_the_left_edge(7)]}, script)
+    assert cards == []  # one size alone is no agreement, completed or not
+
+
+def test_a_card_the_first_look_has_keeps_its_outline_and_takes_the_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the first look outlined the card (read unsure), a name read from inside the frame is
+    given to that outline: the second look's guess at where the rest lies does not replace it.
+    A name the whole crops give elsewhere is not given twice."""
+    first = _across_the_left_edge(0, -20.0)  # its crop all 0: unsure
+    script = {0: (None, 0.2), 7: ("QH", 0.9), 2: ("QH", 0.95)}
+    cards, _ = _run(monkeypatch, [first], {512: [_across_the_left_edge(7)], 384: [_across_the_left_edge(7, -28.0)]}, script)
+    assert [(c.reading.card, c.found.corners[0, 0]) for c in cards] == [("QH", -20.0)]
+    elsewhere = {768: [_card(400, 250, 2)], 256: [_card(401, 250, 2)]}
+    cards, _ = _run(monkeypatch, [first], {512: [_across_the_left_edge(7)], 384: [_across_the_left_edge(7, -28.0)],
+                                           **elsewhere}, script)
+    assert sorted((float(c.found.corners[0, 0]), c.reading.card) for c in cards) == [(-20.0, None), (400.0, "QH")]
