@@ -22,6 +22,10 @@ card's height of the true corners (that card's outline, not a neighbour's or a p
 *right*, *unsure* or *wrong* by the shipped open-set rule; a card not found counts as missed.
 *Precise* is the share of cards found with every corner within 5 % of the height (the
 classifier is trained on warps about that far off). *Phantoms* are finds that overlap no card.
+*Misnamed* counts the other finds, those whose outline is no card's within 15 % but lies on a
+card (a fifth or more of the smaller of the two), that name a card other than the one they lie
+on most: a wrong name the referee would act on, though no card is found there (a card the
+photo's edge cuts, outlined as the part in view).
 Times are medians per photo on one thread.
 Needs the deck artwork (``models/README.md``: apt and npm packages); renders are cached.
 """
@@ -124,7 +128,7 @@ def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]
         if kinds and kind not in kinds:
             continue
         rng = np.random.default_rng([seed, k])  # one stream per kind: changing one kind leaves the others
-        tally = dict(cards=0, found=0, precise=0, right=0, unsure=0, wrong=0, missed=0, phantoms=0)
+        tally = dict(cards=0, found=0, precise=0, right=0, unsure=0, wrong=0, missed=0, phantoms=0, misnamed=0)
         ms: list[float] = []
         err: list[float] = []
         shots = max(1, photos // 4) if kind.endswith("12mp") else photos  # 12 MP photos are slow to make
@@ -154,15 +158,28 @@ def score(clf: Any, photos: int, seed: int, art: dict[str, dict[str, np.ndarray]
             tally["phantoms"] += sum(
                 1 for i, f in enumerate(found) if i not in used and not any(overlap(f.corners, q) > 0.2 for q in quads)
             )
+            tally["misnamed"] += sum(1 for i, f in enumerate(found) if i not in used and _misnamed(f, readings[i], labels, quads))
         n = tally["cards"]
         out[kind] = {
             "photos": shots, "cards": n,
             **{k: round(tally[k] / n, 4) for k in ("found", "precise", "right", "unsure", "wrong", "missed")},
-            "phantoms": tally["phantoms"],
+            "phantoms": tally["phantoms"], "misnamed": tally["misnamed"],
             "median_corner_error_pct": round(100 * statistics.median(err), 2) if err else None,
             "ms": round(statistics.median(ms), 1),
         }
     return out
+
+
+def _misnamed(found: Any, reading: Any, labels: list[str], quads: list[np.ndarray]) -> bool:
+    """Whether a find that is no card's outline names a card other than the one it lies on most
+    (a fifth or more of the smaller outline); False where it names none or lies on none."""
+    from vision.finder import overlap
+
+    got = "back" if reading.face_down else reading.card
+    shares = [overlap(found.corners, q) for q in quads]
+    if got is None or not shares or max(shares) <= 0.2:
+        return False
+    return got != labels[int(np.argmax(shares))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{kind} ({size[0]}×{size[1]}{', cut' if kind == 'edge' else ''}, cards {heights[0]:.0f}-{heights[1]:.0f} px, {f['cards']} cards): "
               f"found {100 * f['found']:.1f}% (within 5%: {100 * f['precise']:.1f}%; median corner error "
               f"{f['median_corner_error_pct']}% of the height), right {100 * f['right']:.1f}%, unsure {100 * f['unsure']:.1f}%, wrong {100 * f['wrong']:.1f}%, "
-              f"missed {100 * f['missed']:.1f}%, phantoms {f['phantoms']}; find and read {f['ms']} ms")
+              f"missed {100 * f['missed']:.1f}%, phantoms {f['phantoms']}, misnamed {f['misnamed']}; find and read {f['ms']} ms")
     import resource
 
     print(f"finder: {'contour cues alone' if detector is None else 'detector ' + args.detector.name + ' and the contour cues'}; "
