@@ -147,7 +147,7 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
         if past_the_view:
             cards += _read_cut_by_the_frame(image_bgr, classifier, cards, card_map, map_u8)
             cards += _read_mapped(image_bgr, classifier, cards, card_map, map_u8)
-    return _one_outline_per_card(cards)
+    return _no_crumbs(_one_outline_per_card(cards))
 
 
 #: Two outlines overlapping by this much (IoU) and read as the same card are one card found twice.
@@ -168,12 +168,35 @@ def _one_outline_per_card(cards: list[CardInPhoto]) -> list[CardInPhoto]:
                     and quad_iou(cards[i].found.corners, cards[j].found.corners) >= SAME_CARD_TWICE:
                 gone.add(i)
                 break
-    cards = _named_once(cards, [i for i in named if i not in gone])
+    return _without(_named_once(cards, [i for i in named if i not in gone]), gone)
+
+
+def _without(cards: list[CardInPhoto], gone: set[int]) -> list[CardInPhoto]:
+    """The cards but those at the indices ``gone``, ``under`` renumbered to the list returned."""
     if not gone:
         return cards
     new_index = {old: new for new, old in enumerate(i for i in range(len(cards)) if i not in gone)}
     return [replace(c, under=tuple(new_index[u] for u in c.under if u in new_index))
             for i, c in enumerate(cards) if i not in gone]
+
+
+#: An unnamed find whose outline is smaller than this share of the photo's named cards' (the
+#: median of their areas) is no card lying on that table: a coin, a pip, a patch of a rug.
+CRUMB = 0.2
+
+
+def _no_crumbs(cards: list[CardInPhoto]) -> list[CardInPhoto]:
+    """The cards without the unnamed finds far smaller than the cards named in the photo
+    (:data:`CRUMB`). Why: the cards on one table are of one size give or take the photo's
+    perspective, and a find a fifth of their size that names nothing would only ask the host
+    about a coin. Where nothing is named there is no size to go by, and nothing goes."""
+    areas = [abs(cv2.contourArea(c.found.corners.astype(np.float32))) for c in cards]
+    named = [a for a, c in zip(areas, cards, strict=True) if c.reading.card is not None]
+    if not named:
+        return cards
+    least = CRUMB * float(np.median(named))
+    return _without(cards, {i for i, (a, c) in enumerate(zip(areas, cards, strict=True))
+                            if a < least and c.reading.card is None and not c.reading.face_down})
 
 
 def _named_once(cards: list[CardInPhoto], named: list[int]) -> list[CardInPhoto]:

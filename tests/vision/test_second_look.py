@@ -156,3 +156,23 @@ def test_a_card_the_first_look_has_keeps_its_outline_and_takes_the_reading(monke
     cards, _ = _run(monkeypatch, [first], {512: [_across_the_left_edge(7)], 384: [_across_the_left_edge(7, -28.0)],
                                            **elsewhere}, script)
     assert sorted((float(c.found.corners[0, 0]), c.reading.card) for c in cards) == [(-20.0, None), (400.0, "QH")]
+
+
+def _box(x: float, y: float, w: float, h: float, tag: int) -> FoundCard:
+    corners = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32)
+    return FoundCard(corners=corners, crop=np.full((88, 64, 3), tag, np.uint8), score=0.5, cue="network")
+
+
+def test_an_unnamed_find_far_smaller_than_the_named_cards_is_no_card() -> None:
+    """A coin or a pip found as a card, a fifth of the size of the cards named in the photo and
+    naming nothing, is left out (the rest renumbered); an unsure find of a card's size stays, as
+    do a small card read face down and everything in a photo where nothing is named."""
+    king = ident.CardInPhoto(_box(100, 100, 63, 88, 1), Reading("KD", 0.9))
+    coin = ident.CardInPhoto(_box(300, 100, 20, 20, 2), Reading(None, 0.3))
+    unsure = ident.CardInPhoto(_box(200, 100, 60, 84, 3), Reading(None, 0.4), under=(3,))
+    queen = ident.CardInPhoto(_box(220, 120, 63, 88, 4), Reading("QS", 0.95))
+    back = ident.CardInPhoto(_box(400, 100, 20, 28, 5), Reading(None, 0.9, face_down=True))
+    kept = ident._no_crumbs([king, coin, unsure, queen, back])
+    assert [k.found for k in kept] == [king.found, unsure.found, queen.found, back.found]
+    assert kept[1].under == (2,)  # the queen, now third
+    assert ident._no_crumbs([coin, unsure]) == [coin, unsure]
