@@ -251,6 +251,7 @@ def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list
     # under a book), so their agreeing is no second view, as it is for a card under another
     readings = [r if c.under or r is c.reading or r.confidence >= COMPLETED_SURE else c.reading
                 for c, r in zip(cards, readings, strict=True)]
+    readings = [r if c.under else _whole_disagrees(c.reading, r) for c, r in zip(cards, readings, strict=True)]
     return [c if r is c.reading else replace(c, reading=r) for c, r in zip(cards, readings, strict=True)]
 
 
@@ -808,6 +809,26 @@ def _by_index(whole: Reading, completed: Reading, index: Reading) -> str | None:
     return None
 
 
+#: Where no card lies on a card, its whole crop's best guess at least this sure, of another card,
+#: leaves the card its completed crop names unsure.
+WHOLE_SAYS = 0.3
+
+
+def _whole_disagrees(whole: Reading, read: Reading) -> Reading:
+    """``read`` (a card's reading from its completed crop) unsure where the card's whole crop,
+    with no card lying on it, guesses another card (:data:`WHOLE_SAYS`). Why: what completes the
+    crop of a card cut by the frame or half under a book is its own half turn, and where that
+    runs across the middle pips an 8, 9 or 10 gains or loses some (a nine of spades cut across
+    its middle read as the ten at 0.88, its whole crop's guess the nine); with no other card's
+    face in it, the whole crop's guess is evidence, not noise."""
+    if read is whole or read.card is None or not whole.top3:
+        return read
+    guess, sure = whole.top3[0]
+    if guess != read.card and guess != BACK and sure >= WHOLE_SAYS:
+        return Reading(None, read.confidence, read.top3)
+    return read
+
+
 #: An outline reaching this many pixels past the photo's edge lies across it.
 PAST_THE_EDGE_PX = 2.0
 
@@ -835,7 +856,7 @@ def _past_the_edge_completed(image_bgr: np.ndarray, classifier: CardClassifier, 
     again, by_index = _completed_reader(classifier)([done for _i, done in todo])
     out = list(readings)
     for k, (i, _done) in enumerate(todo):
-        out[i] = _either(readings[i], again[k], None if by_index is None else by_index[k])
+        out[i] = _whole_disagrees(readings[i], _either(readings[i], again[k], None if by_index is None else by_index[k]))
     return out
 
 

@@ -224,6 +224,21 @@ def test_either_reading_of_a_covered_card() -> None:
     assert _either(Reading(None, 0.6, (("back", 0.6),)), Reading(None, 0.6, (("back", 0.6),))).card is None  # backs are no card
 
 
+def test_with_no_card_on_it_the_whole_crop_s_guess_of_another_card_leaves_it_unsure() -> None:
+    """A nine of spades cut across its middle pips by the frame: its completed crop reads the ten
+    surely, its whole crop (no other card's face in it) guesses the nine. It is left to the host;
+    where the whole crop guesses the same card, or hardly guesses at all, the completed read stands."""
+    from vision.classifier import Reading
+    from vision.identify import WHOLE_SAYS, _whole_disagrees
+
+    ten = Reading("10S", 0.88, (("10S", 0.88), ("9S", 0.11)))
+    assert _whole_disagrees(Reading(None, 0.46, (("9S", 0.46), ("10S", 0.24))), ten) == Reading(None, 0.88, ten.top3)
+    assert _whole_disagrees(Reading(None, 0.46, (("10S", 0.46), ("9S", 0.24))), ten) == ten
+    assert _whole_disagrees(Reading(None, WHOLE_SAYS - 0.01, (("9S", WHOLE_SAYS - 0.01),)), ten) == ten
+    assert _whole_disagrees(Reading(None, 0.5, (("back", 0.5),)), ten) == ten  # a back's pattern is no card's guess
+    assert _whole_disagrees(ten, ten) is ten  # not read again
+
+
 def test_the_whole_crop_picks_between_two_cards_of_a_suit_that_the_completed_crop_cannot_tell_apart() -> None:
     """A completed crop has lost the middle pips: it reads a 10 as "10 or 8" of its suit. The whole
     crop, unsure on its own, settles which."""
