@@ -284,3 +284,28 @@ def test_a_cue_outline_lying_across_the_detector_s_card_is_not_taken_for_it() ->
     assert np.allclose(order_corners(found[1]), order_corners(upright))
     (kept,) = _with_detections([Detection(upright, 0.8)], [(0.9, exact, "colour")], 1.0, 24)
     assert kept[2] == "colour" and np.allclose(kept[1], exact)
+
+
+def test_a_narrower_outline_names_a_card_only_surely(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A narrower outline can lie inside one card, round the middle of its face (the middle pip of
+    a five read as an ace): a read of it below COMPLETED_SURE names nothing, one above names the card."""
+    import vision.identify as ident
+    from vision.classifier import Reading
+    from vision.finder import FoundCard
+
+    image, _upper, pile = _pile()
+    found = FoundCard(corners=pile, crop=np.zeros((88, 64, 3), np.uint8), score=0.9, cue="colour")
+    monkeypatch.setattr(ident, "narrower_outlines", lambda _image, quad: [quad * 0.9])
+
+    class Reader:
+        def __init__(self, confidence: float) -> None:
+            self.confidence = confidence
+
+        def classify(self, crops: list) -> list:
+            return [Reading("AS", self.confidence, (("AS", self.confidence),)) for _ in crops]
+
+    unsure = ident.CardInPhoto(found, Reading(None, 0.5, (("5S", 0.5),)))
+    below = ident._read_narrower(image, Reader(ident.COMPLETED_SURE - 0.01), [unsure])  # type: ignore[arg-type]
+    assert below[0].reading.card is None and below[0].found is found
+    above = ident._read_narrower(image, Reader(ident.COMPLETED_SURE), [unsure])  # type: ignore[arg-type]
+    assert above[0].reading.card == "AS"
