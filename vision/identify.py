@@ -390,7 +390,7 @@ def _read_narrower(image_bgr: np.ndarray, classifier: CardClassifier, cards: lis
     all name the same one, and no other find is named as it, the surest becomes the card's outline.
     Why: in a pile the colour cue's blob, or the detector's rectangle, takes in the cards under the
     one on top, whose own edges lie inside it. It runs after the steps that keep a card's outline,
-    so that a card they name keeps its own. (On ``bench/overlaps.py``: 5 more of 580 cards named,
+    so that a card they name keeps its own. (On ``bench/overlaps.py``: 4 more of 580 cards named,
     none wrongly; on the labelled train/ photos and ``bench/photos.py`` nothing changed. Why
     surely: a narrower outline can also lie inside one card, round the middle of its face, where
     the middle pip of a five of spades read 0.63 as the ace; ``bench/photos.py --photos 100``:
@@ -913,11 +913,11 @@ def _second_look(image_bgr: np.ndarray, classifier: CardClassifier, detector: Ca
     looks: list[tuple[int, CardInPhoto, bool]] = []
     for side in SECOND_LOOK_SIDES:
         found = find_cards(image_bgr, detector=low, detector_side=side, cues=cues)
-        whole = classifier.classify([f.crop for f in found])
-        readings = _past_the_edge_completed(image_bgr, classifier, found, whole)
-        for f, w, r in zip(found, whole, readings, strict=True):
+        plain = classifier.classify([f.crop for f in found])
+        readings = _past_the_edge_completed(image_bgr, classifier, found, plain)
+        for f, p, r in zip(found, plain, readings, strict=True):
             if r.card is not None:
-                looks.append((side, CardInPhoto(f, r), r is w))
+                looks.append((side, CardInPhoto(f, r), r is p))  # True: named from its whole crop
     looks.sort(key=lambda look: -look[1].reading.confidence)
     out: list[CardInPhoto] = []
     firsts = list(first)
