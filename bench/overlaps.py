@@ -1,6 +1,6 @@
 """Overlapping cards end to end: rows, fans and piles of the held-out deck designs, as ``identify`` reads them.
 
-    .venv/bin/python bench/overlaps.py [--scenes 300] [--seed 12345] [--json]
+    .venv/bin/python bench/overlaps.py [--scenes 300] [--seed 12345] [--json] [--wrong]
 
 ``bench/photos.py`` lays its cards apart; a spread hand, a row and a trick pile are where the
 rules for covered cards (``vision/occlusion.py``, ``vision/strips.py``, ``identify``'s reads of
@@ -112,8 +112,9 @@ def count(cards: list[Any], labels: list[str], quads: list[np.ndarray], groups: 
 
 
 def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], surfaces: Any, scenes: int,
-          seed: int) -> dict[str, Any]:
-    """The tallies, for cards showing at least :data:`STRIP` of themselves and for the others."""
+          seed: int, *, list_wrong: bool = False) -> dict[str, Any]:
+    """The tallies, for cards showing at least :data:`STRIP` of themselves and for the others
+    (``list_wrong``: each wrong read also said on stderr, with its scene)."""
     from vision.identify import identify
 
     rng = np.random.default_rng(seed)
@@ -130,7 +131,7 @@ def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], surfaces:
         cards = identify(image, clf, detector)
         ms.append((time.perf_counter() - t0) * 1000)
         for near, read in count(cards, labels, quads, ["shown" if show >= STRIP else "strips" for show in shows], tallies):
-            if os.environ.get("OVERLAPS_VERBOSE"):
+            if list_wrong:
                 print(f"wrong: scene {made - 1}: {labels[near]} read as {read}", file=sys.stderr)
         if made % 50 == 0:
             print(f"  {made} of {scenes} scenes", file=sys.stderr, flush=True)
@@ -179,6 +180,7 @@ def tally_line(what: str, t: dict[str, int]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(__doc__.splitlines()[0], scenes=300, seed=12345)
+    parser.add_argument("--wrong", action="store_true", help="also say each wrong read and its scene (stderr)")
     args = parser.parse_args(argv)
     if args.scenes < 1:
         parser.error("--scenes must be 1 or more")
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     walls = sorted(p for p in WALLPAPERS.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp")) \
         if WALLPAPERS.is_dir() else []
     surfaces = Surfaces.from_folders([], walls)
-    figures = score(clf, detector, art, surfaces, args.scenes, args.seed)
+    figures = score(clf, detector, art, surfaces, args.scenes, args.seed, list_wrong=args.wrong)
     if args.json:
         print(json.dumps(figures))
         return 0
