@@ -75,8 +75,8 @@ WINDOW_COVERED = 0.85
 WINDOW_BUDGET = 1.0
 
 
-def _long_side(quad: np.ndarray) -> float:
-    """The longest side of a quad, in its own pixels."""
+def long_side(quad: np.ndarray) -> float:
+    """The longest side of a quad, in its own pixels (a card's length, whichever way it lies)."""
     return max(float(np.linalg.norm(quad[k] - quad[(k + 1) % 4])) for k in range(4))
 
 
@@ -259,23 +259,23 @@ class CardDetector:
         has the pixels (:data:`ZOOM_MAX` at most); None otherwise. (A photo of
         :data:`LARGE_PHOTO` px or more: :data:`LARGE_ZOOM_TO` and :data:`LARGE_ZOOM_BELOW`; where
         nothing, or fewer than :data:`LARGE_FEW` small cards, were found in it, :data:`ZOOM_MAX`.)"""
-        long_side = max(shape[0], shape[1])
-        large = long_side >= LARGE_PHOTO
+        photo_side = max(shape[0], shape[1])
+        large = photo_side >= LARGE_PHOTO
         if not found:
-            return min(ZOOM_MAX, long_side) if large else None
+            return min(ZOOM_MAX, photo_side) if large else None
         below, to = (LARGE_ZOOM_BELOW, LARGE_ZOOM_TO) if large else (ZOOM_BELOW, ZOOM_TO)
-        side = self._zoom_to(long_side, found, below, to)
-        return min(ZOOM_MAX, long_side) if side is not None and large and len(found) < LARGE_FEW else side
+        side = self._zoom_to(photo_side, found, below, to)
+        return min(ZOOM_MAX, photo_side) if side is not None and large and len(found) < LARGE_FEW else side
 
-    def _zoom_to(self, long_side: int, found: list[Detection], below: float, to: float) -> int | None:
+    def _zoom_to(self, photo_side: int, found: list[Detection], below: float, to: float) -> int | None:
         """The long side that makes the median card ``found`` at :attr:`work_side` ``to`` px long,
         where it is under ``below`` px there; None otherwise."""
-        scale = self.work_side / long_side
-        longs = [_long_side(d.corners) * scale for d in found]
+        scale = self.work_side / photo_side
+        longs = [long_side(d.corners) * scale for d in found]
         small = float(np.median(longs))
         if small >= below:
             return None
-        side = min(ZOOM_MAX, long_side, int(round(self.work_side * to / max(small, 1.0))))
+        side = min(ZOOM_MAX, photo_side, int(round(self.work_side * to / max(small, 1.0))))
         return side if side > 1.4 * self.work_side else None
 
     def _in_windows(self, image_bgr: np.ndarray, side: int, found: list[Detection]) -> list[Detection]:
@@ -286,7 +286,7 @@ class CardDetector:
         if not found:
             return []
         h, w = image_bgr.shape[:2]
-        longs = [_long_side(d.corners) for d in found]
+        longs = [long_side(d.corners) for d in found]
         card = float(np.median(longs))
         k = min(1.0, LARGE_ZOOM_TO / max(card, 1.0))  # photo px -> window px
         if k * max(h, w) < WINDOW_GAIN * side:

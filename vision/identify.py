@@ -35,6 +35,7 @@ from vision.occlusion import (
     mask_in_crop,
     paper_like,
     past_the_frame,
+    reaches_past,
     short_side,
     shown_box,
     shown_in_crop,
@@ -839,28 +840,17 @@ PAST_THE_EDGE_PX = 2.0
 def _past_the_edge_completed(image_bgr: np.ndarray, classifier: CardClassifier, found: Sequence[FoundCard],
                              readings: list[Reading]) -> list[Reading]:
     """``readings`` with each card left unsure whose outline reaches past the photo's edge read
-    again from what of it lies inside the frame, completed by its half turn, as a covered card is
-    (:func:`_either`). Why: where a photo cuts a card, the detector often answers the whole card,
-    past the edge, but the crop of that outline is partly the warp's border, and the card reads
-    unsure although its index shows."""
-    h, w = image_bgr.shape[:2]
-    todo: list[tuple[int, np.ndarray]] = []
-    for i, (f, r) in enumerate(zip(found, readings, strict=True)):
-        if r.card is not None or r.face_down:
-            continue
-        q = f.corners
-        if q[:, 0].min() < -PAST_THE_EDGE_PX or q[:, 1].min() < -PAST_THE_EDGE_PX \
-                or q[:, 0].max() > w - 1 + PAST_THE_EDGE_PX or q[:, 1].max() > h - 1 + PAST_THE_EDGE_PX:
-            done = completed_crop(f.crop, shown_in_crop(image_bgr.shape, q, []))
-            if done is not None:
-                todo.append((i, done))
-    if not todo:
+    again from what of it lies inside the frame (:func:`reread_from_what_shows`, as a covered card
+    is), unless its whole crop guesses another card (:func:`_whole_disagrees`). Why: where a photo
+    cuts a card, the detector often answers the whole card, past the edge, but the crop of that
+    outline is partly the warp's border, and the card reads unsure although its index shows."""
+    size = (image_bgr.shape[1], image_bgr.shape[0])
+    shown = {i: shown_in_crop(image_bgr.shape, f.corners, []) for i, (f, r) in enumerate(zip(found, readings, strict=True))
+             if r.card is None and not r.face_down and reaches_past(f.corners, size, PAST_THE_EDGE_PX)}
+    if not shown:
         return readings
-    again, by_index = _completed_reader(classifier)([done for _i, done in todo])
-    out = list(readings)
-    for k, (i, _done) in enumerate(todo):
-        out[i] = _whole_disagrees(readings[i], _either(readings[i], again[k], None if by_index is None else by_index[k]))
-    return out
+    again = reread_from_what_shows([f.crop for f in found], readings, shown, _completed_reader(classifier))
+    return [_whole_disagrees(r, a) for r, a in zip(readings, again, strict=True)]
 
 
 def _either(whole: Reading, completed: Reading, index: Reading | None = None) -> Reading:

@@ -291,6 +291,13 @@ SQUARE_AT_THE_FRAME = 0.78
 AT_THE_FRAME = 4.0
 
 
+def reaches_past(quad: np.ndarray, size: tuple[int, int], margin: float = 0.0) -> bool:
+    """Whether a corner of ``quad`` lies more than ``margin`` px past the edge of a photo of
+    ``size`` (width, height): the outline is a guess at a card the frame cuts."""
+    w, h = size
+    return bool(((quad[:, 0] < -margin) | (quad[:, 1] < -margin) | (quad[:, 0] > w + margin) | (quad[:, 1] > h + margin)).any())
+
+
 def past_the_frame(outline: np.ndarray, size: tuple[int, int]) -> list[np.ndarray]:
     """The whole card a frame-cut outline is part of (photo ``size``: width, height): for each side
     of ``outline`` lying along the photo's edge, the outline grown across that edge to a card's

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from vision.detector import quad_iou
+from vision.detector import long_side, quad_iou
 from vision.finder import CARD_ASPECT
-from vision.occlusion import short_side
+from vision.occlusion import reaches_past, short_side
 
 #: A found card's outline grown by this share of its short side before its pixels are taken out
 #: of the map: outlines are a few pixels off, and the rim left over is no strip.
@@ -138,7 +138,7 @@ def sized_as(quad: np.ndarray, others: Sequence[np.ndarray]) -> np.ndarray:
     len_a, len_b = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     if not others or min(len_a, len_b) < 1:
         return q.copy()
-    long = float(np.median([_long_side(np.asarray(o, np.float32)) for o in others]))
+    long = float(np.median([long_side(np.asarray(o, np.float32)) for o in others]))
     short = float(np.median([short_side(np.asarray(o, np.float32)) for o in others]))
     new_a, new_b = (long, short) if len_a >= len_b else (short, long)
     half_a, half_b = a / len_a * new_a / 2, b / len_b * new_b / 2
@@ -250,7 +250,7 @@ def cut_by_the_frame(card_map: np.ndarray, outlines: Sequence[np.ndarray],
     to_map = np.array([w / photo_size[0], h / photo_size[1]], np.float32)
     found = [np.asarray(q, np.float32) * to_map for q in outlines]
     short = float(np.median([short_side(q) for q in found]))
-    long = float(np.median([_long_side(q) for q in found]))
+    long = float(np.median([long_side(q) for q in found]))
     n, labels = cv2.connectedComponents(_unexplained(card_map, found))
     out: list[np.ndarray] = []
     for c in range(1, n):
@@ -339,11 +339,7 @@ def _bounds_along_edges(blob: np.ndarray) -> list[np.ndarray]:
 
 def card_shaped(quad: np.ndarray) -> bool:
     """Whether ``quad``'s sides are a card's proportions (within :data:`CARD_SHAPED`)."""
-    return abs(_long_side(quad) / max(short_side(quad), 1e-6) / CARD_ASPECT - 1) <= CARD_SHAPED
-
-
-def _long_side(quad: np.ndarray) -> float:
-    return max(float(np.linalg.norm(quad[i] - quad[(i + 1) % 4])) for i in range(4))
+    return abs(long_side(quad) / max(short_side(quad), 1e-6) / CARD_ASPECT - 1) <= CARD_SHAPED
 
 
 def _across_the_edge(blob: np.ndarray, short: float, long: float) -> list[np.ndarray]:
@@ -386,7 +382,6 @@ def _across_the_edge(blob: np.ndarray, short: float, long: float) -> list[np.nda
         else:
             u, v = axes[0] * sides[0] / 2, axes[1] * sides[1] / 2
             quad = np.array([centre - u - v, centre + u - v, centre + u + v, centre - u + v], np.float32)
-            past = CUT_MIN_PAST * short
-            if ((quad[:, 0] < -past) | (quad[:, 1] < -past) | (quad[:, 0] > w + past) | (quad[:, 1] > h + past)).any():
+            if reaches_past(quad, (w, h), CUT_MIN_PAST * short):
                 cards.append(quad)
     return cards

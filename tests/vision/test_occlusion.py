@@ -704,3 +704,13 @@ def test_an_unsure_card_goes_under_a_surer_card_named_later_and_is_read_from_wha
     for cards in (apart, less_sure, lying_on):
         assert _read_resettled(image, reader, cards) is cards  # type: ignore[arg-type]
     assert reader.asked == []
+
+
+def test_an_outline_reaches_past_the_frame_by_more_than_its_margin() -> None:
+    from vision.occlusion import reaches_past
+
+    inside = np.array([[10, 10], [70, 10], [70, 98], [10, 98]], np.float32)
+    assert not reaches_past(inside, (100, 100))
+    assert reaches_past(inside + [35, 0], (100, 100))  # its right side 5 px past the edge
+    assert not reaches_past(inside + [35, 0], (100, 100), margin=5.0)
+    assert reaches_past(inside - [0, 12], (100, 100), margin=1.0)  # past the top
