@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,16 @@ class ModelError(ValueError):
 
 
 @dataclass(frozen=True)
+class Probabilities:
+    """A crop's probability for every label (``values[i]`` for ``labels[i]``), as the reader gave
+    it before its open-set rule: where one view of a card is not enough, several views' whole
+    distributions can be weighed together (:mod:`vision.identify`), which their top three cannot."""
+
+    labels: tuple[str, ...]
+    values: np.ndarray
+
+
+@dataclass(frozen=True)
 class Reading:
     """What the classifier says about one crop.
 
@@ -71,6 +81,8 @@ class Reading:
     excluded: str | None = None
     #: the crop's unit embedding (models with an ``embedding`` output), for learning the deck
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
+    #: every label's probability, where the reader that made this reading gives them
+    probabilities: Probabilities | None = field(default=None, compare=False, repr=False)
 
     @property
     def unsure(self) -> bool:
@@ -334,11 +346,13 @@ class CardClassifier:
             readings = [decide(self.labels, row, t, m) for row, (t, m) in zip(probs, rules, strict=True)]
         else:
             readings = assign_jointly(self.labels, probs, rules, per_crop)
-        if emb is not None:
-            readings = [_with_embedding(r, e) for r, e in zip(readings, emb, strict=True)]
+        readings = [replace(r, embedding=None if emb is None else np.asarray(emb[k], np.float32),
+                            probabilities=Probabilities(self.labels, row))
+                    for k, (r, row) in enumerate(zip(readings, probs, strict=True))]
         if not self.has_index:
             return readings, None
-        by_index = [decide(self.labels, row, self.network_threshold, self.network_margin, ex)
+        by_index = [replace(decide(self.labels, row, self.network_threshold, self.network_margin, ex),
+                            probabilities=Probabilities(self.labels, row))
                     for row, ex in zip(softmax(outs["index_logits"]), per_crop, strict=True)]
         return readings, by_index
 
@@ -347,11 +361,6 @@ class CardClassifier:
         """Apply the open-set rule (this reader's, unless ``threshold``/``margin`` are given) to one row."""
         return decide(self.labels, probs, self.threshold if threshold is None else threshold,
                       self.margin if margin is None else margin, exclude)
-
-
-def _with_embedding(reading: Reading, emb: np.ndarray) -> Reading:
-    return Reading(reading.card, reading.confidence, reading.top3, reading.face_down, reading.excluded,
-                   np.asarray(emb, np.float32))
 
 
 def _per_crop(exclude: Collection[str] | Sequence[Collection[str]], n: int) -> list[frozenset[str]]:

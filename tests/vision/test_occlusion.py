@@ -714,3 +714,37 @@ def test_an_outline_reaches_past_the_frame_by_more_than_its_margin() -> None:
     assert reaches_past(inside + [35, 0], (100, 100))  # its right side 5 px past the edge
     assert not reaches_past(inside + [35, 0], (100, 100), margin=5.0)
     assert reaches_past(inside - [0, 12], (100, 100), margin=1.0)  # past the top
+
+
+def test_three_reads_each_unsure_name_a_covered_card_where_together_they_are_sure() -> None:
+    """A two of clubs under another card, its index in plain view: the completed crop reads it
+    with the queen at 0.37 each (no middle pips to tell them), the indices at 0.73 (an unfamiliar
+    font), the whole crop hardly at all. Weighed together the two leads; where the reads point at
+    different cards, or a reader gave no probabilities, or the whole crop names another card, the
+    host is asked."""
+    import numpy as np
+
+    from vision.classifier import LABELS, Probabilities, Reading
+    from vision.identify import ALL_THREE_SURE, _either
+
+    def read(card: str | None, **p: float) -> Reading:
+        values = np.full(len(LABELS), 1e-4)
+        for label, v in p.items():
+            values[LABELS.index(label.lstrip("_"))] = v
+        values /= values.sum()
+        top = sorted(p.items(), key=lambda kv: -kv[1])
+        return Reading(card, top[0][1], tuple((k.lstrip("_"), v) for k, v in top[:3]), probabilities=Probabilities(LABELS, values))
+
+    whole = read(None, _2C=0.07, _3D=0.08, _2D=0.07, _QC=0.02)
+    done = read(None, _2C=0.37, QC=0.37, JC=0.03)
+    corners = read(None, _2C=0.73, JC=0.04, AC=0.03)
+    got = _either(whole, done, corners)
+    assert got.card == "2C" and got.confidence >= ALL_THREE_SURE
+    # the three must agree: the indices' best guess the jack instead, no card
+    assert _either(whole, done, read(None, JC=0.73, _2C=0.04, AC=0.03)).card is None
+    # weaker reads than these do not add up to a card
+    assert _either(whole, read(None, _2C=0.3, QC=0.3, JC=0.3), read(None, _2C=0.4, JC=0.3, AC=0.2)).card is None
+    # the whole crop naming another card surely overrules them
+    assert _either(read("QC", QC=0.8, _2C=0.05), done, corners).card is None
+    # a reader that gives no probabilities: the rules of one read each, as before
+    assert _either(whole, Reading(None, 0.37, done.top3), corners).card is None
