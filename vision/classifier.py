@@ -347,14 +347,20 @@ class CardClassifier:
         else:
             readings = assign_jointly(self.labels, probs, rules, per_crop)
         readings = [replace(r, embedding=None if emb is None else np.asarray(emb[k], np.float32),
-                            probabilities=Probabilities(self.labels, row))
-                    for k, (r, row) in enumerate(zip(readings, probs, strict=True))]
+                            probabilities=self._possible(row, ex))
+                    for k, (r, row, ex) in enumerate(zip(readings, probs, per_crop, strict=True))]
         if not self.has_index:
             return readings, None
         by_index = [replace(decide(self.labels, row, self.network_threshold, self.network_margin, ex),
-                            probabilities=Probabilities(self.labels, row))
+                            probabilities=self._possible(row, ex))
                     for row, ex in zip(softmax(outs["index_logits"]), per_crop, strict=True)]
         return readings, by_index
+
+    def _possible(self, row: np.ndarray, exclude: Collection[str]) -> Probabilities:
+        """``row`` as :class:`Probabilities`, the cards that cannot be there (``exclude``; never
+        ``back``) at 0: whoever weighs it with other reads must not name a card seen already."""
+        gone = [i for i, label in enumerate(self.labels) if label in exclude and label != BACK]
+        return Probabilities(self.labels, _without(np.asarray(row, np.float64), gone) if gone else row)
 
     def decide(self, probs: np.ndarray, threshold: float | None = None, margin: float | None = None,
                exclude: Collection[str] = ()) -> Reading:

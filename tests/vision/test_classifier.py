@@ -167,3 +167,22 @@ def test_wrong_input_shape(tmp_path: Path) -> None:
     shutil.copy(MODEL.with_suffix(".json"), m.with_suffix(".json"))
     with pytest.raises(ModelError, match=r"small\.onnx: input shape .* does not match the canonical crop"):
         CardClassifier(m)
+
+
+def test_readings_carry_every_card_s_probability_and_none_for_a_card_excluded(clf: CardClassifier) -> None:
+    """A reading keeps the whole distribution it was decided from (``identify`` weighs a covered
+    card's several reads together with it), the corner-index members' too; a card the caller
+    excluded (seen already in the deal) has none, so no weighing can name it."""
+    names = sorted(n for n in TRUTH if n.startswith("crop_") and TRUTH[n][0] != "back")[:3]
+    crops = [cv2.imread(str(CARDS / n)) for n in names]
+    readings, by_index = clf.classify_with_index(crops)
+    assert by_index is not None
+    for reading, row in zip(readings, clf.probabilities(crops), strict=True):
+        assert reading.probabilities is not None and reading.probabilities.labels == clf.labels
+        np.testing.assert_allclose(reading.probabilities.values, row, atol=1e-6)
+    assert all(r.probabilities is not None and abs(float(np.sum(r.probabilities.values)) - 1.0) < 1e-4 for r in by_index)
+    best = readings[0].top3[0][0]
+    again, index_again = clf.classify_with_index(crops[:1], exclude={best})
+    assert index_again is not None
+    for r in (again[0], index_again[0]):
+        assert r.probabilities is not None and r.probabilities.values[clf.labels.index(best)] == 0.0
