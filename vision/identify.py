@@ -888,16 +888,15 @@ def _by_all_three(whole: Reading, completed: Reading, index: Reading) -> Reading
     where they do not, or a reader gave no probabilities. Why: each read alone is often unsure of
     a card whose index plainly shows (the completed crop has no middle, the indices' member reads
     an unfamiliar deck's font at 0.7), while the three agreeing is rare by chance."""
-    views = [r.probabilities for r in (whole, completed, index)]
-    if any(v is None for v in views):
+    w, c, i = whole.probabilities, completed.probabilities, index.probabilities
+    if w is None or c is None or i is None:
         return None
-    pw, pc, pi = (np.asarray(v.values, np.float64) for v in views if v is not None)
-    labels = completed.probabilities.labels if completed.probabilities is not None else ()
-    score = np.log(pi + 1e-6) + np.log(pc + 1e-6) + ALL_THREE_WHOLE_WEIGHT * np.log(pw + 1e-6)
+    score = np.log(np.asarray(i.values, np.float64) + 1e-6) + np.log(np.asarray(c.values, np.float64) + 1e-6) \
+        + ALL_THREE_WHOLE_WEIGHT * np.log(np.asarray(w.values, np.float64) + 1e-6)
     weighed = np.exp(score - score.max())
     weighed /= weighed.sum()
     best = int(np.argmax(weighed))
-    card = labels[best]
+    card = c.labels[best]
     if card == BACK or weighed[best] < ALL_THREE_SURE or whole.card not in (None, card):
         return None
     return Reading(card, float(weighed[best]), completed.top3)
