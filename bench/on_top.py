@@ -17,6 +17,12 @@ Two sets of overlapping pairs, each scored for the edges alone (``upper_of``) an
   per corner), as a detector's are; cards under 40 px wide are left out. Needs the deck artwork
   (``models/README.md``).
 
+- **whole synthesised scenes**, ``--whole-scenes`` of them, seeded and drawn as above but read
+  as ``identify`` reads them: the detector's outlines (matched to the true cards at IoU 0.5),
+  every overlapping pair answered at once, then each spread of cards put in one order
+  (``vision/spread.py``). Scored on the pairs the scene answers as above, pair by pair and
+  with the spread's order.
+
 One line per set and rule: pairs, right, wrong, undecided (neither card said to be on top: both
 are then reported whole). Exits 1 when there is no pair to score.
 """
@@ -40,10 +46,11 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vision.classifier import CardClassifier  # noqa: E402
-from vision.detector import CardDetector  # noqa: E402
+from vision.detector import CardDetector, quad_iou  # noqa: E402
 from vision.finder import find_cards, order_corners, overlap, warp_card  # noqa: E402
 from vision.image_file import UnreadableImage, read_image  # noqa: E402
-from vision.occlusion import WORK_SIDE, _gradients, surer_of, upper_of  # noqa: E402
+from vision.occlusion import WORK_SIDE, _gradients, on_top_pairs, surer_of, upper_of  # noqa: E402
+from vision.spread import in_spread_order  # noqa: E402
 from vision.voc import LabelError, LabelledCard, box_iou, labelled_photos, quad_box, read_labels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,34 +113,75 @@ def real_pairs(folder: Path, reader: CardClassifier, detector: CardDetector) -> 
                                readings[j].confidence, 0 if i_on_top else 1)
 
 
-def synthesised_pairs(n: int, seed: int, reader: CardClassifier) -> Iterator[Pair]:
+def _scenes(n: int, rng: np.random.Generator) -> Iterator[tuple[np.ndarray, list[np.ndarray], dict[tuple[int, int], int]]]:
+    """``n`` scenes (drawn with ``rng``) of ``models/scenes.py`` at 640×480: the image, the true outlines and,
+    for each pair (i, j) overlapping by 5 % or more whose shared pixels one of the two shows (80 %
+    of them or more), 0 where i lies on top, 1 where j does."""
     from models.detector import load_faces
     from models.scenes import Surfaces, scene_with_owner
 
     faces = load_faces()
     walls = sorted(p for p in Path("/usr/share/backgrounds").rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
     surfaces = Surfaces.from_folders([], walls[:40])
-    rng = np.random.default_rng(seed)
     for _ in range(n):
         image, cards, owner = scene_with_owner(rng, faces, surfaces, size=(640, 480))
-        for i in range(len(cards)):
-            for j in range(i + 1, len(cards)):
-                a, b = cards[i].quad.astype(np.float32), cards[j].quad.astype(np.float32)
-                if not overlap(a, b) > 0.05:
+        quads = [c.quad.astype(np.float32) for c in cards]
+        truth = {}
+        for i in range(len(quads)):
+            for j in range(i + 1, len(quads)):
+                if not overlap(quads[i], quads[j]) > 0.05:
                     continue
-                _inter, poly = cv2.intersectConvexConvex(a, b)
+                _inter, poly = cv2.intersectConvexConvex(quads[i], quads[j])
                 shared = np.zeros(owner.shape, np.uint8)
                 cv2.fillConvexPoly(shared, np.round(poly.reshape(-1, 2)).astype(np.int32), 1)
                 on_a, on_b = int(((owner == i) & (shared > 0)).sum()), int(((owner == j) & (shared > 0)).sum())
                 if on_a + on_b < 0.5 * shared.sum() or max(on_a, on_b) < 0.8 * (on_a + on_b):
                     continue  # a third card covers the overlap, or the two share it: no answer
-                short = min(np.linalg.norm(a[1] - a[0]), np.linalg.norm(b[1] - b[0]))
-                if short < 40:
-                    continue
-                a = (a + rng.normal(0, 0.02 * short, a.shape)).astype(np.float32)
-                b = (b + rng.normal(0, 0.02 * short, b.shape)).astype(np.float32)
-                ra, rb = reader.classify([warp_card(image, order_corners(a)), warp_card(image, order_corners(b))])
-                yield Pair(image, a, b, ra.confidence, rb.confidence, 0 if on_a > on_b else 1)
+                truth[i, j] = 0 if on_a > on_b else 1
+        yield image, quads, truth
+
+
+def synthesised_pairs(n: int, seed: int, reader: CardClassifier) -> Iterator[Pair]:
+    rng = np.random.default_rng(seed)  # the scenes and the outlines' noise, drawn in turn
+    for image, quads, truth in _scenes(n, rng):
+        for (i, j), top in truth.items():
+            a, b = quads[i], quads[j]
+            short = min(np.linalg.norm(a[1] - a[0]), np.linalg.norm(b[1] - b[0]))
+            if short < 40:
+                continue
+            a = (a + rng.normal(0, 0.02 * short, a.shape)).astype(np.float32)
+            b = (b + rng.normal(0, 0.02 * short, b.shape)).astype(np.float32)
+            ra, rb = reader.classify([warp_card(image, order_corners(a)), warp_card(image, order_corners(b))])
+            yield Pair(image, a, b, ra.confidence, rb.confidence, top)
+
+
+def whole_scenes(n: int, seed: int, reader: CardClassifier, detector: CardDetector) -> Iterator[dict[str, list[int | None]]]:
+    """For each scene, each rule's answer and the truth for every answered pair whose two cards
+    the detector found (``{"truth": [...], rule: [...]}``; the answers in the pair's own order,
+    0 for the first card on top)."""
+    for image, quads, truth in _scenes(n, np.random.default_rng(seed)):
+        found = find_cards(image, detector=detector)
+        match = {}
+        for t, q in enumerate(quads):
+            ious = [quad_iou(f.corners, q) for f in found]
+            if ious and max(ious) >= 0.5:
+                match[t] = int(np.argmax(ious))
+        pairs = [(i, j) for (i, j) in truth if i in match and j in match and match[i] != match[j]]
+        if not pairs:
+            continue
+        outlines = [f.corners for f in found]
+        tops = on_top_pairs(image, outlines, sureness=[r.confidence for r in reader.classify([f.crop for f in found])])
+        spread = in_spread_order(outlines, tops)
+        answers: dict[str, list[int | None]] = {"truth": [truth[p] for p in pairs]}
+        for rule, said in (("pair by pair", tops), ("then each spread in one order (identify)", spread)):
+            answers[rule] = [_said(said, match[i], match[j]) for i, j in pairs]
+        yield answers
+
+
+def _said(tops: dict[tuple[int, int], int | None], a: int, b: int) -> int | None:
+    """Which of found outlines ``a`` and ``b`` lies on top by ``tops``: 0 for ``a``, 1 for ``b``."""
+    top = tops.get((min(a, b), max(a, b)))
+    return None if top is None else (top if a < b else 1 - top)
 
 
 def decisions(pair: Pair) -> dict[str, int | None]:
@@ -158,17 +206,33 @@ def score(name: str, pairs: Iterator[Pair]) -> int:
     return n
 
 
+def score_scenes(name: str, scenes: Iterator[dict[str, list[int | None]]]) -> int:
+    tally: dict[str, list[int]] = {}
+    n = 0
+    for answers in scenes:
+        truth = answers.pop("truth")
+        n += len(truth)
+        for rule, said in answers.items():
+            t = tally.setdefault(rule, [0, 0, 0])
+            for answer, top in zip(said, truth, strict=True):
+                t[0 if answer == top else (2 if answer is None else 1)] += 1
+    for rule, (right, wrong, undecided) in tally.items():
+        print(f"{name}, {rule}: pairs {n}, right {right}, wrong {wrong}, undecided {undecided}", flush=True)
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 2)[2])
     ap.add_argument("folders", nargs="*", type=Path, metavar="FOLDER", help="folders of photos with VOC .xml labels")
     ap.add_argument("--scenes", type=int, default=300, help="synthesised scenes (default 300; 0: none)")
+    ap.add_argument("--whole-scenes", type=int, default=600, help="whole synthesised scenes read as identify reads them (default 600; 0: none)")
     ap.add_argument("--seed", type=int, default=5, help="the synthesised scenes' seed (default 5)")
     ap.add_argument("--model", type=Path, default=ROOT / "models" / "card_classifier.onnx", help="ONNX card model")
     ap.add_argument("--detector", type=Path, default=ROOT / "models" / "card_detector.onnx", help="ONNX card detector")
     args = ap.parse_args(argv)
-    if args.scenes < 0:
-        ap.error("--scenes must be 0 or more")
+    if args.scenes < 0 or args.whole_scenes < 0:
+        ap.error("--scenes and --whole-scenes must be 0 or more")
     try:
         reader = CardClassifier(args.model, threads=1)
         detector = CardDetector(args.detector)
@@ -187,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if args.scenes:
         total += score(f"synthesised pairs, {args.scenes} scenes", synthesised_pairs(args.scenes, args.seed, reader))
+    if args.whole_scenes:
+        total += score_scenes(f"whole synthesised scenes, {args.whole_scenes}",
+                              whole_scenes(args.whole_scenes, args.seed, reader, detector))
     if total == 0:
         print("error: no overlapping pair to score", file=sys.stderr)
         return 1

@@ -15,7 +15,9 @@ The evidence for which of two overlapping cards lies on top, first to last:
 - the edges: the upper card's edge runs across the lower card's face as a sharp line, while the
   lower card's edge is hidden under the upper card. So of two overlapping outlines, the one whose
   edges inside the other show the stronger gradient across them lies on top. This alone is
-  fooled where the lower card's hidden edge runs along a court card's printed frame.
+  fooled where the lower card's hidden edge runs along a court card's printed frame;
+- the spread, last: cards fanned or spread in a row lie in one order along it, so where most of
+  a spread's pairs say one order, its other pairs take it too (:mod:`vision.spread`).
 
 (Written here: no library orders cards by their edges.)
 
@@ -35,6 +37,7 @@ import cv2
 import numpy as np
 
 from vision.finder import CARD_ASPECT, order_corners, warp_card
+from vision.spread import Tops, in_spread_order
 
 #: The photo is weighed with its long side at most this many pixels: edges show at any size,
 #: and a 4000 px phone photo's gradients would cost a tenth of a second.
@@ -79,13 +82,35 @@ def what_shows(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], *,
     """For each outline (4×2, photo pixels) of the cards found in ``image_bgr``, what shows of it.
     ``sureness``, one per outline: how surely a reader named the card from its whole outline
     (the probability of its best guess), the first evidence of which card lies on top."""
+    H, W = image_bgr.shape[:2]
+    scale = min(1.0, WORK_SIDE / max(H, W))
+    quads = [np.asarray(q, np.float32) * scale for q in outlines]
+    under: list[list[int]] = [[] for _ in quads]
+    for (i, j), top in in_spread_order(quads, on_top_pairs(image_bgr, outlines, sureness=sureness)).items():
+        if top == 0:
+            under[j].append(i)
+        elif top == 1:
+            under[i].append(j)
+    size = (int(round(W * scale)), int(round(H * scale)))
+    out = []
+    for i, q in enumerate(quads):
+        x0, y0, x1, y1 = shown_box(q, [quads[k] for k in under[i]], size)
+        out.append(Shown((x0 / scale, y0 / scale, x1 / scale, y1 / scale), tuple(sorted(under[i]))))
+    return out
+
+
+def on_top_pairs(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], *,
+                 sureness: Sequence[float] | None = None) -> Tops:
+    """Every overlapping pair (i, j), i < j, of ``outlines`` (photo pixels) and which of the two
+    lies on top, pair by pair: the surer read (:func:`surer_of`), else the sharper edges
+    (:func:`upper_of`); 0 for i, 1 for j, None where neither says."""
     if sureness is not None and len(sureness) != len(outlines):
         raise ValueError(f"what_shows: {len(sureness)} sureness values for {len(outlines)} outlines")
     H, W = image_bgr.shape[:2]
     scale = min(1.0, WORK_SIDE / max(H, W))
     quads = [np.asarray(q, np.float32) * scale for q in outlines]
-    under: list[list[int]] = [[] for _ in quads]
     gradients: tuple[np.ndarray, np.ndarray] | None = None
+    tops: Tops = {}
     for i in range(len(quads)):
         for j in range(i + 1, len(quads)):
             if cv2.intersectConvexConvex(quads[i], quads[j])[0] <= 0:
@@ -95,16 +120,8 @@ def what_shows(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], *,
                 if gradients is None:  # only a photo with overlapping cards pays for them
                     gradients = _gradients(image_bgr, scale)
                 top = upper_of(gradients, quads[i], quads[j])
-            if top == 0:
-                under[j].append(i)
-            elif top == 1:
-                under[i].append(j)
-    size = (int(round(W * scale)), int(round(H * scale)))
-    out = []
-    for i, q in enumerate(quads):
-        x0, y0, x1, y1 = shown_box(q, [quads[k] for k in under[i]], size)
-        out.append(Shown((x0 / scale, y0 / scale, x1 / scale, y1 / scale), tuple(sorted(under[i]))))
-    return out
+            tops[i, j] = top
+    return tops
 
 
 def _gradients(image_bgr: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:

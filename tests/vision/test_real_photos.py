@@ -178,10 +178,11 @@ def test_bench_on_top_scores_the_overlapping_pairs_the_labels_settle() -> None:
     hidden side runs along a court card's printed frame, which turns lighter and darker along it,
     while the court card's own edge lies on the ten's face as one plain step), and so does
     identify's rule."""
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "on_top.py"), str(PHOTOS), "--scenes", "0"],
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "on_top.py"), str(PHOTOS), "--scenes", "0",
+                          "--whole-scenes", "0"],
                          capture_output=True, text=True, timeout=300, check=True).stdout.splitlines()
     assert out[0].endswith("edges alone: pairs 5, right 5, wrong 0, undecided 0")
     assert out[1].endswith("reader, then edges (identify): pairs 5, right 5, wrong 0, undecided 0")
-    none = subprocess.run([sys.executable, str(ROOT / "bench" / "on_top.py"), "--scenes", "0"],
+    none = subprocess.run([sys.executable, str(ROOT / "bench" / "on_top.py"), "--scenes", "0", "--whole-scenes", "0"],
                           capture_output=True, text=True, timeout=120)
     assert none.returncode == 1 and "no overlapping pair to score" in none.stderr
