@@ -82,11 +82,10 @@ def what_shows(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], *,
     """For each outline (4×2, photo pixels) of the cards found in ``image_bgr``, what shows of it.
     ``sureness``, one per outline: how surely a reader named the card from its whole outline
     (the probability of its best guess), the first evidence of which card lies on top."""
+    scale, quads = _weighed(image_bgr, outlines, sureness)
     H, W = image_bgr.shape[:2]
-    scale = min(1.0, WORK_SIDE / max(H, W))
-    quads = [np.asarray(q, np.float32) * scale for q in outlines]
     under: list[list[int]] = [[] for _ in quads]
-    for (i, j), top in in_spread_order(quads, on_top_pairs(image_bgr, outlines, sureness=sureness)).items():
+    for (i, j), top in in_spread_order(quads, _pairs(image_bgr, quads, scale, sureness)).items():
         if top == 0:
             under[j].append(i)
         elif top == 1:
@@ -104,11 +103,23 @@ def on_top_pairs(image_bgr: np.ndarray, outlines: Sequence[np.ndarray], *,
     """Every overlapping pair (i, j), i < j, of ``outlines`` (photo pixels) and which of the two
     lies on top, pair by pair: the surer read (:func:`surer_of`), else the sharper edges
     (:func:`upper_of`); 0 for i, 1 for j, None where neither says."""
+    scale, quads = _weighed(image_bgr, outlines, sureness)
+    return _pairs(image_bgr, quads, scale, sureness)
+
+
+def _weighed(image_bgr: np.ndarray, outlines: Sequence[np.ndarray],
+             sureness: Sequence[float] | None) -> tuple[float, list[np.ndarray]]:
+    """The scale the photo is weighed at (:data:`WORK_SIDE`) and the outlines at that scale."""
     if sureness is not None and len(sureness) != len(outlines):
-        raise ValueError(f"what_shows: {len(sureness)} sureness values for {len(outlines)} outlines")
+        raise ValueError(f"{len(sureness)} sureness values for {len(outlines)} outlines")
     H, W = image_bgr.shape[:2]
     scale = min(1.0, WORK_SIDE / max(H, W))
-    quads = [np.asarray(q, np.float32) * scale for q in outlines]
+    return scale, [np.asarray(q, np.float32) * scale for q in outlines]
+
+
+def _pairs(image_bgr: np.ndarray, quads: Sequence[np.ndarray], scale: float,
+           sureness: Sequence[float] | None) -> Tops:
+    """:func:`on_top_pairs` of ``quads``, the outlines at ``scale``."""
     gradients: tuple[np.ndarray, np.ndarray] | None = None
     tops: Tops = {}
     for i in range(len(quads)):
