@@ -159,7 +159,9 @@ def whole_scenes(n: int, seed: int, reader: CardClassifier, detector: CardDetect
     """For each scene, each rule's answer and the truth for every answered pair whose two cards
     the detector found (``{"truth": [...], rule: [...]}``; the answers in the pair's own order,
     0 for the first card on top)."""
-    for image, quads, truth in _scenes(n, np.random.default_rng(seed)):
+    for made, (image, quads, truth) in enumerate(_scenes(n, np.random.default_rng(seed)), start=1):
+        if made % 100 == 0:
+            print(f"  {made} of {n} whole scenes", file=sys.stderr, flush=True)
         found = find_cards(image, detector=detector)
         match = {}
         for t, q in enumerate(quads):
