@@ -50,7 +50,7 @@ from vision.detector import CardDetector, quad_iou  # noqa: E402
 from vision.finder import find_cards, order_corners, overlap, warp_card  # noqa: E402
 from vision.image_file import UnreadableImage, read_image  # noqa: E402
 from vision.occlusion import WORK_SIDE, _gradients, on_top_pairs, surer_of, upper_of  # noqa: E402
-from vision.spread import in_spread_order  # noqa: E402
+from vision.spread import Tops, in_spread_order  # noqa: E402
 from vision.voc import LabelError, LabelledCard, box_iou, labelled_photos, quad_box, read_labels  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -180,7 +180,7 @@ def whole_scenes(n: int, seed: int, reader: CardClassifier, detector: CardDetect
         yield answers
 
 
-def _said(tops: dict[tuple[int, int], int | None], a: int, b: int) -> int | None:
+def _said(tops: Tops, a: int, b: int) -> int | None:
     """Which of found outlines ``a`` and ``b`` lies on top by ``tops``: 0 for ``a``, 1 for ``b``."""
     top = tops.get((min(a, b), max(a, b)))
     return None if top is None else (top if a < b else 1 - top)
