@@ -2,15 +2,17 @@
 
     .venv/bin/python bench/realphotos.py FOLDER... [--model PATH] [--limit N] [--every N] [--json] [--wrong] [--lost]
 
-Each FOLDER holds photos with a Pascal VOC ``.xml`` beside each (``vision/voc.py``). Every photo
-goes through exactly the pipeline of ``loo-table identify`` (``vision.identify.identify``: the
-finder, then the shipped reader and its open-set rule), and each labelled card is scored:
-*found* when a reported card's outline has a bounding box with IoU >= 0.5 against the label's
-box, then *right* (rank, and suit where the label has one), *wrong* (another card named, with
-confidence: the referee would act on it) or *unsure* (found, nothing named: the referee asks);
-*missed* when nothing matches; *extra* counts reported cards that match no label. One line per
-folder, a total, and how many of the photos of a single card were read right; ``ms/photo`` is the
-median time of the whole pipeline per photo, one thread.
+Each FOLDER holds photos with a Pascal VOC ``.xml`` beside each, or a ``labels.tsv`` listing
+the cards in each photo (``vision/voc.py``). Every photo goes through exactly the pipeline of
+``loo-table identify`` (``vision.identify.identify``: the finder, then the shipped reader and its
+open-set rule). A VOC card is *found* when a reported card's outline has a bounding box with IoU
+>= 0.5 against the label's box, then *right* (rank, and suit where the label has one), *wrong*
+(another card named, with confidence: the referee would act on it) or *unsure* (found, nothing
+named: the referee asks); *missed* when nothing matches; *extra* counts reported cards that match
+no label. A listed photo is scored order-free (``vision.voc.score_listed_photo``). One line per
+folder, its table by rank (cards, right, wrong, unsure, missed) and its worst rank, a total, and
+how many of the photos of a single card were read right; ``ms/photo`` is the median time of the
+whole pipeline per photo, one thread.
 Exits 1 when a folder has no labelled photo.
 """
 
@@ -35,7 +37,16 @@ from vision.classifier import CardClassifier  # noqa: E402
 from vision.detector import CardDetector  # noqa: E402
 from vision.identify import identify  # noqa: E402
 from vision.image_file import UnreadableImage, read_image  # noqa: E402
-from vision.voc import LabelError, Tally, labelled_photos, read_labels, score_photo  # noqa: E402
+from vision.voc import (  # noqa: E402
+    CARD_LISTS,
+    LabelError,
+    Tally,
+    labelled_photos,
+    listed_photos,
+    read_labels,
+    score_listed_photo,
+    score_photo,
+)
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "card_classifier.onnx"
 DEFAULT_DETECTOR = Path(__file__).resolve().parent.parent / "models" / "card_detector.onnx"
@@ -45,13 +56,19 @@ def score_folder(folder: Path, clf: CardClassifier, detector: CardDetector | Non
                  every: int = 1) -> tuple[Tally, Tally]:
     """The folder's tally, and the tally of its photos of a single card (a target of their own)."""
     total, single = Tally(), Tally()
-    for photo, xml in labelled_photos(folder)[::every][:limit]:
+    listed = (folder / CARD_LISTS).is_file()
+    photos: list[tuple[Path, Path | list[str]]] = list(listed_photos(folder) if listed else labelled_photos(folder))
+    for photo, label in photos[::every][:limit]:
         image = read_image(photo)
-        labels = read_labels(xml, (image.shape[1], image.shape[0]))
         t0 = time.perf_counter()
         cards = identify(image, clf, detector)
         ms = (time.perf_counter() - t0) * 1000
-        t = score_photo(labels, [(c.shown_box, c.reading.card) for c in cards], name=photo.name)
+        if isinstance(label, list):
+            t = score_listed_photo(label, [c.reading.card for c in cards if c.reading.card is not None],
+                                   sum(c.reading.unsure for c in cards), name=photo.name)
+        else:
+            labels = read_labels(label, (image.shape[1], image.shape[0]))
+            t = score_photo(labels, [(c.shown_box, c.reading.card) for c in cards], name=photo.name)
         t.ms.append(ms)
         total.add(t)
         if t.cards == 1:
@@ -69,6 +86,17 @@ def line(name: str, t: Tally) -> str:
             f"right {t.right} ({_pct(t.right, t.cards)}), wrong {t.wrong} ({_pct(t.wrong, t.cards)}), "
             f"unsure {t.unsure} ({_pct(t.unsure, t.cards)}), missed {t.missed} ({_pct(t.missed, t.cards)}), "
             f"extra {t.extra}, {ms:.1f} ms/photo")
+
+
+def rank_table(t: Tally) -> str:
+    """The folder's cards by rank, one line each, then its worst rank."""
+    lines = ["  rank  cards  right  wrong  unsure  missed"]
+    for rank, n, right, wrong, unsure, missed in t.rank_rows():
+        lines.append(f"  {rank:>4}  {n:5d}  {_pct(right, n):>7}  {wrong:5d}  {unsure:6d}  {missed:6d}")
+    worst = t.worst_rank()
+    if worst is not None:
+        lines.append(f"  worst rank: {worst[0]} ({100 * worst[1]:.1f} % right)")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,16 +147,20 @@ def score_all(args: argparse.Namespace, clf: CardClassifier, detector: CardDetec
             print(f"error: {exc}", file=sys.stderr)
             return 2
         if t.photos == 0:
-            print(f"error: {folder}: no photo with a .xml label beside it", file=sys.stderr)
+            print(f"error: {folder}: no photo with a .xml label beside it, and no {CARD_LISTS}", file=sys.stderr)
             return 1
         grand.add(t)
         singles.add(single)
         rows[str(folder)] = t
         if not args.json:
-            print(line(str(folder), t), flush=True)
+            print(line(str(folder), t))
+            print(rank_table(t), flush=True)
     if args.json:
         out = {k: {f: getattr(t, f) for f in ("photos", "cards", "found", "right", "wrong", "unsure", "missed", "extra")}
-               | {"ms_per_photo": round(statistics.median(t.ms), 1)} for k, t in rows.items()}
+               | {"ms_per_photo": round(statistics.median(t.ms), 1),
+                  "ranks": {r[0]: dict(zip(("cards", "right", "wrong", "unsure", "missed"), r[1:], strict=True))
+                            for r in t.rank_rows()}}
+               for k, t in rows.items()}
         print(json.dumps({"folders": out, "single_card_photos": {"photos": singles.photos, "right": singles.right},
                           "machine": f"{platform.machine()}, {os.cpu_count()} cores"}))
     else:

@@ -277,8 +277,11 @@ def order_corners(quad: np.ndarray) -> np.ndarray:
     return q.astype(np.float32)
 
 
-def _plausible(contour: np.ndarray, quad: np.ndarray, shape: tuple[int, int], min_area: float) -> float:
-    """0 if the quadrilateral cannot be a whole card, else a score in (0, 1]."""
+def _plausible(contour: np.ndarray, quad: np.ndarray, shape: tuple[int, int], min_area: float, *,
+               min_aspect: float = 1.15) -> float:
+    """0 if the quadrilateral cannot be a whole card, else a score in (0, 1]. ``min_aspect``: the
+    least long side over short side (1.0: any, as where the camera looks so obliquely that a
+    card's long side is foreshortened to its short side's length)."""
     h, w = shape
     if not cv2.isContourConvex(quad.reshape(-1, 1, 2).astype(np.int32)):
         return 0.0
@@ -296,7 +299,7 @@ def _plausible(contour: np.ndarray, quad: np.ndarray, shape: tuple[int, int], mi
     if short < 8:
         return 0.0
     aspect = long_ / short
-    if not 1.15 <= aspect <= 2.0:  # poker 1.4, bridge 1.56, narrow designs (orell) 1.67; perspective adds more
+    if not min_aspect <= aspect <= 2.0:  # poker 1.4, bridge 1.56, narrow designs (orell) 1.67; perspective adds more
         return 0.0
     # opposite sides of similar length (a perspective view from above keeps them close)
     if min(sides[0], sides[2]) / max(sides[0], sides[2]) < 0.7 or min(sides[1], sides[3]) / max(sides[1], sides[3]) < 0.7:
@@ -368,8 +371,10 @@ class ContourCues:
     scale: float
 
 
-def contour_cues(image_bgr: np.ndarray, *, min_card_px: int = 24, thorough: bool = False) -> ContourCues:
-    """The table-colour and edge cues' card outlines in ``image_bgr`` (see :func:`find_cards`)."""
+def contour_cues(image_bgr: np.ndarray, *, min_card_px: int = 24, thorough: bool = False,
+                 min_aspect: float = 1.15) -> ContourCues:
+    """The table-colour and edge cues' card outlines in ``image_bgr`` (see :func:`find_cards`;
+    ``min_aspect``: :func:`_plausible`'s)."""
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ValueError("find_cards expects an H×W×3 BGR image")
     H, W = image_bgr.shape[:2]
@@ -398,7 +403,7 @@ def contour_cues(image_bgr: np.ndarray, *, min_card_px: int = 24, thorough: bool
             if quad is None:
                 continue
             quad = order_corners(_refine_quad(cnt, order_corners(quad)))
-            score = _plausible(cnt, quad, (sh, sw), min_area)
+            score = _plausible(cnt, quad, (sh, sw), min_area, min_aspect=min_aspect)
             if score == 0 and cue == "colour":
                 unexplained = True
             if score > 0:
@@ -445,11 +450,12 @@ def find_cards(image_bgr: np.ndarray, *, min_card_px: int = 24, max_cards: int =
                                better=lambda a, b: _backed_better(image_bgr, a, b, fits))
         merged = _with_detections(dets, kept, scale, min_card_px)
     found: list[FoundCard] = []
-    for score, quad, cue, network in merged[:max_cards]:
+    merged = merged[:max_cards]
+    for i, (score, quad, cue, network) in enumerate(merged):
         detected = None
         if cue == "network":
-            corners = _fitted(image_bgr, quad / scale)
-            detected = _moved_far(quad / scale, corners)
+            others = [m[1] / scale for j, m in enumerate(merged) if j != i]
+            corners, cue, detected = _network_outline(image_bgr, quad / scale, others, min_card_px)
         else:
             corners = _snap_to_edges(image_bgr, quad / scale)
             if network is not None and quad_iou(network / scale, corners) < _AGREE:
@@ -473,6 +479,84 @@ def reading_order(height: int) -> Callable[[FoundCard], tuple[int, float]]:
     """Sort key for the cards of a photo ``height`` px tall: in rows an eighth of it high, top
     to bottom, each left to right (how a person reads them out)."""
     return lambda f: (round(f.centre[1] / max(height / 8, 1)), f.centre[0])
+
+
+#: How far round a detector's rectangle the contour cues look again on their own (shares of the
+#: card's long side on every side, tried in turn: a narrow window keeps out the mat's own edge and
+#: the table beyond it, a wider one the card's neighbours' share of its border), and how much
+#: their outline must overlap the rectangle (IoU) to be taken for the same card.
+LOCAL_MARGINS = (0.35, 0.2, 0.5)
+LOCAL_AGREE = 0.6
+#: The traced outline replaces the detector's fitted rectangle only where the two differ (IoU
+#: below this): where they agree the fit stands, as it did before there was a local trace.
+LOCAL_DIFFERS = 0.9
+#: Only a card no other outline of a card's size (under twice its area: not the mat under it,
+#: which the detector may take for a card) overlaps by this share of the smaller is traced so:
+#: in a pile or a spread the window's cues trace the pile, and the detector's outlines serve better.
+LOCAL_ALONE = 0.2
+
+
+def _network_outline(image_bgr: np.ndarray, rough: np.ndarray, others: Sequence[np.ndarray],
+                     min_card_px: int) -> tuple[np.ndarray, str, np.ndarray | None]:
+    """The outline of a card only the detector outlined (``rough``, photo pixels; ``others``: the
+    other cards' outlines), its cue's name and :attr:`FoundCard.detected`: the rectangle fitted
+    to the photo's edges, or where that went astray and the card lies alone, the cues' trace of it
+    in a window round it (:func:`_traced_locally`)."""
+    corners = _fitted(image_bgr, rough)
+    area = cv2.contourArea(rough)
+    alone = all(overlap(rough, o) < LOCAL_ALONE for o in others if cv2.contourArea(o) < 2 * area)
+    traced = _traced_locally(image_bgr, rough, min_card_px, [o.mean(axis=0) for o in others]) if alone else None
+    if traced is not None and quad_iou(traced[0], corners) < LOCAL_DIFFERS:
+        return traced[0], traced[1], order_corners(rough)
+    return corners, "network", _moved_far(rough, corners)
+
+
+def _traced_locally(image_bgr: np.ndarray, rough: np.ndarray, min_card_px: int,
+                    other_centres: Sequence[np.ndarray] = ()) -> tuple[np.ndarray, str] | None:
+    """The card's outline as the contour cues trace it in a window round the detector's
+    rectangle ``rough`` (photo pixels), snapped to the photo's edges, with the cue's name; None
+    where they trace no card there that agrees with the rectangle.
+
+    Why: the cues tell the table's colour from the photo's border, so a mat on a table (green felt
+    on a white desk, a placemat, a card-table top seen with the floor round it) is all
+    "foreground" to them and the cards on it go untraced; the detector's rectangle, fitted to the
+    photo's edges, then lands on a card's printed inner frame as readily as on its edge (felt-52:
+    the four and five of every suit cut off their corner index). In a window round one card the
+    window's border is the mat, and the cues trace the card to a pixel.
+
+    An outline that takes in the centre of another card found (``other_centres``, photo pixels)
+    is a pile or a spread traced as one, not this card: none is taken from that window.
+    """
+    q = order_corners(np.asarray(rough, np.float32))
+    long_side = max(float(np.linalg.norm(q[i] - q[(i + 1) % 4])) for i in range(4))
+    H, W = image_bgr.shape[:2]
+    for margin in LOCAL_MARGINS:
+        pad = margin * long_side
+        x0, y0 = (int(max(0.0, float(v) - pad)) for v in q.min(axis=0))
+        x1, y1 = (int(min(float(lim), float(v) + pad)) for v, lim in zip(q.max(axis=0), (W, H), strict=True))
+        if x1 - x0 < 16 or y1 - y0 < 16:
+            return None
+        cues = contour_cues(image_bgr[y0:y1, x0:x1], min_card_px=min_card_px, thorough=True, min_aspect=1.0)
+        origin = np.array([x0, y0], np.float32)
+        best: tuple[float, np.ndarray, str] | None = None
+        for _score, cq, cue in cues.kept:
+            quad = cq / cues.scale + origin
+            iou = quad_iou(q, quad)
+            takes_in = any(cv2.pointPolygonTest(quad, (float(c[0]), float(c[1])), False) >= 0 for c in other_centres)
+            if iou >= LOCAL_AGREE and not takes_in and (best is None or iou > best[0]):
+                best = (iou, quad, cue)
+        if best is not None:
+            return _like(_snap_to_edges(image_bgr, best[1]), q), best[2]
+    return None
+
+
+def _like(quad: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``quad``'s corners in the order whose corners lie nearest ``reference``'s (both clockwise):
+    where the camera looks obliquely a card's long side can look no longer than its short side, and
+    which side is the long one is then the detector's to say, whose rectangle has a card's shape."""
+    q = order_corners(np.asarray(quad, np.float32))
+    shifts = [np.roll(q, -k, axis=0) for k in range(4)]
+    return min(shifts, key=lambda c: float(np.linalg.norm(c - reference, axis=1).sum()))
 
 
 def _moved_far(rough: np.ndarray, fitted: np.ndarray) -> np.ndarray | None:

@@ -1,14 +1,17 @@
-"""Labelled photographs in Pascal VOC form, and scoring what the pipeline reported against them.
+"""Labelled photographs, and scoring what the pipeline reported against them.
 
-Each photo ``NAME.jpg`` has ``NAME.xml`` beside it; every ``<object>`` is one card: ``<name>`` is
-its label (a face such as ``QH``, or only a rank: ``queen``, ``Q``) and ``<bndbox>`` an axis-aligned
-box around the whole visible card. Written here with the standard library's XML parser rather than
+Two forms of label. Pascal VOC: each photo ``NAME.jpg`` has ``NAME.xml`` beside it; every
+``<object>`` is one card: ``<name>`` is its label (a face such as ``QH``, or only a rank: ``queen``,
+``Q``) and ``<bndbox>`` an axis-aligned box around the whole visible card. A card list: a folder's
+``labels.tsv`` names, for each photo, the cards in it (``club1.png<TAB>AC,2C,...``) with no boxes;
+such a photo is scored order-free (:func:`score_listed_photo`). Written here with the standard library's XML parser rather than
 taken from a detection toolkit: the format is a dozen tags, and the toolkits bring torch with them.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,6 +131,9 @@ class Tally:
     ms: list[float] = field(default_factory=list)
     wrong_examples: list[str] = field(default_factory=list)
     lost_examples: list[str] = field(default_factory=list)
+    #: each labelled card's outcome by its rank: ``ranks["4"]["wrong"]``; outcomes are
+    #: "right", "wrong", "unsure" and "missed"
+    ranks: dict[str, Counter[str]] = field(default_factory=dict)
 
     def add(self, other: Tally) -> None:
         for name in ("photos", "cards", "found", "right", "wrong", "unsure", "missed", "extra"):
@@ -135,6 +141,25 @@ class Tally:
         self.ms.extend(other.ms)
         self.wrong_examples.extend(other.wrong_examples)
         self.lost_examples.extend(other.lost_examples)
+        for rank, counts in other.ranks.items():
+            self.ranks.setdefault(rank, Counter()).update(counts)
+
+    def count(self, rank: str, outcome: str) -> None:
+        """One labelled card of ``rank`` came out as ``outcome``."""
+        self.ranks.setdefault(rank, Counter())[outcome] += 1
+
+    def rank_rows(self) -> list[tuple[str, int, int, int, int, int]]:
+        """``(rank, cards, right, wrong, unsure, missed)`` for each rank labelled, in rank order."""
+        return [(r, sum(c.values()), c["right"], c["wrong"], c["unsure"], c["missed"])
+                for r in _RANKS if (c := self.ranks.get(r)) is not None]
+
+    def worst_rank(self) -> tuple[str, float] | None:
+        """The rank read right least often, and its share right."""
+        rows = self.rank_rows()
+        if not rows:
+            return None
+        r = min(rows, key=lambda row: (row[2] / row[1], _RANKS.index(row[0])))
+        return r[0], r[2] / r[1]
 
 
 def score_photo(labels: Sequence[LabelledCard], reported: Sequence[tuple[tuple[float, float, float, float], str | None]],
@@ -157,16 +182,20 @@ def score_photo(labels: Sequence[LabelledCard], reported: Sequence[tuple[tuple[f
         lab = labels[i]
         if card is None:
             t.unsure += 1
+            t.count(lab.rank, "unsure")
             t.lost_examples.append(f"{name}: {_described(lab)} unsure, box IoU {v:.2f}")
         elif rank_of(card) == lab.rank and (lab.suit is None or card[-1] == lab.suit):
             t.right += 1
+            t.count(lab.rank, "right")
         else:
             t.wrong += 1
+            t.count(lab.rank, "wrong")
             t.wrong_examples.append(f"{name}: {lab.rank}{lab.suit or ''} read as {card}")
     t.missed = len(labels) - len(used_l)
     t.extra = len(reported) - len(used_r)
     for i, lab in enumerate(labels):
         if i not in used_l:
+            t.count(lab.rank, "missed")
             near = max(range(len(reported)), key=lambda j: box_iou(lab.box, reported[j][0]), default=None)
             what = "nothing reported there" if near is None or box_iou(lab.box, reported[near][0]) == 0 else \
                 f"nearest report {reported[near][1] or 'unsure'} at box IoU {box_iou(lab.box, reported[near][0]):.2f}"
@@ -177,3 +206,78 @@ def score_photo(labels: Sequence[LabelledCard], reported: Sequence[tuple[tuple[f
 def _described(lab: LabelledCard) -> str:
     """A labelled card as a person finds it in the photo: its name and where its box lies."""
     return f"{lab.rank}{lab.suit or ''} at ({', '.join(f'{v:.0f}' for v in lab.box)})"
+
+
+#: The name of a folder's card-list label file (see the module's docstring).
+CARD_LISTS = "labels.tsv"
+
+
+def read_card_lists(path: Path) -> dict[str, list[str]]:
+    """``{photo file name: [cards in it]}`` from a ``labels.tsv`` (lines ``NAME<TAB>AS,10H,...``;
+    ``#`` starts a comment). Cards are in the project's notation; a photo's cards are distinct."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LabelError(f"{path}: not a readable card list ({exc})") from None
+    out: dict[str, list[str]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        photo, _, cards = line.partition("\t")
+        names = [c.strip().upper() for c in cards.split(",") if c.strip()]
+        try:
+            parsed = [parse_label(c) for c in names]
+        except ValueError as exc:
+            raise LabelError(f"{path}:{n}: {exc}") from None
+        if not names or any(suit is None for _rank, suit in parsed):
+            raise LabelError(f"{path}:{n}: expected a photo name, a tab and its cards (AS,10H,...)")
+        if len(set(names)) != len(names):
+            raise LabelError(f"{path}:{n}: a card is listed twice in {photo.strip()}")
+        out[photo.strip()] = names
+    return out
+
+
+def listed_photos(folder: Path) -> list[tuple[Path, list[str]]]:
+    """(photo, its cards) for each photo its ``labels.tsv`` lists, in name order; a listed photo
+    that is not in the folder is an error."""
+    lists = read_card_lists(folder / CARD_LISTS)
+    missing = [name for name in lists if not (folder / name).is_file()]
+    if missing:
+        raise LabelError(f"{folder / CARD_LISTS}: lists {missing[0]}, which is not in the folder")
+    return [(folder / name, lists[name]) for name in sorted(lists)]
+
+
+def score_listed_photo(expected: Sequence[str], named: Sequence[str], unsure: int, *, name: str = "") -> Tally:
+    """Score one photo whose label lists its cards but not where they lie, order-free: with E the
+    cards listed and N the cards named, right = |E ∩ N|, confidently wrong = min(|E − N|, |N − E|),
+    extra = the rest of N − E, unsure = the ``unsure`` reports that account for cards not read,
+    missed = the rest. By rank, a wrong name is charged to an unread card of the same suit where
+    there is one (a misread keeps the suit more often than the rank), else to the unread card
+    first in rank order; unsure and missed go to the remaining unread cards in rank order."""
+    E, N = set(expected), set(named)
+    t = Tally(photos=1, cards=len(E))
+    unread = sorted(E - N, key=_card_order)
+    misnamed = sorted(N - E, key=_card_order)
+    t.right = len(E & N)
+    t.wrong = min(len(unread), len(misnamed))
+    t.extra = len(misnamed) - t.wrong + (len(named) - len(N))
+    t.unsure = min(unsure, len(unread) - t.wrong)
+    t.missed = len(unread) - t.wrong - t.unsure
+    t.found = t.right + t.wrong + t.unsure
+    for card in E & N:
+        t.count(rank_of(card), "right")
+    for card in misnamed[:t.wrong]:
+        same_suit = [u for u in unread if u[-1] == card[-1]]
+        truth = (same_suit or unread)[0]
+        unread.remove(truth)
+        t.count(rank_of(truth), "wrong")
+        t.wrong_examples.append(f"{name}: {card} named, not in the photo (unread: {truth} or another)")
+    for k, card in enumerate(unread):
+        outcome = "unsure" if k < t.unsure else "missed"
+        t.count(rank_of(card), outcome)
+        t.lost_examples.append(f"{name}: {card} {outcome}")
+    return t
+
+
+def _card_order(card: str) -> tuple[int, str]:
+    return _RANKS.index(rank_of(card)), card[-1]

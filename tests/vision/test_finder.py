@@ -309,3 +309,27 @@ def test_a_narrower_outline_names_a_card_only_surely(monkeypatch: pytest.MonkeyP
     assert below[0].reading.card is None and below[0].found is found
     above = ident._read_narrower(image, Reader(ident.COMPLETED_SURE), [unsure])  # type: ignore[arg-type]
     assert above[0].reading.card == "AS"
+
+
+def test_a_card_on_a_mat_seen_obliquely_is_traced_to_its_edges() -> None:
+    """A green cloth on a white desk, a camera looking at it at about 45 degrees: the card's
+    outline is nearly square in the photo, and the photo's border (the desk) says nothing of the
+    cloth round the card. The detector finds the card; the cues, looking again round it alone,
+    trace it to its edges (felt-52's fours and fives were read from outlines fitted to their
+    printed inner frame, the corner index cut off)."""
+    from tests.vision.card_scene import card_scene, mat_on_a_desk
+    from vision.detector import CardDetector, quad_iou
+
+    detector = CardDetector(Path(__file__).resolve().parents[2] / "models" / "card_detector.onnx")
+    # portrait card, long side foreshortened to 0.72 of its length: 80 px wide, 81 px tall
+    # (card_scene's order: top-right, top-left, bottom-left, bottom-right)
+    truth = np.array([[360, 198], [280, 200], [276, 283], [366, 281]], np.float32)
+    img = card_scene("4C", truth, table=mat_on_a_desk())
+    found = find_cards(img, detector=detector)
+    assert len(found) == 1
+    card = found[0]
+    assert card.cue in ("colour", "edges"), card.cue
+    assert quad_iou(card.corners, truth) > 0.93, card.corners
+    # portrait as the detector saw it: the first side is the card's short (top) side
+    top = card.corners[1] - card.corners[0]
+    assert abs(top[0]) > abs(top[1])

@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from vision.voc import LabelError, LabelledCard, box_iou, parse_label, read_labels, score_photo
+from vision.voc import (
+    LabelError,
+    LabelledCard,
+    box_iou,
+    listed_photos,
+    parse_label,
+    read_card_lists,
+    read_labels,
+    score_listed_photo,
+    score_photo,
+)
 
 XML = """<annotation><size><width>{w}</width><height>{h}</height><depth>3</depth></size>
 <object><name>queen</name><bndbox><xmin>10</xmin><ymin>20</ymin><xmax>110</xmax><ymax>160</ymax></bndbox></object>
@@ -80,3 +90,39 @@ def test_labelled_photos_pairs_each_photo_with_its_label(tmp_path: Path) -> None
     for name in ("b.JPG", "b.xml", "a.png", "a.xml", "lonely.jpg", "notes.xml", "c.txt"):
         (tmp_path / name).write_bytes(b"")
     assert [(p.name, x.name) for p, x in labelled_photos(tmp_path)] == [("a.png", "a.xml"), ("b.JPG", "b.xml")]
+
+
+def test_a_listed_photo_is_scored_order_free() -> None:
+    # four cards listed; 5C read as 6C (the wrong name goes to the unread card of its suit),
+    # one unsure report, 9H never reported
+    t = score_listed_photo(["AS", "5C", "9H", "KD"], ["AS", "6C", "KD"], 1, name="p.png")
+    assert (t.cards, t.right, t.wrong, t.unsure, t.missed, t.extra, t.found) == (4, 2, 1, 1, 0, 0, 4)
+    assert t.ranks["5"]["wrong"] == 1 and t.ranks["A"]["right"] == 1
+    assert t.ranks["9"]["unsure"] == 1
+    assert t.wrong_examples == ["p.png: 6C named, not in the photo (unread: 5C or another)"]
+
+
+def test_a_listed_photo_counts_more_names_than_cards_as_extra() -> None:
+    t = score_listed_photo(["AS"], ["AS", "2D", "3D"], 4)
+    assert (t.right, t.wrong, t.unsure, t.missed, t.extra) == (1, 0, 0, 0, 2)
+    t = score_listed_photo(["AS", "2D"], [], 1)
+    assert (t.right, t.wrong, t.unsure, t.missed) == (0, 0, 1, 1)
+
+
+def test_rank_rows_and_the_worst_rank_add_up_over_photos() -> None:
+    total = score_listed_photo(["AS", "4C"], ["AS", "9C"], 0)
+    total.add(score_listed_photo(["AS", "4C"], ["AS", "4C"], 0))
+    assert total.rank_rows() == [("4", 2, 1, 1, 0, 0), ("A", 2, 2, 0, 0, 0)]
+    assert total.worst_rank() == ("4", 0.5)
+
+
+def test_card_lists_are_read_and_checked(tmp_path: Path) -> None:
+    (tmp_path / "a.png").write_bytes(b"")
+    (tmp_path / "labels.tsv").write_text("# photo\tcards\na.png\tAS,10h, QC\n")
+    assert read_card_lists(tmp_path / "labels.tsv") == {"a.png": ["AS", "10H", "QC"]}
+    assert listed_photos(tmp_path) == [(tmp_path / "a.png", ["AS", "10H", "QC"])]
+    for bad, why in [("a.png\tAS,AS\n", "listed twice"), ("a.png\tqueen\n", "expected a photo name"),
+                     ("a.png\t1X\n", "unknown card"), ("b.png\tAS\n", "not in the folder")]:
+        (tmp_path / "labels.tsv").write_text(bad)
+        with pytest.raises(LabelError, match=why):
+            listed_photos(tmp_path)
