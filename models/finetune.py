@@ -122,8 +122,22 @@ def _members(fp32: Path) -> tuple[list[Path], list[float], list[bool]]:
     return paths, weights, turned
 
 
+def present_labels(labels: tuple[str, ...], ranks: Any) -> np.ndarray:
+    """A 0/1 vector over ``labels``: the faces whose rank the photos' labels name at least once."""
+    named = {str(r) for r in ranks}
+    return np.array([lab != "back" and lab[:-1] in named for lab in labels], np.float32)
+
+
 def finetune_member(path: Path, real: dict[str, Any], xs: np.ndarray, ys: np.ndarray, labels: tuple[str, ...], *,
-                    steps: int, lr: float, seed: int, log: Any) -> Any:
+                    steps: int, lr: float, seed: int, log: Any, rank_loss: str = "conditional") -> Any:
+    """One member trained further on the photos' crops and the rendered crops.
+
+    ``rank_loss``: "conditional" (the default) scores a photo's crop by its rank's probability
+    among the faces whose ranks the photos name at all, a softmax over those alone: the loss
+    cannot be lowered by moving probability from the ranks the photos never show to the ones they
+    do, so the reader learns what a real card looks like and no prior over ranks. "summed", the
+    rank's probability over all 53 labels, taught a reader fine-tuned on photos of 9-A to read a
+    clear four of another deck as a nine (0.93 sure), and a five as a ten."""
     import onnx
     import torch
     import torch.nn.functional as F
@@ -135,6 +149,9 @@ def finetune_member(path: Path, real: dict[str, Any], xs: np.ndarray, ys: np.nda
     _, rank_m = rank_groups(labels)
     ranks, _ = rank_groups(labels)
     rank_t = torch.from_numpy(rank_m)
+    if rank_loss not in ("conditional", "summed"):
+        raise ValueError(f"rank_loss must be 'conditional' or 'summed', not {rank_loss!r}")
+    absent = torch.from_numpy(present_labels(labels, real["rank"])) == 0
     train_idx = np.nonzero(~real["held"])[0]
     ry = torch.tensor([ranks.index(r) for r in real["rank"]])
     rx = torch.from_numpy(real["x"])
@@ -154,6 +171,8 @@ def finetune_member(path: Path, real: dict[str, Any], xs: np.ndarray, ys: np.nda
         xb = (xb * gain * cast + bias).clamp_(0, 1)
         logits, _emb = net(xb)
         lr_ = logits[:24]
+        if rank_loss == "conditional":
+            lr_ = lr_.masked_fill(absent, float("-inf"))
         p_rank = F.softmax(lr_, dim=1) @ rank_t.T  # (24, ranks): the rank's probability over its suits
         loss_real = -torch.log(p_rank.gather(1, ry[ri][:, None]).clamp_min(1e-6)).mean()
         ls, yb = logits[24:], sy[si]
@@ -231,14 +250,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--covered-calib", type=int, default=0, metavar="N",
                     help="covered calibration crops of each held-out deck's card, N per card, that the open-set rule "
                          "also keeps under --max-wrong (default 0: none)")
+    ap.add_argument("--rank-loss", choices=("conditional", "summed"), default="conditional",
+                    help="how a photo's crop, labelled by rank only, is scored: its rank's probability among the "
+                         "faces of the ranks the photos name (conditional, default: no prior over ranks is taught), "
+                         "or over every label (summed: what taught a 9-A reader to read fours as nines)")
     ap.add_argument("--seed", type=int, default=20261124)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--max-wrong", type=float, default=0.002,
                     help="confidently wrong allowed when choosing the rule (default 0.002; 0.001 gives 0.93, "
                          "which leaves most rendered cards of the synthetic table unsure)")
+    ap.add_argument("--min-threshold", type=float, default=0.0,
+                    help="the open-set threshold is at least this, whatever the held-back crops allow (default 0; the "
+                         "shipped reader: 0.55)")
+    ap.add_argument("--agreement", default=None, metavar="INDEX,THRESHOLD",
+                    help="the agreement rule the sidecar carries (vision.classifier: a card the corner-index members "
+                         "alone read at least INDEX surely, and the reader first, is named at THRESHOLD; the shipped "
+                         "reader: 0.75,0.35)")
     ap.add_argument("--reuse", action="store_true", help="keep members already fine-tuned by an earlier run of the same settings")
     ap.add_argument("--out", type=Path, default=OUT, help="where the new model files go (default: models/)")
     args = ap.parse_args(argv)
+    agreement: dict[str, float] = {}
+    if args.agreement:
+        try:
+            index_sure, agreed = (float(v) for v in args.agreement.split(","))
+        except ValueError:
+            ap.error("--agreement takes two numbers: INDEX,THRESHOLD")
+        agreement = {"agreement": {"index": index_sure, "threshold": agreed}}
 
     import torch
 
@@ -275,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
             log(f"member {i + 1}/{len(paths)}: reusing {f}")
         else:
             log(f"member {i + 1}/{len(paths)} ({p.parent.name}, weight {weights[i]:g})")
-            net = finetune_member(p, real, xs, ys, LABELS, steps=args.steps, lr=args.lr, seed=args.seed + i, log=log)
+            net = finetune_member(p, real, xs, ys, LABELS, steps=args.steps, lr=args.lr, seed=args.seed + i, log=log,
+                                  rank_loss=args.rank_loss)
             export_member(net, f)
         q = WORK / f"m{i}" / f"{SHIPPED}.int8.onnx"
         quantise(f, q, xs[:512])
@@ -296,15 +334,18 @@ def main(argv: list[str] | None = None) -> int:
     threshold = choose_rule(batched_probabilities(clf, real["x"][held]), real["rank"][held],
                             batched_probabilities(clf, xc), yc, clf.labels, args.max_wrong,
                             None if covered_calib is None else (batched_probabilities(clf, covered_calib[0]), covered_calib[1]))
-    write_sidecar(out_fp32, threshold, 0.0, {"variant": "fp32"}, True, turn_in_graph=any(turned))
+    threshold = max(threshold, args.min_threshold)
+    write_sidecar(out_fp32, threshold, 0.0, {"variant": "fp32"} | agreement, True, turn_in_graph=any(turned))
     import shutil
 
     args.out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(out_int8, args.out / f"{SHIPPED}.onnx")
-    write_sidecar(args.out / f"{SHIPPED}.onnx", threshold, 0.0, {"variant": "int8"}, True, turn_in_graph=any(turned))
+    write_sidecar(args.out / f"{SHIPPED}.onnx", threshold, 0.0, {"variant": "int8"} | agreement, True,
+                  turn_in_graph=any(turned))
     summary = {"threshold": threshold, "real_training_crops": int((~held).sum()), "real_held_crops": int(held.sum()),
                "photos": [p.name for p in args.photos], "steps": args.steps, "lr": args.lr, "views": args.views,
-               "rendered": args.rendered, "covered": args.covered, "completed": args.completed,
+               "rendered": args.rendered, "rank_loss": args.rank_loss, "min_threshold": args.min_threshold,
+               "agreement": args.agreement, "covered": args.covered, "completed": args.completed,
                "real_completed": args.real_completed, "covered_calib": args.covered_calib, "minutes": round((time.time() - t0) / 60, 1)}
     (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"open-set threshold {threshold}; wrote {args.out / SHIPPED}.onnx (int8) in {summary['minutes']} min")

@@ -187,6 +187,16 @@ class CardClassifier:
         self.labels: tuple[str, ...] = tuple(self.meta["labels"])
         self.threshold = float(threshold if threshold is not None else self.meta.get("threshold", FALLBACK_THRESHOLD))
         self.margin = float(margin if margin is not None else self.meta.get("margin", FALLBACK_MARGIN))
+        # the agreement rule (sidecar "agreement": {"index": I, "threshold": T}; see _agreed_rules)
+        agreement = self.meta.get("agreement") or {}
+        self.agreement: tuple[float, float] | None = None
+        if agreement:
+            try:
+                self.agreement = (float(agreement["index"]), float(agreement["threshold"]))
+            except (KeyError, TypeError, ValueError):
+                raise ModelError(f"{meta_path}: 'agreement' needs numbers 'index' and 'threshold'") from None
+            if not all(0.0 <= v <= 1.0 for v in self.agreement):
+                raise ModelError(f"{meta_path}: 'agreement' values must lie in 0..1")
         # A card lies either way up, so the crop and its 180° turn are both the card: averaging the
         # two readings costs a second (batched) pass and halves the unsure rate at equal risk. A model
         # that turns crops inside its graph (an ensemble, sidecar "turn": "in graph") says false here.
@@ -309,18 +319,24 @@ class CardClassifier:
         return unit
 
     def classify(self, crops: Sequence[np.ndarray], *,
-                 exclude: Collection[str] | Sequence[Collection[str]] | None = None) -> list[Reading]:
+                 exclude: Collection[str] | Sequence[Collection[str]] | None = None,
+                 whole: Sequence[bool] | None = None) -> list[Reading]:
         """Read a batch of canonical crops (all cards of a frame in one call).
 
         ``exclude``: cards that cannot be in the crops (one set for all, or one per crop), e.g.
         those already seen in the deal; see :func:`decide`. With an exclusion the batch is read
         jointly: a crop that is unsure on its own may not take a card another crop of the batch
         reads surely, and each card is given at most once (:func:`assign_jointly`).
+
+        ``whole``: one flag per crop, True where the crop is a whole card whose outline was traced
+        (not a part of one): only those are read under the sidecar's agreement rule, if it has one
+        (:meth:`_agreed_rules`). None: no crop is.
         """
-        return self.classify_with_index(crops, exclude=exclude)[0]
+        return self.classify_with_index(crops, exclude=exclude, whole=whole)[0]
 
     def classify_with_index(self, crops: Sequence[np.ndarray], *,
-                            exclude: Collection[str] | Sequence[Collection[str]] | None = None
+                            exclude: Collection[str] | Sequence[Collection[str]] | None = None,
+                            whole: Sequence[bool] | None = None
                             ) -> tuple[list[Reading], list[Reading] | None]:
         """:meth:`classify`'s readings and, from the same pass, the corner-index members' reading
         of each crop (an ensemble's ``index_logits``: each crop on its own under the network's rule,
@@ -342,6 +358,12 @@ class CardClassifier:
             # judges it: enrolment's stricter rule would only turn the network's sure reads unsure
             rules = [(threshold, margin) if m else (self.network_threshold, self.network_margin) for m in matched]
         per_crop = [frozenset[str]()] * len(crops) if exclude is None else _per_crop(exclude, len(crops))
+        index_probs = softmax(outs["index_logits"]) if self.has_index else None
+        if index_probs is not None and self.agreement is not None and whole is not None:
+            if len(whole) != len(crops):
+                raise ValueError(f"whole: {len(whole)} flags for {len(crops)} crops")
+            agreed = self._agreed_rules(probs, index_probs, rules, per_crop)
+            rules = [a if w else r for a, r, w in zip(agreed, rules, whole, strict=True)]
         if exclude is None:
             readings = [decide(self.labels, row, t, m) for row, (t, m) in zip(probs, rules, strict=True)]
         else:
@@ -351,10 +373,32 @@ class CardClassifier:
                     for k, (r, row, ex) in enumerate(zip(readings, probs, per_crop, strict=True))]
         if not self.has_index:
             return readings, None
+        assert index_probs is not None
         by_index = [replace(decide(self.labels, row, self.network_threshold, self.network_margin, ex),
                             probabilities=self._possible(row, ex))
-                    for row, ex in zip(softmax(outs["index_logits"]), per_crop, strict=True)]
+                    for row, ex in zip(index_probs, per_crop, strict=True)]
         return readings, by_index
+
+    def _agreed_rules(self, probs: np.ndarray, index_probs: np.ndarray, rules: list[tuple[float, float]],
+                      exclude: Sequence[frozenset[str]]) -> list[tuple[float, float]]:
+        """Each crop's rule, lowered to the agreement rule's threshold where the corner-index
+        members alone name the reader's best card at least ``agreement[0]`` surely.
+
+        Why: the whole-card member reads a card by its picture (the pips' layout, the court's
+        figure), which differs from deck to deck; the index (the rank's characters and the suit's
+        shape) is what all decks share. On a deck the reader never saw, its eights averaged 0.5
+        while the index members alone read them 0.8 sure: two independent readings that agree are
+        a reason to be sure that holds on another deck, where one average under the threshold is
+        not. A card the caller excluded is never named so."""
+        assert self.agreement is not None
+        index_sure, agreed = self.agreement
+        best, best_index = probs.argmax(axis=1), index_probs.argmax(axis=1)
+        out = list(rules)
+        for k, (b, bi) in enumerate(zip(best.tolist(), best_index.tolist(), strict=True)):
+            label = self.labels[b]
+            if b == bi and label != BACK and label not in exclude[k] and index_probs[k, bi] >= index_sure:
+                out[k] = (min(rules[k][0], agreed), rules[k][1])
+        return out
 
     def _possible(self, row: np.ndarray, exclude: Collection[str]) -> Probabilities:
         """``row`` as :class:`Probabilities`, the cards that cannot be there (``exclude``; never

@@ -33,8 +33,8 @@ WORK_SIDE = 512
 #: that size: a 90-200 px card in a 4000 px photo is 12-26), the photo is read once more at a
 #: long side that makes them :data:`ZOOM_TO` px long, at most :data:`ZOOM_MAX` and never past the
 #: photo's own size: the network learnt cards of 30-250 px, and smaller ones it misses.
-ZOOM_BELOW = 28.0
-ZOOM_TO = 48.0
+ZOOM_BELOW = 44.0
+ZOOM_TO = 64.0
 ZOOM_MAX = 2048
 #: A photo at least this long (a phone's full-size photo, not a camera frame) is read closer
 #: already where its cards are under :data:`LARGE_ZOOM_BELOW` px at :data:`WORK_SIDE`, at the side

@@ -121,7 +121,7 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
     card_maps: dict[int, np.ndarray] = {}
     found = find_cards(image_bgr, detector=detector, card_masks=card_maps, detector_side=detector_side,
                        min_card_px=min_card_px)
-    readings = classifier.classify([f.crop for f in found])
+    readings = _read_found(classifier, found)
     cards = [CardInPhoto(f, r) for f, r in zip(found, readings, strict=True)]
     if detector is not None and look_again and all(r.card is None for r in readings):
         again, cards = _second_look(image_bgr, classifier, detector, cards)
@@ -149,6 +149,19 @@ def identify(image_bgr: np.ndarray, classifier: CardClassifier, detector: CardDe
             cards += _read_cut_by_the_frame(image_bgr, classifier, cards, card_map, map_u8)
             cards += _read_mapped(image_bgr, classifier, cards, card_map, map_u8)
     return _no_crumbs(_one_outline_per_card(cards))
+
+
+def _read_found(classifier: CardClassifier, found: Sequence[FoundCard]) -> list[Reading]:
+    """The finder's crops read, the reader's agreement rule (``CardClassifier.agreement``) asked
+    for where a crop is a whole card whose outline the contour cues traced (``FoundCard.clear``).
+    Every other crop (a detector's rectangle, a part of a card, and every later read: completed by
+    its half turn, grown, narrowed) may show the corner index to the corner-index members and the
+    whole-card member alike, and their agreeing is then no second reason (a king of spades half
+    under a book, outlined by the part in view, was read as the king of diamonds by both)."""
+    crops = [f.crop for f in found]
+    if getattr(classifier, "agreement", None) is None:
+        return classifier.classify(crops)
+    return classifier.classify(crops, whole=[f.clear for f in found])
 
 
 #: Two outlines overlapping by this much (IoU) and read as the same card are one card found twice.

@@ -1,7 +1,12 @@
 """`loo-table enroll`: adapt the card reader to your own deck, card by card.
 
-Two ways in, both guided:
+Three ways in, all guided:
 
+- a layout: the cards of a suit (or the whole deck) laid face up, apart, in any order and any
+  arrangement, photographed from above; ``--cards`` names the cards that lie there
+  (``--cards 2C,3C,...,AC``, or ``--cards all``). Several photos of one layout may be given. The
+  cards found are assigned the named cards as a set (``vision/layout.py``), and what each was
+  assigned is printed for the host to check;
 - photos: one photo per card (any number per card), named after the card: ``2C.jpg``,
   ``QH-2.jpg``, ``10D.png``, ``back.jpg``; pass the files or their folder;
 - a short video: show the cards one at a time in the guide order (``loo-table enroll --guide``),
@@ -21,7 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from table.cli import CommandError
-from table.commands.identify import add_model_arguments, load_classifier
+from table.commands.identify import (
+    add_detector_arguments,
+    add_model_arguments,
+    load_classifier,
+    load_detector,
+)
 from vision.image_file import IMAGE_EXTENSIONS, UnreadableImage, read_image
 
 VIDEO_EXT = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".h264", ".mjpeg"}
@@ -32,11 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="photos named after their card (2C.jpg, QH-2.jpg, back.jpg), folders of them, or one video")
     parser.add_argument("--guide", action="store_true", help="print how to photograph or film the deck, then exit")
     parser.add_argument("--out", type=Path, default=Path("deck-prototypes.npz"),
-                        help="prototypes file to write (default: deck-prototypes.npz, beside your config)")
+                        help="prototypes file to write (default: deck-prototypes.npz in the current folder; point "
+                             "[model] prototypes of the table config at it)")
     parser.add_argument("--cards", default=None,
-                        help="for a video: the cards it shows, in order, comma-separated (default: the guide order)")
+                        help="for photos of a layout: the cards lying in it, in any order (2C,3C,...,AC, or 'all'); "
+                             "for a video: the cards it shows, in order, comma-separated (default: the guide order)")
     parser.add_argument("--every", type=int, default=2, help="for a video: use every Nth frame (default 2)")
     add_model_arguments(parser)
+    add_detector_arguments(parser)
 
 
 def _guide(order: tuple[str, ...]) -> str:
@@ -90,6 +103,35 @@ def _from_photos(paths: list[Path], clf: Any) -> list[tuple[str, Any, str]]:
             continue
         items.append((label, crop, str(f)))
     return items
+
+
+def _from_layout(paths: list[Path], cards_text: str, clf: Any, detector: Any) -> list[tuple[str, Any, str]]:
+    """The cards of a layout photographed once or more, each assigned one of the named cards
+    (``vision.layout``); prints what each find was given, so the host can check it."""
+    from vision.layout import LayoutError, parse_cards, read_layout
+
+    try:
+        cards = parse_cards(cards_text)
+    except LayoutError as exc:
+        raise CommandError(f"--cards: {exc}") from None
+    files: list[Path] = []
+    for p in paths:
+        files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_EXTENSIONS) if p.is_dir() else [p]
+    try:
+        images = [read_image(f) for f in files]
+        layout = read_layout(images, cards, clf, detector)
+    except (UnreadableImage, LayoutError) as exc:
+        raise CommandError(str(exc)) from None
+    for c in sorted(layout.cards, key=lambda c: (c.photo, cards.index(c.card))):
+        x, y = (float(v) for v in c.corners.mean(axis=0))
+        note = f"  check: the reader's own guess is {c.guess}" if c.to_check else ""
+        print(f"{files[c.photo].name}: {c.card:>3} at ({x:.0f}, {y:.0f}), {100 * c.share:.0f} % of the named cards{note}")
+    if layout.missing:
+        print(f"not found in any photo: {', '.join(layout.missing)} (lay them apart, all four corners in view)",
+              file=sys.stderr)
+    if layout.left:
+        print(f"{layout.left} find(s) given no card (not one of the named cards)", file=sys.stderr)
+    return [(c.card, c.crop, f"{files[c.photo]}#{c.card}") for c in layout.cards]
 
 
 def _from_video(path: Path, order: tuple[str, ...], clf: Any, every: int) -> list[tuple[str, Any, str]]:
@@ -160,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             raise CommandError(f"--cards: unknown card {unknown[0]!r}")
         items = _from_video(videos[0], cards, clf, args.every)
+    elif args.cards:
+        items = _from_layout(list(args.sources), args.cards, clf, load_detector(args))
     else:
         items = _from_photos(list(args.sources), clf)
     if not items:
@@ -174,9 +218,13 @@ def run(args: argparse.Namespace) -> int:
         if read is not None and read != label:
             print(f"warning: {src}: enrolled as {label} but reads as {read} ({r.confidence:.2f}); check its name",
                   file=sys.stderr)
-    for label in order:
-        n = got.get(label, 0)
-        print(f"{label:>4}  {'ok, ' + str(n) + ' view' + ('s' if n > 1 else '') if n else 'missing: add a photo named ' + label + '.jpg'}")
+    if args.cards and not videos:
+        # a layout: its own lines said where each card lies; the named cards not found are listed there
+        print(f"{len(got)} of the named cards enrolled, {len(items)} views")
+    else:
+        for label in order:
+            n = got.get(label, 0)
+            print(f"{label:>4}  {'ok, ' + str(n) + ' view' + ('s' if n > 1 else '') if n else 'missing: add a photo named ' + label + '.jpg'}")
     from table.runtime import default_model_path
 
     try:

@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=float, default=None, help="open-set confidence threshold (default: the model's)")
     parser.add_argument("--margin", type=float, default=None, help="open-set top-1/top-2 margin (default: the model's)")
     parser.add_argument("--prototypes", type=Path, default=None, help="enrolment file from `loo-table enroll` (reads your deck better)")
+    add_detector_arguments(parser)
+
+
+def add_detector_arguments(parser: argparse.ArgumentParser) -> None:
+    """The finder's options, shared by identify and enroll (a layout is found as identify finds cards)."""
     parser.add_argument("--detector", type=Path, default=None,
                         help="ONNX card detector (default: the shipped models/card_detector.onnx)")
     parser.add_argument("--no-detector", action="store_true",

@@ -139,6 +139,14 @@ class Controller:
         except ValueError as exc:
             raise CommandError(f"game: {exc}") from None
 
+        if hasattr(classifier, "set_prototypes"):
+            # the night teaches the camera the table's deck, and "show me the deck" enrols it, as in
+            # the demo: the learned views live beside the ledger (table.deck_learning)
+            from table.deck_learning import NightDeck
+
+            self.referee.deck = NightDeck.for_ledger(self.ledger, classifier)
+            if self.referee.deck.note:
+                print(f"loo-table run: {self.referee.deck.note}", file=sys.stderr)
         if self.referee.state.players != list(cfg.game.players):
             print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
                   "the config's [game] applies to a new ledger only", file=sys.stderr)

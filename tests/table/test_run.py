@@ -3,6 +3,7 @@ the watchdog heartbeat, and (with the shipped model) a real start that reports R
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -163,6 +164,8 @@ def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path, capsys):
         port = int(ready.rsplit("port ", 1)[1])
         state = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10).read()
         assert b'"phase"' in state
+        # the real table learns the deck as the demo does: the snapshot says what it learned
+        assert json.loads(state)["deck_learning"] == {"views": 0, "cards": 0}
         deadline = time.monotonic() + 10
         while "WATCHDOG=1" not in msgs and time.monotonic() < deadline:
             msgs.append(sock.recv(4096).decode())

@@ -186,3 +186,37 @@ def test_readings_carry_every_card_s_probability_and_none_for_a_card_excluded(cl
     assert index_again is not None
     for r in (again[0], index_again[0]):
         assert r.probabilities is not None and r.probabilities.values[clf.labels.index(best)] == 0.0
+
+
+def _with_agreement(tmp_path: Path, agreement: object) -> Path:
+    """The shipped reader copied with its sidecar's agreement rule set to ``agreement``."""
+    model = tmp_path / "reader.onnx"
+    shutil.copyfile(MODEL, model)
+    meta = json.loads(MODEL.with_suffix(".json").read_text())
+    meta["agreement"] = agreement
+    model.with_suffix(".json").write_text(json.dumps(meta))
+    return model
+
+
+def test_the_index_agreeing_lowers_the_rule_for_that_card_only(tmp_path: Path) -> None:
+    reader = CardClassifier(_with_agreement(tmp_path, {"index": 0.75, "threshold": 0.35}))
+    assert reader.agreement == (0.75, 0.35)
+
+    def row(card: str, p: float) -> np.ndarray:
+        out = np.full(len(LABELS), (1 - p) / (len(LABELS) - 1))
+        out[LABELS.index(card)] = p
+        return out
+
+    probs = np.stack([row("8C", 0.5), row("8C", 0.5), row("8C", 0.5), row("8C", 0.5), row("back", 0.5)])
+    index = np.stack([row("8C", 0.8), row("10C", 0.8), row("8C", 0.7), row("8C", 0.9), row("back", 0.9)])
+    rules = [(0.62, 0.0)] * 5
+    exclude = [frozenset[str](), frozenset[str](), frozenset[str](), frozenset({"8C"}), frozenset[str]()]
+    got = reader._agreed_rules(probs, index, rules, exclude)
+    # agreed and sure: lowered; another card, an index under 0.75, an excluded card, a back: not
+    assert got == [(0.35, 0.0), (0.62, 0.0), (0.62, 0.0), (0.62, 0.0), (0.62, 0.0)]
+
+
+@pytest.mark.parametrize("agreement", [{"index": 0.8}, {"index": "x", "threshold": 0.3}, {"index": 1.5, "threshold": 0.3}])
+def test_a_broken_agreement_rule_names_its_sidecar(tmp_path: Path, agreement: object) -> None:
+    with pytest.raises(ModelError, match="agreement"):
+        CardClassifier(_with_agreement(tmp_path, agreement))

@@ -127,8 +127,8 @@ def test_another_threshold_shares_the_session_and_finds_more(detector: CardDetec
 def test_small_cards_in_a_large_photo_are_read_again_closer(detector: CardDetector, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 3000 px photo whose cards read 21 px long at 512: the photo is read a third time at the
     long side that makes them 64 px (1536), and what that finds is added; a 1280×720 frame's
-    cards of 20 px are read closer at the side that makes them 48 px (1229). Cards of 35 px are
-    read closer in the large photo only, cards of 51 px in neither, and a photo without the
+    cards of 35 px are read closer at the side that makes them 64 px (936), those of 20 px at the
+    frame's own size (1280). Cards of 51 px are read closer in neither, and a photo without the
     pixels is not read again. A large photo where nothing, or fewer than three small cards, was
     found is read at 2048."""
     from vision.detector import Detection
@@ -147,9 +147,10 @@ def test_small_cards_in_a_large_photo_are_read_again_closer(detector: CardDetect
     asked = _scripted(monkeypatch, {512: small, 1536: [*small, more]})
     assert [d.score for d in detector.detect(photo)] == [0.8, 0.8, 0.8, 0.6]
     assert asked == [512, 256, 1536]
-    assert asked_for(frame, 20) == [512, 256, 1229]
+    assert asked_for(frame, 20) == [512, 256, 1280]
     assert asked_for(photo, 35) == [512, 256, 936]
-    assert asked_for(frame, 35) == [512, 256]
+    assert asked_for(frame, 35) == [512, 256, 936]
+    assert asked_for(frame, 51) == [512, 256]
     assert asked_for(photo, 51) == [512, 256]
     assert asked_for(photo, 51, cards=1) == [512, 256]  # one large card: no closer look
     assert asked_for(photo, 35, cards=2) == [512, 256, 2048]  # two small finds say little of the cards' size

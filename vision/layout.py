@@ -1,0 +1,153 @@
+"""A deck laid out for the camera: every card found in the photos, each assigned one of the cards
+the host says lie there.
+
+Why an assignment rather than a guess per card: the host names the set (the thirteen clubs, or the
+whole deck), and each of those cards lies in a layout once. Thirteen separate guesses can name the
+nine twice and the four never (a four of an unfamiliar deck read 0.4 as the nine); read together,
+the nine goes to the crop that looks most like it and the four to the crop left, which looks more
+like the four than like any other card still free. The cost of giving card c to crop k is
+``-log p_k(c)``, the reader's own probability, and the assignment with the least total cost is
+found by SciPy's ``linear_sum_assignment`` (the Hungarian method; a well-kept implementation, so
+none is written here). A find that is no card (a chip, the cloth, a second outline of one card)
+may be given no card, at the cost of a card the reader gives it less than :data:`NO_CARD` of.
+
+Several photos of one layout may be given: each photo is assigned on its own, and a card gets a
+view from each photo it was found in. The module knows nothing of enrolment files or of the
+table: :func:`read_layout` returns what it assigned, with each crop, for the caller to show the
+host and to enrol (``vision.enroll.Prototypes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from vision.classifier import CardClassifier
+from vision.detector import CardDetector
+from vision.identify import identify
+from vision.labels import FACES
+
+#: A find is left without a card where the reader gives every free card less than this
+#: probability: it is not one of the named cards (a poker chip, the mat, a card of another suit).
+NO_CARD = 1e-3
+#: An assigned card the reader itself gives less than this share of the named cards'
+#: probability is worth the host's look: the set decided it, not the card's own read.
+CHECK_BELOW = 0.5
+
+
+class LayoutError(ValueError):
+    """The named cards cannot be assigned (unknown or repeated names, no photo)."""
+
+
+@dataclass(frozen=True)
+class LaidCard:
+    """One find given a card: ``photo`` is its photo's index, ``corners`` its outline (4×2,
+    photo pixels), ``crop`` the reader's crop of it, ``share`` the reader's probability of the
+    card among the named cards, ``guess`` the reader's own best guess among all cards."""
+
+    card: str
+    photo: int
+    corners: np.ndarray
+    crop: np.ndarray
+    share: float
+    guess: str
+
+    @property
+    def to_check(self) -> bool:
+        """Whether the host should look: the reader gave the card under :data:`CHECK_BELOW`."""
+        return self.share < CHECK_BELOW
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What :func:`read_layout` made of the photos: ``cards`` assigned (several views of a card
+    where it lies in several photos), ``missing`` the named cards no photo showed, ``left`` the
+    finds given no card."""
+
+    cards: tuple[LaidCard, ...]
+    missing: tuple[str, ...]
+    left: int
+
+    @property
+    def shown(self) -> list[str]:
+        """The named cards found, in the order they were named."""
+        seen = {c.card for c in self.cards}
+        return [c for c in FACES if c in seen]
+
+
+def parse_cards(text: str) -> list[str]:
+    """``"2C,3C,...,AC"`` (or ``"all"``: the whole deck) as the project's card names; a name that
+    is no card, or a card named twice, raises :class:`LayoutError`."""
+    if text.strip().lower() in ("all", "deck"):
+        return list(FACES)
+    names = [t.strip().upper() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in FACES]
+    if unknown:
+        raise LayoutError(f"unknown card {unknown[0]!r} (cards are named like 2C, 10H, QS, AD)")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise LayoutError(f"{twice[0]} is named twice: each card of a layout lies there once")
+    if not names:
+        raise LayoutError("no cards named")
+    return names
+
+
+def assign(probabilities: np.ndarray, labels: Sequence[str], cards: Sequence[str]) -> list[int | None]:
+    """For each row of ``probabilities`` (finds × ``labels``), the index in ``cards`` it is
+    given, or None: each card at most once, the total ``-log p`` least (see the module)."""
+    probs = np.asarray(probabilities, np.float64)
+    if probs.ndim != 2 or probs.shape[1] != len(labels):
+        raise ValueError(f"probabilities of shape {probs.shape} for {len(labels)} labels")
+    n = len(probs)
+    if n == 0:
+        return []
+    column = [list(labels).index(c) for c in cards]
+    cost = -np.log(np.maximum(probs[:, column], 1e-12))
+    # one "no card" column per find, at the cost NO_CARD stands for
+    cost = np.hstack([cost, np.full((n, n), -np.log(NO_CARD))])
+    rows, cols = linear_sum_assignment(cost)
+    out: list[int | None] = [None] * n
+    for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+        if c < len(cards):
+            out[r] = c
+    return out
+
+
+def read_layout(photos: Sequence[np.ndarray], cards: Sequence[str], classifier: CardClassifier,
+                detector: CardDetector | None = None) -> Layout:
+    """Find the cards in each photo (as ``loo-table identify`` does) and assign them ``cards``."""
+    if not photos:
+        raise LayoutError("no photo of the layout")
+    named = list(cards)
+    laid: list[LaidCard] = []
+    left = 0
+    for k, image in enumerate(photos):
+        found = identify(image, classifier, detector)
+        if not found:
+            continue
+        crops = [f.found.crop for f in found]
+        readings = classifier.classify(crops)
+        probs = np.stack([_probabilities(r, classifier) for r in readings])
+        given = assign(probs, classifier.labels, named)
+        columns = [classifier.labels.index(c) for c in named]
+        for f, row, g in zip(found, probs, given, strict=True):
+            if g is None:
+                left += 1
+                continue
+            among = row[columns]
+            share = float(among[g] / max(float(among.sum()), 1e-12))
+            laid.append(LaidCard(named[g], k, np.asarray(f.found.corners, np.float32), f.found.crop, share,
+                                 classifier.labels[int(np.argmax(row))]))
+    got = {c.card for c in laid}
+    return Layout(tuple(laid), tuple(c for c in named if c not in got), left)
+
+
+def _probabilities(reading: object, classifier: CardClassifier) -> np.ndarray:
+    """A reading's probability of every label (the reader gives them with each reading)."""
+    probs = getattr(reading, "probabilities", None)
+    if probs is None:
+        raise ValueError(f"{classifier.model_path}: the reader gave no probabilities")
+    return np.asarray(probs.values, np.float64)
