@@ -42,6 +42,9 @@ DEFAULT_PROVIDERS: tuple[str, ...] = (
 FALLBACK_THRESHOLD = 0.90
 FALLBACK_MARGIN = 0.50
 
+#: A threshold no probability reaches: the rule of a crop that must stay unsure.
+NEVER = 1.0 + 1e-6
+
 #: Excluding impossible cards renormalises what is left; when more than this share of a crop's
 #: probability lay on cards that cannot be there, the crop looks like none of the possible cards
 #: (a stain, a misread, a second deck) and what is left is not trusted to name it: it stays unsure.
@@ -354,9 +357,13 @@ class CardClassifier:
         rules = [(threshold, margin)] * len(crops)
         if protos is not None and emb is not None:
             probs, matched = protos.reweigh(emb, probs)
+            vouched = protos.vouched(emb, probs)
             # a crop near no enrolled view keeps the network's probabilities, so the network's rule
-            # judges it: enrolment's stricter rule would only turn the network's sure reads unsure
-            rules = [(threshold, margin) if m else (self.network_threshold, self.network_margin) for m in matched]
+            # judges it: enrolment's stricter rule would only turn the network's sure reads unsure.
+            # A crop near some view whose best card none of its own views lies near is named by
+            # nobody: the views pushed the others down, they did not vouch for it
+            rules = [((threshold, margin) if v else (NEVER, margin)) if m else (self.network_threshold, self.network_margin)
+                     for m, v in zip(matched, vouched, strict=True)]
         per_crop = [frozenset[str]()] * len(crops) if exclude is None else _per_crop(exclude, len(crops))
         index_probs = softmax(outs["index_logits"]) if self.has_index else None
         if index_probs is not None and self.agreement is not None and whole is not None:

@@ -163,3 +163,24 @@ def test_enroll_from_a_video(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     # the wrong number of cards in the video is refused with the count
     assert main(["enroll", str(video), "--cards", "QH,JD,KS", "--out", str(out_file)]) == 1
     assert "found 2 cards" in capsys.readouterr().err
+
+
+def test_views_vouch_only_for_the_card_whose_own_view_lies_near() -> None:
+    """A crop near the queen of clubs' view (0.95) and less near the queen of diamonds' (0.85):
+    re-weighed probabilities naming the queen of diamonds are vouched for by no view, those naming
+    the queen of clubs are; a card with no view is vouched for by none."""
+    e = np.eye(4, dtype=np.float32)
+    qc, qd = e[0], 0.85 * e[0] + np.sqrt(1 - 0.85**2) * e[1]
+    protos = Prototypes(LABELS, np.stack([qc, qd]), np.array([LABELS.index("QC"), LABELS.index("QD")], np.int32),
+                        min_floor=0.9)
+    crop = (0.95 * e[0] + np.sqrt(1 - 0.95**2) * e[2])[None, :]
+
+    def naming(card: str) -> np.ndarray:
+        p = np.full((1, len(LABELS)), 0.1 / (len(LABELS) - 1))
+        p[0, LABELS.index(card)] = 0.9
+        return p
+
+    assert protos.vouched(crop, naming("QC")).tolist() == [True]
+    assert protos.vouched(crop, naming("QD")).tolist() == [False]
+    assert protos.vouched(crop, naming("QH")).tolist() == [False]
+    assert protos.vouched(np.zeros((0, 4), np.float32), np.zeros((0, len(LABELS)))).tolist() == []
