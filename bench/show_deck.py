@@ -6,9 +6,11 @@ read the other photos of that deck with the enrolment.
 FOLDER holds photos and a ``labels.tsv`` listing the cards in each (``vision/voc.py``), such as
 the ``felt-52`` set: ``club1``...``spade4`` show the thirteen cards of one suit (photos 1 and 2
 one layout, 3 and 4 another), ``surface1``...``surface4`` sixteen mixed cards. The photos named
-by ``--shown`` (default: ``club1 diamond1 heart1 spade1``, one layout of each suit) are the deck
-shown: each is read as ``loo-table enroll PHOTO --cards ...`` reads a layout (``vision/layout.py``:
-the cards found, assigned the cards its label lists as a set) and enrolled. The photos of another
+by ``--shown`` (default: ``club1 club2 diamond1 diamond2 heart1 heart2 spade1 spade2``, the two
+shots of the first layout of each suit) are the deck shown: each is read as ``loo-table enroll
+PHOTO --cards ...`` reads a layout (``vision/layout.py``: the cards found, assigned the cards its
+label lists as a set) and enrolled, but for the cards the host would be asked to check
+(``Layout.trusted``). The photos of another
 layout than the shown ones (a shown photo's near-duplicate, the other shot of its layout, is left
 out: ``club2`` beside ``club1``) are then read as ``loo-table identify`` reads them, with the
 enrolment and without it, and scored order-free. Prints, for each shown photo, how many of its
@@ -43,7 +45,7 @@ from vision.layout import read_layout  # noqa: E402
 from vision.voc import LabelError, Tally, listed_photos, score_listed_photo  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SHOWN = ("club1", "diamond1", "heart1", "spade1")
+SHOWN = ("club1", "club2", "diamond1", "diamond2", "heart1", "heart2", "spade1", "spade2")
 
 
 def layout_of(name: str) -> str:
@@ -97,14 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     for stem in args.shown:
         photo, cards = by_stem[stem]
         layout = read_layout([read_image(photo)], cards, clf, detector)
-        embeddings = clf.embed([c.crop for c in layout.cards])
-        views += [(c.card, e) for c, e in zip(layout.cards, embeddings, strict=True)]
+        embeddings = clf.embed([c.crop for c in layout.trusted])
+        views += [(c.card, e) for c, e in zip(layout.trusted, embeddings, strict=True)]
         assigned += len(layout.cards)
         left += len(layout.missing)
         if not args.json:
             checks = ", ".join(f"{c.card} (read {c.guess})" for c in layout.cards if c.to_check) or "none"
             print(f"shown {photo.name}: {len(layout.cards)} of {len(cards)} cards assigned, not found "
-                  f"{', '.join(layout.missing) or 'none'}; to check: {checks}", flush=True)
+                  f"{', '.join(layout.missing) or 'none'}; not enrolled, to check: {checks}", flush=True)
     protos = Prototypes.build(clf.labels, views, model_sha256=model_digest(args.model))  # type: ignore[arg-type]
     others = [(p, cards) for p, cards in photos if layout_of(p.name) not in shown_layouts]
     before = read_all(others, clf, detector)

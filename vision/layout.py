@@ -72,6 +72,14 @@ class Layout:
     left: int
 
     @property
+    def trusted(self) -> tuple[LaidCard, ...]:
+        """The cards to enrol without asking: those the reader itself gives at least
+        :data:`CHECK_BELOW` of the named cards' probability. A view the set alone decided may be
+        no card of the set at all (a card of another suit at the photo's edge, given the one named
+        card left), and one wrong view lowers the enrolment's own match floor for every card."""
+        return tuple(c for c in self.cards if not c.to_check)
+
+    @property
     def shown(self) -> list[str]:
         """The named cards found, in the order they were named."""
         seen = {c.card for c in self.cards}

@@ -124,14 +124,15 @@ def _from_layout(paths: list[Path], cards_text: str, clf: Any, detector: Any) ->
         raise CommandError(str(exc)) from None
     for c in sorted(layout.cards, key=lambda c: (c.photo, cards.index(c.card))):
         x, y = (float(v) for v in c.corners.mean(axis=0))
-        note = f"  check: the reader's own guess is {c.guess}" if c.to_check else ""
+        note = f"  not enrolled: the reader's own guess is {c.guess}; lay it apart, or photograph it alone" \
+            if c.to_check else ""
         print(f"{files[c.photo].name}: {c.card:>3} at ({x:.0f}, {y:.0f}), {100 * c.share:.0f} % of the named cards{note}")
     if layout.missing:
         print(f"not found in any photo: {', '.join(layout.missing)} (lay them apart, all four corners in view)",
               file=sys.stderr)
     if layout.left:
         print(f"{layout.left} find(s) given no card (not one of the named cards)", file=sys.stderr)
-    return [(c.card, c.crop, f"{files[c.photo]}#{c.card}") for c in layout.cards]
+    return [(c.card, c.crop, f"{files[c.photo]}#{c.card}") for c in layout.trusted]
 
 
 def _from_video(path: Path, order: tuple[str, ...], clf: Any, every: int) -> list[tuple[str, Any, str]]:

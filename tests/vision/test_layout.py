@@ -79,3 +79,15 @@ def test_a_laid_out_suit_is_found_and_assigned_in_a_photo() -> None:
     assert layout.shown == ["2C", "7C", "KC"]
     with pytest.raises(LayoutError, match="no photo"):
         read_layout([], ["KC"], clf, detector)
+
+
+def test_only_cards_the_reader_itself_backs_are_trusted_for_enrolment() -> None:
+    from vision.layout import CHECK_BELOW, LaidCard, Layout
+
+    crop, corners = np.zeros((88, 64, 3), np.uint8), np.zeros((4, 2), np.float32)
+    sure = LaidCard("AS", 0, corners, crop, 0.9, "AS")
+    decided_by_the_set = LaidCard("AH", 0, corners, crop, CHECK_BELOW - 0.01, "KC")
+    layout = Layout((sure, decided_by_the_set), ("2H",), 1)
+    assert decided_by_the_set.to_check and not sure.to_check
+    assert layout.trusted == (sure,)
+    assert layout.shown == ["AH", "AS"]

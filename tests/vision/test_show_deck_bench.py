@@ -35,7 +35,7 @@ def test_a_layout_is_shown_and_the_others_are_read(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "show_deck.py"), str(tmp_path), "--shown", "club1"],
                          capture_output=True, text=True, timeout=300, check=True).stdout
     lines = out.splitlines()
-    assert lines[0].startswith("shown club1.png: 3 of 3 cards assigned, not found none")
+    assert lines[0] == "shown club1.png: 3 of 3 cards assigned, not found none; not enrolled, to check: none"
     assert lines[1] == "enrolled 3 cards from 1 photos (3 views)"
     assert lines[2].startswith("the other photos, not shown: photos 1, cards 3,")
     assert lines[3].startswith("the other photos, deck shown: photos 1, cards 3, found 3 (100.0 %), right 3 (100.0 %)")
