@@ -184,3 +184,24 @@ def test_views_vouch_only_for_the_card_whose_own_view_lies_near() -> None:
     assert protos.vouched(crop, naming("QD")).tolist() == [False]
     assert protos.vouched(crop, naming("QH")).tolist() == [False]
     assert protos.vouched(np.zeros((0, 4), np.float32), np.zeros((0, len(LABELS)))).tolist() == []
+
+
+def test_enroll_a_laid_out_layout_assigns_the_named_cards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`loo-table enroll PHOTO --cards ...`: three clubs laid out in another order than named; each
+    is printed where it lies, the named card not found is said, and the three are enrolled."""
+    from tests.vision.card_scene import card_scene, rect
+
+    scene = None
+    for card, x in (("7C", 150.0), ("2C", 330.0), ("KC", 500.0)):
+        scene = card_scene(card, rect(x, 240, 150, 107, 90), table=scene)
+    assert scene is not None
+    cv2.imwrite(str(tmp_path / "clubs.png"), scene.astype(np.uint8))
+    out = tmp_path / "deck.npz"
+    assert main(["enroll", str(tmp_path / "clubs.png"), "--cards", "KC,2C,7C,AC", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    lines = [ln for ln in printed.out.splitlines() if ln.startswith("clubs.png:")]
+    assert [ln.split()[1] for ln in lines] == ["KC", "2C", "7C"]
+    assert "not found in any photo: AC" in printed.err
+    assert Prototypes.load(out).enrolled == {"2C", "7C", "KC"}
+    assert main(["enroll", str(tmp_path / "clubs.png"), "--cards", "KC,KC", "--out", str(out)]) == 1
+    assert "--cards: KC is named twice" in capsys.readouterr().err
