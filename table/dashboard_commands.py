@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
+from engine.cards import SUIT_NAMES
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
@@ -144,9 +145,10 @@ class DashboardCommands(Interpreter):
         if self.deck is None:
             raise StateError("this table does not learn the deck (no camera)")
         zone = c.zone or str(TURN_UP)
-        self.tour = DeckTour(zone)
+        self.tour = DeckTour(zone, suit=c.suit)
         where = "the turn-up place" if zone == str(TURN_UP) else zone
-        return {"message": f"Lay the deck out in {where}, a few cards at a time, face up and not "
+        what = "the deck" if c.suit is None else f"the thirteen {SUIT_NAMES[c.suit]}"
+        return {"message": f"Lay {what} out in {where}, a few cards at a time, face up and not "
                            "overlapping; the camera enrols each card."}
 
     def _add_player(self, name: str, chips: int) -> dict[str, Any]:

@@ -26,14 +26,28 @@ class DeckTour:
     zone: str
     shown: list[str] = field(default_factory=list)
     on_table: set[str] = field(default_factory=set)  # shown and still lying in the zone
+    #: the suit the host lays out (C, D, H, S), or None for the whole deck
+    suit: str | None = None
+
+    @property
+    def named(self) -> list[str]:
+        """The cards the host lays out: the suit's thirteen, or the whole deck."""
+        return [c for c in FACES if self.suit is None or c.endswith(self.suit)]
 
     @property
     def missing(self) -> list[str]:
         done = set(self.shown)
-        return [c for c in FACES if c not in done]
+        return [c for c in self.named if c not in done]
+
+    @property
+    def not_laid(self) -> list[str]:
+        """The cards that cannot lie in the zone: not of the suit laid out. The camera reads the
+        zone's cards as the named ones still missing, as ``loo-table enroll --cards`` assigns a
+        layout: a four read 0.4 as the nine of another suit is the four of this one."""
+        return [c for c in FACES if c not in self.named]
 
     def snapshot(self) -> DeckTourView:
-        return {"zone": self.zone, "shown": list(self.shown), "missing": self.missing}
+        return {"zone": self.zone, "shown": list(self.shown), "missing": self.missing, "suit": self.suit}
 
     def next_key(self) -> int:
         """A key for a tour view that no ledger event has: tour views are not tied to a deal."""

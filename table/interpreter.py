@@ -269,7 +269,10 @@ class Interpreter(AlertKeeper):
         if ev.kind == "card_removed" and ev.card:
             tour.on_table.discard(str(ev.card))
         elif ev.kind == "card_unsure":
-            if ev.seen_again:
+            if ev.seen_again and str(ev.seen_again) in tour.not_laid:
+                self._info_alert("contradiction", f"the camera reads {ev.seen_again}, which is not of the suit "
+                                 "laid out: a card of another suit, or a misread")
+            elif ev.seen_again:
                 self._info_alert("contradiction", f"the camera reads {ev.seen_again} again, but it was shown "
                                  "already: a second deck, or a misread")
             self._hold_tour(ev)

@@ -248,8 +248,8 @@ class Referee(DashboardCommands):
         st = self.state
         deal = st.deal
         if self.tour is not None:  # each card once in a deck: those shown cannot come again
-            self.seen = SeenCards({c: "shown already" for c in self.tour.shown},
-                                  {self.tour.zone: frozenset(self.tour.on_table)})
+            where = {c: "shown already" for c in self.tour.shown} | {c: "not of the suit laid out" for c in self.tour.not_laid}
+            self.seen = SeenCards(where, {self.tour.zone: frozenset(self.tour.on_table)})
         elif deal is None or deal.is_over:
             self.seen = SeenCards()
         else:

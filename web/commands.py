@@ -156,11 +156,14 @@ class ResetDeckLearning:
 class ShowDeck:
     """"Show me the deck": ``start`` before a deal, then lay the deck out a few cards at a time in
     ``zone`` (default the turn-up place); each card the camera sees is enrolled and the dashboard
-    lists those still missing. ``stop`` ends it (so does the next deal)."""
+    lists those still missing. ``suit`` (``C``, ``D``, ``H`` or ``S``; None: the whole deck) is
+    the suit the host lays out: the camera then reads the cards as the thirteen of that suit.
+    ``stop`` ends it (so does the next deal)."""
 
     NAME: ClassVar[str] = "show_deck"
     action: str
     zone: str | None = None
+    suit: str | None = None
 
 
 DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | Pause | Resume | EndGame

@@ -85,6 +85,8 @@ class DeckTour(TypedDict):
     zone: str
     shown: list[str]
     missing: list[str]
+    #: the suit being laid out (C, D, H, S), or None for the whole deck
+    suit: NotRequired[str | None]
 
 
 class DeckLearning(TypedDict):

@@ -207,11 +207,16 @@ def _set_zones(payload: Payload) -> Payload:
 
 
 def _show_deck(payload: Payload) -> Payload:
-    _only(payload, {"action", "zone"})
+    _only(payload, {"action", "zone", "suit"})
     action = payload.get("action")
     if action not in ("start", "stop"):
         raise ValueError("action must be start or stop")
     out: Payload = {"action": action}
+    suit = payload.get("suit")
+    if suit is not None and suit != "":
+        if suit not in ("C", "D", "H", "S"):
+            raise ValueError(f"suit {suit!r}: use C, D, H or S (or nothing for the whole deck)")
+        out["suit"] = suit
     zone = payload.get("zone")
     if zone is not None and zone != "":
         if not isinstance(zone, str) or not ZONE_NAME.match(zone):

@@ -29,7 +29,8 @@ def seen(t, kind, card=None, view=None, zone="turn_up", top3=(), again=None):
 def test_the_host_shows_the_deck_and_the_phone_lists_what_is_missing(t):
     reply = t.ref.call("show_deck", {"action": "start"})
     assert "turn-up place" in reply["message"]
-    assert t.snap()["deck_tour"] == {"zone": "turn_up", "shown": [], "missing": t.snap()["deck_tour"]["missing"]}
+    assert t.snap()["deck_tour"] == {"zone": "turn_up", "shown": [], "missing": t.snap()["deck_tour"]["missing"],
+                                     "suit": None}
     assert len(t.snap()["deck_tour"]["missing"]) == 52
     seen(t, "card_placed", "2C", unit(1))
     seen(t, "card_placed", "3C", unit(2))
@@ -60,6 +61,26 @@ def test_an_unsure_card_of_the_deck_is_asked_and_enrolled_under_the_answer(t):
         t.ref.call("correct_card", {"alert_id": t.ref.hold["id"], "card": "QD"})
     t.ref.call("confirm_card", {"alert_id": t.ref.hold["id"]})
     assert t.snap()["deck_tour"]["shown"] == ["QD", "KD"]
+
+
+def test_a_suit_laid_out_is_read_as_its_thirteen_cards(t):
+    """The host lays out the hearts: the phone lists the thirteen hearts, and every card of another
+    suit is excluded from the zone (the camera reads a crop as one of the hearts still missing);
+    one read surely as a card of another suit is a contradiction the host is asked about."""
+    reply = t.ref.call("show_deck", {"action": "start", "suit": "H"})
+    assert "thirteen hearts" in reply["message"]
+    tour = t.snap()["deck_tour"]
+    assert tour["suit"] == "H" and tour["missing"] == ["2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "10H", "JH",
+                                                       "QH", "KH", "AH"]
+    excluded = t.ref.exclusions("turn_up")
+    assert len(excluded) == 39 and not any(c.endswith("H") for c in excluded)
+    seen(t, "card_placed", "4H", unit(1))
+    assert t.snap()["deck_tour"]["shown"] == ["4H"] and "4H" in t.ref.exclusions("stock")
+    seen(t, "card_unsure", None, unit(2), top3=[("9H", 0.3)], again="9C")
+    assert any("not of the suit laid out" in a["message"] for a in t.snap()["alerts"])
+    assert t.ref.hold is not None and t.ref.hold["card"] == "9H"
+    with pytest.raises(ValueError, match="suit"):
+        t.ref.call("show_deck", {"action": "start", "suit": "X"})
 
 
 def test_stop_says_what_is_missing_and_a_deal_ends_the_tour(t):

@@ -230,12 +230,16 @@ def test_the_deck_section_and_show_me_the_deck_on_the_live_part(admin, service):
     assert 'id="show-deck-form"' in html and "Forget what the camera learned of the deck" in html
     with service._cond:
         service._state["deck_learning"] = {"views": 7, "cards": 5}
-        service._state["deck_tour"] = {"zone": "stock", "shown": ["2C", "3C"], "missing": ["4C", "QS"]}
+        service._state["deck_tour"] = {"zone": "stock", "shown": ["2C", "3C"], "missing": ["4C"] * 50, "suit": None}
         service._bump()
     html = client.get("/admin").get_data(as_text=True)
     assert "7 views of 5 cards" in html and 'id="show-deck-form"' not in html  # a tour is on
     live = client.get("/admin/partial").get_data(as_text=True)
     assert "Showing the deck in the stock" in live and "<b>2</b> of 52 enrolled" in live
+    with service._cond:  # one suit laid out: its thirteen
+        service._state["deck_tour"] = {"zone": "stock", "shown": ["2C", "3C"], "missing": ["4C"] * 11, "suit": "C"}
+        service._bump()
+    assert "<b>2</b> of 13 clubs enrolled" in client.get("/admin/partial").get_data(as_text=True)
     assert 'id="deck-missing"' in live and "Done showing the deck" in live
     # without JavaScript: the form posts, the page comes back with the service's sentence
     resp = client.post("/admin/do/show_deck", data={"csrf_token": token, "action": "stop"},
