@@ -164,8 +164,10 @@ def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path, capsys):
         port = int(ready.rsplit("port ", 1)[1])
         state = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10).read()
         assert b'"phase"' in state
-        # the real table learns the deck as the demo does: the snapshot says what it learned
+        # the real table learns the deck as the demo does: the snapshot says what it learned, and
+        # the host starts "show me the deck" (the hearts) from the Admin page
         assert json.loads(state)["deck_learning"] == {"views": 0, "cards": 0}
+        assert _host_shows_the_hearts(port)["deck_tour"]["missing"][0] == "2H"
         deadline = time.monotonic() + 10
         while "WATCHDOG=1" not in msgs and time.monotonic() < deadline:
             msgs.append(sock.recv(4096).decode())
@@ -187,6 +189,27 @@ def test_real_start_reports_ready_then_stops_on_sigterm(tmp_path, capsys):
         if proc.poll() is None:
             proc.kill()
         sock.close()
+
+
+def _host_shows_the_hearts(port: int) -> dict:
+    """Log in on the Admin page over HTTP and start "show me the deck" for the hearts; the state after."""
+    import http.cookiejar
+    import re
+
+    base = f"http://127.0.0.1:{port}"
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    page = opener.open(f"{base}/admin", timeout=10).read().decode()
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+
+    def post(path: str, body: dict, token: str) -> dict:
+        req = urllib.request.Request(f"{base}{path}", data=json.dumps(body).encode(), method="POST", headers={
+            "Content-Type": "application/json", "Origin": base, "X-CSRF-Token": token})
+        return json.loads(opener.open(req, timeout=10).read())
+
+    token = post("/admin/login", {"pin": "135790"}, token)["csrf_token"]
+    reply = post("/api/admin/show_deck", {"action": "start", "suit": "H"}, token)
+    assert "thirteen hearts" in json.dumps(reply)
+    return json.loads(opener.open(f"{base}/api/state", timeout=10).read())
 
 
 def write_avi(path, frames):
