@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pins": ("table.commands.pins", "print the wiring table for a config's pin map"),
     "ledger": ("table.commands.ledger", "verify or export the SQLite ledger"),
     "identify": ("table.commands.identify", "find and read the cards in photos (JSON lines)"),
-    "enroll": ("table.commands.enroll", "adapt the card reader to your own deck, card by card"),
+    "enroll": ("table.commands.enroll", "adapt the card reader to your own deck: a suit laid out, or card by card"),
     "deck": ("table.commands.deck", "show or reset what the camera learned of the deck tonight"),
     "train": ("table.commands.train", "render deck artwork, train, export and quantise the card model"),
     "calibrate": ("table.commands.calibrate", "map the camera image to the table from ArUco markers"),

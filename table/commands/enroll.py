@@ -39,7 +39,8 @@ VIDEO_EXT = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".h264", ".mjpeg"}
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sources", nargs="*", type=Path, metavar="PHOTO|FOLDER|VIDEO",
-                        help="photos named after their card (2C.jpg, QH-2.jpg, back.jpg), folders of them, or one video")
+                        help="photos of a layout (with --cards), photos named after their card (2C.jpg, QH-2.jpg, "
+                             "back.jpg), folders of them, or one video")
     parser.add_argument("--guide", action="store_true", help="print how to photograph or film the deck, then exit")
     parser.add_argument("--out", type=Path, default=Path("deck-prototypes.npz"),
                         help="prototypes file to write (default: deck-prototypes.npz in the current folder; point "
