@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "enroll_metrics.json")
     args = parser.parse_args(argv)
 
-    from vision.classifier import CardClassifier, softmax
+    from vision.classifier import NEVER, CardClassifier, softmax
     from vision.enroll import Prototypes
 
     cfg, held, rng, xc, yc, gc, xt, yt, gt = held_out_crops(args.model.parent / "metrics.json", args.workers)
@@ -111,17 +111,20 @@ def main(argv: list[str] | None = None) -> int:
         protos_by_deck[deck] = (ye, run(xe)[1])
 
     def enrolled_probs(w: float, p: np.ndarray, e: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Probabilities with each deck's prototypes, and which crops matched an enrolled view."""
-        out, matched = p.copy(), np.zeros(len(p), bool)
+        """Probabilities with each deck's prototypes, and which crops matched an enrolled view: 1 where
+        a view of the crop's best card vouches for it, -1 where views of other cards only, 0 where none."""
+        out, matched = p.copy(), np.zeros(len(p), np.int8)
         for deck, (ye, ee) in protos_by_deck.items():
             m = groups == deck
             protos = Prototypes.build(clf.labels, [(clf.labels[int(k)], v) for k, v in zip(ye, ee, strict=True)], weight=w)
-            out[m], matched[m] = protos.reweigh(e[m], p[m])
+            out[m], near = protos.reweigh(e[m], p[m])
+            matched[m] = np.where(near, np.where(protos.vouched(e[m], out[m]), 1, -1), 0)
         return out, matched
 
     def enrolled_rates(probs: np.ndarray, matched: np.ndarray, y: np.ndarray, t: float, m: float) -> dict[str, float]:
-        """As CardClassifier.classify judges them: matched crops by enrolment's rule, the rest by the network's."""
-        return _rates(probs, y, np.where(matched, t, thr), np.where(matched, m, mar))
+        """As CardClassifier.classify judges them: vouched crops by enrolment's rule, crops near only other
+        cards' views by none (never named), the rest by the network's."""
+        return _rates(probs, y, np.where(matched > 0, t, np.where(matched < 0, NEVER, thr)), np.where(matched > 0, m, mar))
 
     keep_c = np.isin(gc, list(held))
     best: tuple[float, float, float, float] | None = None  # (unsure, weight, threshold, margin)
