@@ -664,8 +664,8 @@ def evaluate(model_path: Path, x: np.ndarray, y: np.ndarray, groups: list[str], 
     garr = np.array(groups)
     order = np.sort(probs, axis=1)
     accepted = (order[:, -1] >= threshold) & (order[:, -1] - order[:, -2] >= margin)
-    if clf.agreement is not None:  # the sidecar's agreement rule names more: read as the runtime reads
-        reads = [r for i in range(0, len(x), 256) for r in clf.classify(list(x[i:i + 256]))]
+    if clf.agreement is not None:  # read as the runtime reads a whole card the finder traced: the agreement rule on
+        reads = [r for i in range(0, len(x), 256) for r in clf.classify(list(x[i:i + 256]), whole=[True] * len(x[i:i + 256]))]
         accepted = np.array([r.card is not None or r.face_down for r in reads])
     pred = probs.argmax(1)
     for g in sorted(set(groups)):
