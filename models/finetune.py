@@ -128,6 +128,19 @@ def present_labels(labels: tuple[str, ...], ranks: Any) -> np.ndarray:
     return np.array([lab != "back" and lab[:-1] in named for lab in labels], np.float32)
 
 
+def photo_loss(logits: Any, ranks: Any, rank_matrix: Any, absent: Any | None) -> Any:
+    """The loss on photo crops labelled by rank only: minus the log of each crop's rank probability
+    (summed over its four suits), the softmax taken over every label, or with ``absent`` (a bool
+    mask over the labels) over the labels it leaves (see :func:`finetune_member`)."""
+    import torch
+    import torch.nn.functional as F
+
+    if absent is not None:
+        logits = logits.masked_fill(absent, float("-inf"))
+    p_rank = F.softmax(logits, dim=1) @ rank_matrix.T  # (crops, ranks)
+    return -torch.log(p_rank.gather(1, ranks[:, None]).clamp_min(1e-6)).mean()
+
+
 def finetune_member(path: Path, real: dict[str, Any], xs: np.ndarray, ys: np.ndarray, labels: tuple[str, ...], *,
                     steps: int, lr: float, seed: int, log: Any, rank_loss: str = "conditional") -> Any:
     """One member trained further on the photos' crops and the rendered crops.
@@ -170,11 +183,7 @@ def finetune_member(path: Path, real: dict[str, Any], xs: np.ndarray, ys: np.nda
         bias = torch.empty(len(xb), 1, 1, 1).uniform_(-0.08, 0.08, generator=g)
         xb = (xb * gain * cast + bias).clamp_(0, 1)
         logits, _emb = net(xb)
-        lr_ = logits[:24]
-        if rank_loss == "conditional":
-            lr_ = lr_.masked_fill(absent, float("-inf"))
-        p_rank = F.softmax(lr_, dim=1) @ rank_t.T  # (24, ranks): the rank's probability over its suits
-        loss_real = -torch.log(p_rank.gather(1, ry[ri][:, None]).clamp_min(1e-6)).mean()
+        loss_real = photo_loss(logits[:24], ry[ri], rank_t, absent if rank_loss == "conditional" else None)
         ls, yb = logits[24:], sy[si]
         pos = yb >= 0
         loss_syn = F.cross_entropy(ls[pos], yb[pos], label_smoothing=0.05) if pos.any() else torch.zeros(())

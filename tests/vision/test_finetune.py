@@ -144,3 +144,23 @@ def test_covered_cards_of_the_photos_are_also_taught_from_their_completed_crops(
         assert i > 0 and both["rank"][i] == both["rank"][i - 1] and both["photo"][i] == both["photo"][i - 1]
         assert not np.array_equal(both["x"][i], both["x"][i - 1])
     assert k == len(plain["x"]) and completed == extra
+
+
+def test_the_conditional_photo_loss_teaches_no_prior_over_the_ranks_the_photos_lack() -> None:
+    """Photos of nines to aces: moving probability from the fours to the nines lowers the summed
+    loss, and leaves the conditional one as it was (its softmax is over the nines to aces alone)."""
+    import torch
+
+    from models.finetune import photo_loss, present_labels, rank_groups
+    from vision.labels import LABELS
+
+    ranks, matrix = rank_groups(LABELS)
+    absent = torch.from_numpy(present_labels(LABELS, ["9", "10", "J", "Q", "K", "A"])) == 0
+    assert not absent[LABELS.index("9C")] and absent[LABELS.index("4C")] and absent[LABELS.index("back")]
+    rank_t, nine = torch.from_numpy(matrix), torch.tensor([ranks.index("9")])
+    before = torch.zeros(1, len(LABELS))
+    before[0, LABELS.index("9C")], before[0, LABELS.index("4C")] = 2.0, 3.0
+    after = before.clone()
+    after[0, LABELS.index("4C")] = -3.0  # the four's logit pushed down: the prior a 9-A photo set teaches
+    assert photo_loss(after, nine, rank_t, None) < photo_loss(before, nine, rank_t, None)
+    assert torch.isclose(photo_loss(after, nine, rank_t, absent), photo_loss(before, nine, rank_t, absent))
