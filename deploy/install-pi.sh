@@ -208,8 +208,6 @@ case "$CODENAME" in
 # loo-table pip constraints for Raspberry Pi OS bookworm (written by deploy/install-pi.sh)
 numpy<2
 opencv-python-headless<4.12
-# SciPy 1.16 needs numpy 1.25.2 or newer; 1.15 runs on apt's 1.24
-scipy<1.16
 EOF
     ;;
   trixie)
@@ -240,7 +238,7 @@ stage_source "$STAGE/src"
 run "$VENV/bin/pip" install --constraint "$CONSTRAINTS" "$STAGE/src"
 run "$VENV/bin/pip" install --constraint "$CONSTRAINTS" --no-deps --force-reinstall "$STAGE/src"
 # Fail now, not at the first game night, if the camera stack and GPIO are not visible in the venv.
-run "$VENV/bin/python" -c "import numpy, cv2, onnxruntime, gpiozero, lgpio, picamera2, scipy.optimize; print('imports ok: numpy', numpy.__version__)"
+run "$VENV/bin/python" -c "import numpy, cv2, onnxruntime, gpiozero, lgpio, picamera2; print('imports ok: numpy', numpy.__version__)"
 run install -m 0644 "$SRC_DIR/docs/operations.md" "$SRC_DIR/docs/hardware.md" "$PREFIX/docs/"
 
 # --- 4. the config ---------------------------------------------------------------------------

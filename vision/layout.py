@@ -7,9 +7,11 @@ nine twice and the four never (a four of an unfamiliar deck read 0.4 as the nine
 the nine goes to the crop that looks most like it and the four to the crop left, which looks more
 like the four than like any other card still free. The cost of giving card c to crop k is
 ``-log p_k(c)``, the reader's own probability, and the assignment with the least total cost is
-found by SciPy's ``linear_sum_assignment`` (the Hungarian method; a well-kept implementation, so
-none is written here). A find that is no card (a chip, the cloth, a second outline of one card)
-may be given no card, at the cost of a card the reader gives it less than :data:`NO_CARD` of.
+found by the Hungarian method (:func:`least_cost_assignment`). Written here rather than taken
+from SciPy's ``linear_sum_assignment``: SciPy would add 143 MB to the Pi's install for one
+function on a matrix of at most 52 × 104. A find that is no card (a chip, the cloth, a second
+outline of one card) may be given no card, at the cost of a card the reader gives it less than
+:data:`NO_CARD` of.
 
 Several photos of one layout may be given: each photo is assigned on its own, and a card gets a
 view from each photo it was found in. The module knows nothing of enrolment files or of the
@@ -23,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from vision.classifier import CardClassifier
 from vision.detector import CardDetector
@@ -116,11 +117,49 @@ def assign(probabilities: np.ndarray, labels: Sequence[str], cards: Sequence[str
     cost = -np.log(np.maximum(probs[:, column], 1e-12))
     # one "no card" column per find, at the cost NO_CARD stands for
     cost = np.hstack([cost, np.full((n, n), -np.log(NO_CARD))])
-    rows, cols = linear_sum_assignment(cost)
-    out: list[int | None] = [None] * n
-    for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-        if c < len(cards):
-            out[r] = c
+    return [c if c < len(cards) else None for c in least_cost_assignment(cost)]
+
+
+def least_cost_assignment(cost: np.ndarray) -> list[int]:
+    """For each row of ``cost`` (n × m, n <= m, finite), its column: each column used at most once,
+    the total cost least. The Hungarian method with potentials (Kuhn and Munkres, in Jonker and
+    Volgenant's shortest-augmenting-path form), O(n² m)."""
+    c = np.asarray(cost, np.float64)
+    n, m = c.shape
+    if n > m:
+        raise ValueError(f"{n} rows for {m} columns: each row needs a column of its own")
+    if not np.isfinite(c).all():
+        raise ValueError("costs must be finite")
+    u, v = np.zeros(n + 1), np.zeros(m + 1)
+    owner = np.zeros(m + 1, np.int64)  # owner[j]: the row (1-based) holding column j; column 0 is the root
+    for row in range(1, n + 1):
+        owner[0] = row
+        j0 = 0
+        best = np.full(m + 1, np.inf)
+        came = np.zeros(m + 1, np.int64)
+        used = np.zeros(m + 1, bool)
+        while owner[j0] != 0:
+            used[j0] = True
+            i0 = owner[j0]
+            free = ~used[1:]
+            cur = c[i0 - 1] - u[i0] - v[1:]
+            better = free & (cur < best[1:])
+            best[1:][better] = cur[better]
+            came[1:][better] = j0
+            j1 = int(np.argmin(np.where(free, best[1:], np.inf))) + 1
+            delta = best[j1]
+            u[owner[used]] += delta
+            v[used] -= delta
+            best[~used] -= delta
+            j0 = j1
+        while j0:  # flip the augmenting path back to the root
+            j1 = int(came[j0])
+            owner[j0] = owner[j1]
+            j0 = j1
+    out = [0] * n
+    for j in range(1, m + 1):
+        if owner[j]:
+            out[int(owner[j]) - 1] = j - 1
     return out
 
 

@@ -91,3 +91,24 @@ def test_only_cards_the_reader_itself_backs_are_trusted_for_enrolment() -> None:
     assert decided_by_the_set.to_check and not sure.to_check
     assert layout.trusted == (sure,)
     assert layout.shown == ["AH", "AS"]
+
+
+def test_the_least_cost_assignment_is_the_least_of_all_assignments() -> None:
+    """Against every assignment of small random matrices (ties included), and its refusals."""
+    import itertools
+
+    from vision.layout import least_cost_assignment
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 6))
+        m = int(rng.integers(n, 8))
+        cost = rng.integers(0, 5, (n, m)).astype(float) if rng.random() < 0.5 else rng.random((n, m))
+        got = least_cost_assignment(cost)
+        assert len(set(got)) == n and all(0 <= j < m for j in got)
+        best = min(sum(cost[i, j] for i, j in enumerate(cols)) for cols in itertools.permutations(range(m), n))
+        assert abs(sum(cost[i, j] for i, j in enumerate(got)) - best) < 1e-9
+    with pytest.raises(ValueError, match="column of its own"):
+        least_cost_assignment(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="finite"):
+        least_cost_assignment(np.array([[np.inf, 0.0]]))
