@@ -117,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         for deck, (ye, ee) in protos_by_deck.items():
             m = groups == deck
             protos = Prototypes.build(clf.labels, [(clf.labels[int(k)], v) for k, v in zip(ye, ee, strict=True)], weight=w)
-            out[m], near = protos.reweigh(e[m], p[m])
-            matched[m] = np.where(near, np.where(protos.vouched(e[m], out[m]), 1, -1), 0)
+            sim = protos.similarities(e[m])
+            out[m], near = protos.reweigh(e[m], p[m], similarities=sim)
+            matched[m] = np.where(near, np.where(protos.vouched(e[m], out[m], similarities=sim), 1, -1), 0)
         return out, matched
 
     def enrolled_rates(probs: np.ndarray, matched: np.ndarray, y: np.ndarray, t: float, m: float) -> dict[str, float]:

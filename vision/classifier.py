@@ -356,8 +356,9 @@ class CardClassifier:
             emb = outs["embedding"] / np.maximum(np.linalg.norm(outs["embedding"], axis=1, keepdims=True), 1e-8)
         rules = [(threshold, margin)] * len(crops)
         if protos is not None and emb is not None:
-            probs, matched = protos.reweigh(emb, probs)
-            vouched = protos.vouched(emb, probs)
+            sim = protos.similarities(emb)  # once, for the re-weighing and for who vouches
+            probs, matched = protos.reweigh(emb, probs, similarities=sim)
+            vouched = protos.vouched(emb, probs, similarities=sim)
             # a crop near no enrolled view keeps the network's probabilities, so the network's rule
             # judges it: enrolment's stricter rule would only turn the network's sure reads unsure.
             # A crop near some view whose best card none of its own views lies near is named by

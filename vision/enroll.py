@@ -149,7 +149,7 @@ class Prototypes:
         best match is under ``match_floor`` keep the network's own probabilities."""
         return self.reweigh(emb, net_probs)[0]
 
-    def vouched(self, emb: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    def vouched(self, emb: np.ndarray, probs: np.ndarray, *, similarities: np.ndarray | None = None) -> np.ndarray:
         """For each row, whether an enrolled view of the row's best card (``probs``, as
         :meth:`reweigh` gave them) lies at least ``match_floor`` near the crop.
 
@@ -161,15 +161,17 @@ class Prototypes:
         far off, and the re-weighed queen of diamonds reached 0.62: accepted, and wrong."""
         if len(emb) == 0:
             return np.zeros(0, bool)
-        sim = self.similarities(emb)
+        sim = self.similarities(emb) if similarities is None else similarities
         best = np.asarray(probs).argmax(axis=1)
         own = sim[np.arange(len(sim)), best]
         return np.where(np.isnan(own), False, own >= self.match_floor)
 
-    def reweigh(self, emb: np.ndarray, net_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def reweigh(self, emb: np.ndarray, net_probs: np.ndarray, *,
+                similarities: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`probabilities`, and which rows matched an enrolled view (the others are the
-        network's own, to be judged by the network's open-set rule, not enrolment's stricter one)."""
-        sim = self.similarities(emb)
+        network's own, to be judged by the network's open-set rule, not enrolment's stricter one).
+        ``similarities``: :meth:`similarities` of ``emb``, where the caller has them already."""
+        sim = self.similarities(emb) if similarities is None else similarities
         enrolled = ~np.isnan(sim[0]) if len(sim) else np.zeros(len(self.labels), bool)
         # labels with no prototype get the mean similarity of the row's enrolled ones: neutral
         fill = np.nanmean(sim, axis=1, keepdims=True) if enrolled.any() else np.zeros((len(sim), 1), np.float32)
