@@ -14,7 +14,7 @@ from functools import lru_cache
 from markupsafe import Markup, escape
 
 from engine import DECK, Card, InvalidInputError
-from engine.cards import SUIT_NAMES
+from engine.cards import RANKS, SUIT_NAMES, SUITS
 
 #: The suit pips drawn on the cards (display only).
 PIPS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
@@ -74,7 +74,7 @@ def card_image(code: object, width: int = 56) -> Markup:
         return Markup("<span class=\"card-text\">{}</span>").format(code)
 
 
-_CODE_IN_TEXT = re.compile(r"\b(10|[2-9JQKA])([CDHS])\b")
+_CODE_IN_TEXT = re.compile(r"\b(" + "|".join(sorted(RANKS, key=len, reverse=True)) + ")([" + SUITS + r"])\b")
 
 
 def card_text(text: object) -> str:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from engine.cards import SUITS
 from web.cards import normalize_card
 from web.options import VARIANTS, checked_options
 from web.settle import parse_chip_value
@@ -214,7 +215,7 @@ def _show_deck(payload: Payload) -> Payload:
     out: Payload = {"action": action}
     suit = payload.get("suit")
     if suit is not None and suit != "":
-        if suit not in ("C", "D", "H", "S"):
+        if not isinstance(suit, str) or len(suit) != 1 or suit not in SUITS:
             raise ValueError(f"suit {suit!r}: use C, D, H or S (or nothing for the whole deck)")
         out["suit"] = suit
     zone = payload.get("zone")
