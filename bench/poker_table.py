@@ -130,8 +130,7 @@ def scene(rng: np.random.Generator, deck: dict[str, np.ndarray]) -> tuple[np.nda
 
 def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], scenes: int, seed: int) -> dict[str, Any]:
     """The tallies per role, and the median time per photo."""
-    from overlaps import count  # the same rules for right, wrong, unsure and missed
-
+    from bench.overlaps import count  # the same rules for right, wrong, unsure and missed
     from vision.identify import identify
 
     rng = np.random.default_rng(seed)
@@ -149,7 +148,7 @@ def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], scenes: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    from overlaps import arguments, load, tally_line
+    from bench.overlaps import arguments, load, tally_line
 
     parser = arguments(__doc__.splitlines()[0], scenes=20, seed=7, what="photos to make and read")
     parser.add_argument("--size", default="4000x3000", help="the photo's width and height (default 4000x3000)")

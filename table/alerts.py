@@ -1,99 +1,130 @@
 """The referee's hold and alert keeper: the alerts the dashboard shows, the one hold that stops the
 game until the host answers it, and one alert per revoke the engine has proven.
 
-A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes below are set by
-`Referee.__init__`.
+A part of `table.referee.Referee`, given the recorder whose state it watches; it owns the alerts,
+the hold and the revoke flashes, and writes nothing to the ledger.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from table.contract.snapshot import Alert
-from table.state import TableState
+from table.recorder import Recorder
+from vision.event_types import VisionEvent
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
 FLASH_SECONDS = 3.0
 MAX_INFO_ALERTS = 8
+INFO_KINDS = ("refused", "conflict", "contradiction", "game_over", "error")
 
 
 class AlertKeeper:
     """Alerts, the hold, and the revoke alerts kept in step with the engine."""
 
-    state: TableState
-    outputs: Any
-    clock: Callable[[], float]
-    alerts: list[Alert]
-    _alert_id: int
-    hold: Alert | None
-    deferred: list[Any]
-    _flash_until: dict[int, float]
-    _revoke_keys: dict[tuple[Any, ...], int]
-    stats: dict[str, int]
-    _hold_views: dict[int, Any]
-    _notice_seq: int | None
+    def __init__(self, recorder: Recorder, *, clock: Callable[[], float], stats: dict[str, int],
+                 alarm: Callable[[], None]) -> None:
+        self.recorder = recorder
+        self.clock = clock
+        self.stats = stats
+        self.alarm = alarm  # the buzzer, for a revoke just proven
+        self.alerts: list[Alert] = []
+        self.hold: Alert | None = None  # the alert the game waits on
+        self.hold_views: dict[int, Any] = {}  # alert id -> the crop's view of an unsure card
+        self.flash_until: dict[int, float] = {}  # seat -> when its revoke flash ends
+        self._alert_id = 0
+        self._revoke_keys: dict[tuple[str, int, str, str], int] = {}
+        self._notice_seq: int | None = None
 
-    def _alert(self, kind: str, message: str, *, seat: str | None = None,
-               needs_confirmation: bool = False, **extra: Any) -> Alert:
+    def alert(self, kind: str, message: str, *, seat: str | None = None,
+              needs_confirmation: bool = False, **extra: Any) -> Alert:
         self._alert_id += 1
         alert = cast(Alert, {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
                              "needs_confirmation": needs_confirmation, **extra})
         self.alerts.append(alert)
         return alert
 
-    def _info_alert(self, kind: str, message: str) -> None:
-        self._alert(kind, message)
-        info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "contradiction", "game_over", "error")]
+    def info(self, kind: str, message: str) -> None:
+        """An alert that asks nothing; only the last few of them are kept."""
+        self.alert(kind, message)
+        info = [a for a in self.alerts if a["kind"] in INFO_KINDS]
         for old in info[:-MAX_INFO_ALERTS]:
             self.alerts.remove(old)
 
-    def _notice(self, message: str) -> None:
-        """Show ``message`` as the one ``waiting`` alert until the ledger moves on."""
-        self.alerts = [a for a in self.alerts if a["kind"] != "waiting"]
-        self._alert("waiting", message)
-        self._notice_seq = self.state.last_seq
+    def drop(self, alert_id: int) -> None:
+        self.alerts = [a for a in self.alerts if a["id"] != alert_id]
 
-    def _expire_notice(self) -> None:
+    def drop_kind(self, kind: str) -> None:
+        self.alerts = [a for a in self.alerts if a["kind"] != kind]
+
+    def new_deal(self) -> None:
+        """A deal begins: only the camera's alert carries over."""
+        self.alerts = [a for a in self.alerts if a["kind"] == "camera"]
+        self._revoke_keys = {}
+        self.flash_until = {}
+
+    def flashing(self) -> list[int]:
+        """Seats whose revoke flash is still on (expired ones are forgotten)."""
+        now = self.clock()
+        for seat, until in list(self.flash_until.items()):
+            if until <= now:
+                del self.flash_until[seat]
+        return list(self.flash_until)
+
+    def notice(self, message: str) -> None:
+        """Show ``message`` as the one ``waiting`` alert until the ledger moves on."""
+        self.drop_kind("waiting")
+        self.alert("waiting", message)
+        self._notice_seq = self.recorder.state.last_seq
+
+    def expire_notice(self) -> None:
         """A ``waiting`` alert goes once the game has moved on (the host changed something)."""
-        if self._notice_seq is not None and self.state.last_seq != self._notice_seq:
-            self.alerts = [a for a in self.alerts if a["kind"] != "waiting"]
+        if self._notice_seq is not None and self.recorder.state.last_seq != self._notice_seq:
+            self.drop_kind("waiting")
             self._notice_seq = None
 
-    def _sync_revokes(self, *, announce: bool) -> None:
+    def sync_revokes(self, *, announce: bool) -> None:
         """One alert per revoke the engine has proven in this deal; new ones flash and buzz."""
-        deal = self.state.deal
-        revokes = list(deal.revokes) if deal is not None else []
+        st = self.recorder.state
+        revokes = list(st.deal.revokes) if st.deal is not None else []
         keys = {(r.player, r.trick, r.rule, str(r.witness)): r for r in revokes}
         for key in list(self._revoke_keys):
             if key not in keys:  # a correction withdrew it
-                aid = self._revoke_keys.pop(key)
-                self.alerts = [a for a in self.alerts if a["id"] != aid]
+                self.drop(self._revoke_keys.pop(key))
         for key, r in keys.items():
             if key in self._revoke_keys:
                 continue
-            alert = self._alert("revoke", r.describe(), seat=r.player, rule=r.rule, trick=r.trick,
-                                card=str(r.card), evidence=f"witness {r.witness} seen in trick {r.detected_in_trick}")
+            alert = self.alert("revoke", r.describe(), seat=r.player, rule=r.rule, trick=r.trick,
+                               card=str(r.card), evidence=f"witness {r.witness} seen in trick {r.detected_in_trick}")
             self._revoke_keys[key] = alert["id"]
             if announce:
                 self.stats["revokes_caught"] += 1
-                if r.player in self.state.players:
-                    self._flash_until[self.state.players.index(r.player)] = self.clock() + FLASH_SECONDS
-                if self.outputs is not None:
-                    self.outputs.alarm()
+                if r.player in st.players:
+                    self.flash_until[st.players.index(r.player)] = self.clock() + FLASH_SECONDS
+                self.alarm()
 
-    def _hold_unsure(self, ev: Any, zone: str, seat: int | None) -> None:
-        top3 = [[str(c), float(p)] for c, p in (getattr(ev, "top3", None) or [])]
+    def hold_unsure(self, ev: VisionEvent, zone: str, seat: int | None) -> None:
+        """Hold the game on a card the camera could not read surely, proposing its best guess."""
+        players = self.recorder.state.players
+        who = players[seat] if seat is not None else "the turn-up"
+        self._hold_card(ev, f"the camera cannot read the card of {who} for sure",
+                        seat=players[seat] if seat is not None else None, zone=zone)
+
+    def hold_tour(self, ev: VisionEvent, zone: str) -> None:
+        """Hold "show me the deck" on a card of the deck the camera could not read surely."""
+        self._hold_card(ev, "the camera cannot read this card of the deck for sure", seat=None, zone=zone)
+
+    def _hold_card(self, ev: VisionEvent, text: str, *, seat: str | None, zone: str) -> None:
+        top3 = [[str(c), float(p)] for c, p in _top3(ev)]
         proposal = top3[0][0] if top3 and top3[0][0] not in ("back", "None") else None
-        who = self.state.players[seat] if seat is not None else "the turn-up"
         self.stats["holds"] += 1
-        self.hold = self._alert(
-            "unsure", f"the camera cannot read the card of {who} for sure"
-            + (f" (best guess {proposal})" if proposal else ""),
-            seat=self.state.players[seat] if seat is not None else None, needs_confirmation=True,
-            card=proposal, top3=top3, zone=zone,
-        )
-        view = getattr(ev, "view", None)
-        if view is not None:  # kept for the host's answer: it teaches the night's deck
-            self._hold_views = {self.hold["id"]: view}
+        self.hold = self.alert("unsure", text + (f" (best guess {proposal})" if proposal else ""), seat=seat,
+                               needs_confirmation=True, card=proposal, top3=top3, zone=zone)
+        if ev.view is not None:  # kept for the host's answer: it teaches the night's deck
+            self.hold_views = {self.hold["id"]: ev.view}
+
+
+def _top3(ev: VisionEvent) -> Sequence[tuple[str, float]]:
+    return ev.top3 or ()

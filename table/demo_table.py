@@ -179,14 +179,23 @@ class TableDemo:
         except BaseException:
             self.lock.release()
             raise
-        self.referee = Referee(self.ledger, setup={
-            "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
-            "first_dealer": 0})
         self._gestures = threading.Semaphore(0)
         self.controls = TableControls.from_config(cfg.pins, wired, on_event=self._on_button,
                                                   double_press=variant == "three_card",
                                                   pin_factory=self.factory)
-        self.referee.outputs = self.controls
+        self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
+        night_deck = None
+        if learn_deck and hasattr(classifier, "set_prototypes"):
+            from table.deck_learning import NightDeck
+
+            night_deck = NightDeck.for_ledger(self.ledger, classifier)
+        # everything the referee works with, given at once: the mock header's LEDs, the bots'
+        # check of the host's corrections against their real cards, the night's deck learning,
+        # and the Admin page's Table zones moving the camera's zones
+        self.referee = Referee(self.ledger, setup={
+            "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
+            "first_dealer": 0}, outputs=self.controls, vet=self.players.vet, deck=night_deck,
+            on_zones=self._set_zones)
         self.service = TableService(self.referee)
         import tempfile
 
@@ -203,15 +212,8 @@ class TableDemo:
         self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3,
                                     exclusions=self.referee.exclusions, detector=detector)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
-        self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
         if self.referee.state.zones:
             self._set_zones(self.referee.state.zones)
-        self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
-        self.referee.vet = self.players.vet  # the host's corrections must fit the bots' real cards
-        if learn_deck and hasattr(classifier, "set_prototypes"):
-            from table.deck_learning import NightDeck
-
-            self.referee.deck = NightDeck.for_ledger(self.ledger, classifier)
         self.summary = DemoSummary(worn_cards=worn_cards,
                                    enrolled_deck=getattr(classifier, "prototypes", None) is not None)
         self._tricks_seen = 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,26 +58,27 @@ class DealEntry:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-class _Chips:
+class ChipBook:
     """Chips that enter or leave the table between deals: the host's adjustments (buy-ins,
-    rebuys, cash-outs) and a late joiner's buy-in. A part of `TableState`."""
+    rebuys, cash-outs) and a late joiner's buy-in. A part of `TableState`, which gives it the
+    game and the chip history to write to."""
 
-    game: Game | None
-    starting_chips: int
-    chip_history: dict[str, list[int]]
-    adjust: dict[str, int]
-    brought_in: dict[str, int]
-    opening: dict[str, int]
+    def __init__(self) -> None:
+        self.adjust: dict[str, int] = {}  # adjustments made during a deal, added when it closes
+        self.brought_in: dict[str, int] = {}  # every player's adjustments of the night (buy-ins...)
+        self.opening: dict[str, int] = {}  # chips each player sat down with (a late joiner's buy-in)
 
-    def _require_started(self) -> Game:
-        if self.game is None:
-            raise StateError("the game has not started")
-        if self.game.is_over:
-            raise StateError("the game is over")
-        return self.game
+    def copy(self) -> ChipBook:
+        other = ChipBook()
+        other.adjust, other.brought_in, other.opening = dict(self.adjust), dict(self.brought_in), dict(self.opening)
+        return other
 
-    def _on_adjust_chips(self, seq: int, d: dict[str, Any]) -> None:
-        game = self._require_started()
+    def start(self, players: list[str], chips: int) -> None:
+        self.adjust = {}
+        self.brought_in = {p: 0 for p in players}
+        self.opening = {p: chips for p in players}
+
+    def adjusted(self, game: Game, chip_history: dict[str, list[int]], d: dict[str, Any]) -> None:
         player, delta, reason = str(d["player"]), int(d["delta"]), str(d["reason"]).strip()
         if player not in game.players:
             raise StateError(f"{player!r} is not at the table")
@@ -84,12 +86,11 @@ class _Chips:
             raise StateError("a chip adjustment needs a non-zero amount and a reason")
         self.brought_in[player] = self.brought_in.get(player, 0) + delta
         if game.current is None:
-            self.chip_history[player][-1] = game.adjust_chips(player, delta)
+            chip_history[player][-1] = game.adjust_chips(player, delta)
         else:  # the deal in progress settles from the balances it started with
             self.adjust[player] = self.adjust.get(player, 0) + delta
 
-    def _on_player_joined(self, seq: int, d: dict[str, Any]) -> None:
-        game = self._require_started()
+    def joined(self, game: Game, chip_history: dict[str, list[int]], d: dict[str, Any]) -> None:
         player, chips = str(d["player"]), int(d["chips"])
         if game.current is not None:
             raise StateError("a player joins between deals, not during one: wait for the deal to end")
@@ -98,23 +99,22 @@ class _Chips:
         game.add_player(player, chips)  # the engine refuses a taken name, a bad buy-in, a full variant
         self.opening[player] = chips
         self.brought_in[player] = 0
-        deals = max((len(v) for v in self.chip_history.values()), default=1)
-        self.chip_history[player] = [chips] * deals  # the scoresheet shows the buy-in until the join
+        deals = max((len(v) for v in chip_history.values()), default=1)
+        chip_history[player] = [chips] * deals  # the scoresheet shows the buy-in until the join
 
-    def chips_in(self) -> dict[str, int]:
+    def chips_in(self, players: Sequence[str], starting_chips: int) -> dict[str, int]:
         """What each player brought to the table: the chips they sat down with (the starting chips,
         or a late joiner's buy-in) plus every adjustment; the night's results are measured from it."""
-        players = self.game.players if self.game is not None else ()
-        return {p: self.opening.get(p, self.starting_chips) + self.brought_in.get(p, 0) for p in players}
+        return {p: self.opening.get(p, starting_chips) + self.brought_in.get(p, 0) for p in players}
 
-    def _apply_adjustments(self, game: Game) -> None:
+    def apply_to(self, game: Game) -> None:
         """The host's chip adjustments made during the deal just finished or abandoned."""
         for p, delta in self.adjust.items():
             game.adjust_chips(p, delta)
         self.adjust = {}
 
 
-class TableState(_Chips):
+class TableState:
     """The night at the table: an `engine.Game` plus what the table adds (corrections, zones...)."""
 
     def __init__(self) -> None:
@@ -129,9 +129,7 @@ class TableState(_Chips):
         self.deal_info: dict[str, Any] = {}
         self.finished: list[dict[str, Any]] = []
         self.chip_history: dict[str, list[int]] = {}
-        self.adjust: dict[str, int] = {}  # adjustments made during a deal, added when it closes
-        self.brought_in: dict[str, int] = {}  # every player's adjustments of the night (buy-ins...)
-        self.opening: dict[str, int] = {}  # chips each player sat down with (a late joiner's buy-in)
+        self.book = ChipBook()  # chips brought in or taken out between deals
         self.paused = False
         self.ended_by_host = False
         self.last_seq = 0
@@ -155,11 +153,32 @@ class TableState(_Chips):
         other.deal_info = copy.deepcopy(self.deal_info)
         other.finished = list(self.finished)
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
-        other.adjust = dict(self.adjust)
-        other.brought_in = dict(self.brought_in)
-        other.opening = dict(self.opening)
+        other.book = self.book.copy()
         other.game = self.game.copy() if self.game is not None else None
         return other
+
+    def _require_started(self) -> Game:
+        if self.game is None:
+            raise StateError("the game has not started")
+        if self.game.is_over:
+            raise StateError("the game is over")
+        return self.game
+
+    def _on_adjust_chips(self, seq: int, d: dict[str, Any]) -> None:
+        self.book.adjusted(self._require_started(), self.chip_history, d)
+
+    def _on_player_joined(self, seq: int, d: dict[str, Any]) -> None:
+        self.book.joined(self._require_started(), self.chip_history, d)
+
+    def chips_in(self) -> dict[str, int]:
+        """What each player brought to the table (`ChipBook.chips_in`)."""
+        return self.book.chips_in(self.players, self.starting_chips)
+
+    def adopt(self, trial: TableState) -> None:
+        """Become ``trial``, a clone of this state that events were applied to (`clone`): the
+        referee applies each event once, to the clone, and keeps the result after the write.
+        In place, so that whoever holds this state sees the new one."""
+        self.__dict__.update(trial.__dict__)
 
     # -- derived views -----------------------------------------------------------------------------
     @property
@@ -191,7 +210,7 @@ class TableState(_Chips):
         """Chips brought to the table: opening chips plus every adjustment (the engine's total)."""
         if self.game is None:
             return 0
-        return int(self.game.total_chips) + sum(self.adjust.values())
+        return int(self.game.total_chips) + sum(self.book.adjust.values())
 
     @property
     def options_obj(self) -> Options:
@@ -220,7 +239,7 @@ class TableState(_Chips):
             else:
                 antes = dict(deal.antes or {})
                 base = {p: self.deal_info["balances_before"][p] - antes.get(p, 0) for p in self.players}
-        return {p: base[p] + self.adjust.get(p, 0) for p in self.players}
+        return {p: base[p] + self.book.adjust.get(p, 0) for p in self.players}
 
     def pool_now(self) -> int:
         deal = self.deal
@@ -242,7 +261,7 @@ class TableState(_Chips):
             "dealer": self.dealer_name() if self.started else None, "deal_number": self.deal_number,
             "deal": [str(e.action) for e in self.entries] if self.deal is not None else None,
             "chips": self.chips() if self.started else {}, "pool_now": self.pool_now(),
-            "finished": len(self.finished), "adjust": self.adjust, "total_in": self.total_in,
+            "finished": len(self.finished), "adjust": self.book.adjust, "total_in": self.total_in,
             "paused": self.paused, "game_over": self.game_over, "zones": self.zones,
             "chip_history": self.chip_history,
         }
@@ -280,9 +299,7 @@ class TableState(_Chips):
         self.game = Game(opts, players, balances=chips, dealer=players[dealer])
         self.variant, self.options, self.starting_chips = variant, options, chips
         self.chip_history = {p: [chips] for p in players}
-        self.adjust = {}
-        self.brought_in = {p: 0 for p in players}
-        self.opening = {p: chips for p in players}
+        self.book.start(players, chips)
 
     def _on_game_started(self, seq: int, d: dict[str, Any]) -> None:
         if self.deal_number > 0:
@@ -417,7 +434,7 @@ class TableState(_Chips):
             result = game.finish_deal()  # the engine settles, passes the deal, ends the night (§9.7)
         except (ChipConservationError, AssertionError) as exc:  # AssertionError: the §11.1 audit
             raise StateError(str(exc)) from None
-        self._apply_adjustments(game)
+        self.book.apply_to(game)
         self.finished.append({"number": self.deal_number, "dealer": result.dealer, "record": record,
                               "outcome": outcome, "kind": result.settlement.kind,
                               "had_loo": result.had_loo, "residue": dict(result.residue), "seq": seq,
@@ -443,7 +460,7 @@ class TableState(_Chips):
             game.abandon_deal()
             self.entries, self.deal_info = [], {}
             self.deal_number -= 1
-        self._apply_adjustments(game)
+        self.book.apply_to(game)
         game.end_now()  # the engine shares the pool out (§9.7 end_residue) and ends the night
         self.ended_by_host = True
         for p in self.players:

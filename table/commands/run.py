@@ -78,6 +78,7 @@ class Controller:
         self.stop_event = threading.Event()
         self.parts: list[Any] = []
         self.camera_down: str | None = None
+        self.referee: Any = None  # table.referee.Referee, once built
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
@@ -134,27 +135,29 @@ class Controller:
         setup = {"players": list(cfg.game.players), "variant": cfg.game.variant,
                  "options": dict(cfg.game.options), "chips": cfg.game.chips,
                  "first_dealer": cfg.game.first_dealer}
-        try:
-            self.referee = Referee(self.ledger, setup=setup, on_zones=self._set_zones)
-        except ValueError as exc:
-            raise CommandError(f"game: {exc}") from None
-
+        deck = None
         if hasattr(classifier, "set_prototypes"):
             # the night teaches the camera the table's deck, and "show me the deck" enrols it, as in
             # the demo: the learned views live beside the ledger (table.deck_learning)
             from table.deck_learning import NightDeck
 
-            self.referee.deck = NightDeck.for_ledger(self.ledger, classifier)
-            if self.referee.deck.note:
-                print(f"loo-table run: {self.referee.deck.note}", file=sys.stderr)
+            deck = NightDeck.for_ledger(self.ledger, classifier)
+            if deck.note:
+                print(f"loo-table run: {deck.note}", file=sys.stderr)
+        self.controls = self._pins(cfg)
+        self.parts.append(self.controls)
+        try:  # everything the referee works with, given at once; it shows the state on the LEDs
+            self.referee = Referee(self.ledger, setup=setup, on_zones=self._set_zones, outputs=self.controls,
+                                   deck=deck)
+        except ValueError as exc:
+            raise CommandError(f"game: {exc}") from None
+        seats = len(self.referee.state.players)
+        have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
+        if seats > have:
+            raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
         if self.referee.state.players != list(cfg.game.players):
             print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
                   "the config's [game] applies to a new ledger only", file=sys.stderr)
-        self.controls = self._pins(cfg)
-        self.parts.append(self.controls)
-        self.referee.outputs = self.controls
-        with self.referee.lock:
-            self.referee.publish()  # show the state on the LEDs at once
 
         self.source, layout, calibration = self._camera(cfg, load_calibration)
         from vision.events import TableWatcher
@@ -202,14 +205,13 @@ class Controller:
             from gpiozero.pins.mock import MockFactory, MockPWMPin
 
             factory = MockFactory(pin_class=MockPWMPin)
-        seats = len(self.referee.state.players) or cfg.seats  # the ledger's game decides
         have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
-        if seats > have:
-            raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
+        if cfg.seats > have:
+            raise CommandError(f"pins: the game seats {cfg.seats} players but the config wires {have} seats")
         try:
             # every seat the config wires, not only the players': a late joiner who sits down at a
             # wired seat has a working button and LED at once (presses at an empty seat mean nothing)
-            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self.referee.submit,
+            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self._press,
                                                       double_press=cfg.game.variant == "three_card",
                                                       pin_factory=factory)
         except GPIOUnavailable as exc:
@@ -218,6 +220,11 @@ class Controller:
             print(f"loo-table run: GPIO: using {type(controls.pin_factory).__name__} after: {'; '.join(fell_back)}",
                   file=sys.stderr, flush=True)
         return controls
+
+    def _press(self, event: Any) -> None:
+        """A seat or dealer button (gpiozero's thread): to the referee's queue once it exists."""
+        if self.referee is not None:
+            self.referee.submit(event)
 
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),
