@@ -8,12 +8,13 @@ simulators and the tests can recognise and build events by type without loading 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
-__all__ = ["EVENT_KINDS", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
+__all__ = ["EVENT_KINDS", "EventKind", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
 
-EVENT_KINDS: Final = ("card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure",
-                      "conflict")
+EventKind = Literal["card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure", "conflict"]
+"""What happened in a zone; the referee's interpreter tells them apart by this value."""
+EVENT_KINDS: Final[tuple[EventKind, ...]] = get_args(EventKind)
 
 _PLACES: Final = ("turn_up", "stock")
 
@@ -74,7 +75,7 @@ class VisionEvent:
     twice. ``view`` is what the classifier made of the crop (its embedding, for learning the deck),
     or None when the finder was not sure of the card's outline; it is left out of ``to_dict``."""
 
-    kind: str
+    kind: EventKind
     zone: str
     timestamp: float
     card: str | None = None
