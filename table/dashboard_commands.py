@@ -47,7 +47,7 @@ class DashboardCommands:
     def state(self) -> TableState:
         return self.recorder.state
 
-    def run(self, c: cmd.DashboardCommand) -> dict[str, Any]:
+    def run(self, c: cmd.DashboardCommand) -> dict[str, str]:
         st = self.state
         if isinstance(c, cmd.ConfirmCard):
             return self._resolve(c.alert_id, None)
@@ -134,7 +134,7 @@ class DashboardCommands:
             return {}
         raise StateError(f"unknown command {c!r}")
 
-    def _show_deck(self, c: cmd.ShowDeck) -> dict[str, Any]:
+    def _show_deck(self, c: cmd.ShowDeck) -> dict[str, str]:
         """Start or stop "show me the deck" (`table.deck_tour`)."""
         if c.action == "stop":
             if self.inputs.tour is None:
@@ -155,7 +155,7 @@ class DashboardCommands:
         return {"message": f"Lay {what} out in {where}, a few cards at a time, face up and not "
                            "overlapping; the camera enrols each card."}
 
-    def _add_player(self, name: str, chips: int) -> dict[str, Any]:
+    def _add_player(self, name: str, chips: int) -> dict[str, str]:
         """A late joiner sits down in the next free seat; a deal that is over is closed first (as
         the dealer's next press would), one in progress refuses the join."""
         st = self.state
@@ -175,7 +175,7 @@ class DashboardCommands:
             text += f"; seat {seat + 1} has no button, so {name} declares on this page when it is their turn"
         return {"message": text + "."}
 
-    def _seat_button(self, player: str, gesture: str) -> dict[str, Any]:
+    def _seat_button(self, player: str, gesture: str) -> dict[str, str]:
         """The dashboard's stand-in for a seat button (a late joiner's seat may have none): the
         same gesture as the real button, refused with a reason instead of ignored."""
         st = self.state
@@ -201,7 +201,7 @@ class DashboardCommands:
             raise StateError(f"{name!r} is not at the table")
         return name.strip()
 
-    def _resolve(self, alert_id: int, card: Card | None) -> dict[str, Any]:
+    def _resolve(self, alert_id: int, card: Card | None) -> dict[str, str]:
         """Answer the alert that holds the game: confirm its card, or give the right one."""
         hold = self.keeper.hold
         if hold is None or hold["id"] != alert_id:
@@ -249,7 +249,7 @@ class DashboardCommands:
             self.inputs.release()
         return {}
 
-    def _enter_card(self, card: Card, zone: str) -> dict[str, Any]:
+    def _enter_card(self, card: Card, zone: str) -> dict[str, str]:
         """The host says which card lies in `zone`: the camera missed it, or misread the turn-up."""
         st = self.state
         deal = st.deal
@@ -275,7 +275,7 @@ class DashboardCommands:
         self.inputs.play_pending()
         return {}
 
-    def _correct_played(self, card: Card, trick: int, player: str) -> dict[str, Any]:
+    def _correct_played(self, card: Card, trick: int, player: str) -> dict[str, str]:
         st = self.state
         deal = st.deal
         if deal is None:

@@ -26,13 +26,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from table.audit import verify
 from table.devices import TableControls
-from table.inputs import DOUBLE, HOLD, PRESS
+from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.instance import TableLock
 from table.ledger import Ledger
 from table.referee import Notice, Referee
@@ -41,6 +41,11 @@ from table.service import TableService
 from table.simulate import Intent, VirtualPlayers
 from vision.event_types import ZoneId
 from vision.sources import FrameSource
+
+if TYPE_CHECKING:  # the vision stack is imported where the demo builds it
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+    from vision.synthetic import PlacedCard, SyntheticTable
 
 __all__ = ["SceneCamera", "TableDemo", "DemoSummary", "worn_deck"]
 
@@ -76,11 +81,11 @@ class SceneCamera(FrameSource):
 
     kind = "scene"
 
-    def __init__(self, table: Any, *, fps: float = 10.0) -> None:
+    def __init__(self, table: SyntheticTable, *, fps: float = 10.0) -> None:
         super().__init__()
         self.table = table
         self.fps = fps
-        self.cards: dict[str, Any] = {}  # zone -> PlacedCard
+        self.cards: dict[str, PlacedCard] = {}  # zone -> the card lying there
         self.n = 0
         self.lock = threading.Lock()
 
@@ -144,11 +149,11 @@ def waiting_notice(reason: str) -> Notice:
 class TableDemo:
     """Builds the whole table in one process; `play(hands)` runs the night and returns a summary."""
 
-    def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
+    def __init__(self, *, db: Path, players: list[str], seed: int, classifier: CardClassifier, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
                  options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
                  variant: str = "three_card", wired: int | None = None, patient: bool = False,
-                 learn_deck: bool = True, detector: Any = None) -> None:
+                 learn_deck: bool = True, detector: CardDetector | None = None) -> None:
         """`wired`: seats with a mock button (default: every seat the pin config wires, as `loo-table
         run` opens them, so a late joiner finds a button). `patient`: the dashboard is up, so when
         the bots cannot act they wait for the host instead of raising `table.simulate.Stuck`.
@@ -259,7 +264,7 @@ class TableDemo:
         self._frames(4)
 
     # -- acts ----------------------------------------------------------------------------------------
-    def _on_button(self, event: Any) -> None:
+    def _on_button(self, event: ButtonEvent) -> None:
         """gpiozero's callback: enqueue for the referee (and let the demo know a gesture was read)."""
         self.referee.submit(event)
         self._gestures.release()

@@ -22,6 +22,8 @@ from table.state import StateError, TableState
 from vision.event_types import TURN_UP, VisionEvent, ZoneId
 
 if TYPE_CHECKING:  # the deck learning needs numpy; the referee loads it only where a camera reads
+    import numpy as np
+
     from table.deck_learning import NightDeck
 
 __all__ = ["Interpreter", "CameraStatus", "DECLARE_GESTURES"]
@@ -239,7 +241,8 @@ class Interpreter:
                            key=f"camera:{self.run_id}:{zone}:{card}:{ev.timestamp!r}")
         self.learn(done, card, ev.view, ev.confidence, "sure")
 
-    def learn(self, event: Event | None, card: str, view: Any, confidence: float | None, source: str) -> None:
+    def learn(self, event: Event | None, card: str, view: np.ndarray | None, confidence: float | None,
+              source: str) -> None:
         """A card the referee accepted teaches the night's deck (`table.deck_learning`): ``view``
         is what the classifier made of its crop (`VisionEvent.view`)."""
         deck = self.deck
@@ -270,7 +273,7 @@ class Interpreter:
         elif ev.kind == "card_placed" and ev.card and ev.card not in tour.shown:
             self.tour_enrol(str(ev.card), ev.view)
 
-    def tour_enrol(self, card: str, view: Any) -> None:
+    def tour_enrol(self, card: str, view: np.ndarray | None) -> None:
         tour = self.tour
         assert tour is not None
         if card in tour.shown or card not in tour.missing:

@@ -114,6 +114,10 @@ class Stop:
     """Ends `Referee.run`."""
 
 
+QueueItem = ButtonEvent | VisionEvent | Command | CameraStatus | Tick | Barrier | Notice | Stop
+"""Everything that reaches the referee's one queue."""
+
+
 class Referee:
     """Owns the queue, the loop and the published snapshot; the game itself is held by its parts:
     ``recorder`` (the ledger, the state, the write path), ``keeper`` (alerts and the hold),
@@ -145,7 +149,7 @@ class Referee:
         self.clock = clock
         self.buttons = buttons
         self.on_change = on_change
-        self.queue: queue.Queue[Any] = queue.Queue()
+        self.queue: queue.Queue[QueueItem] = queue.Queue()
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.stats = {"cards_seen": 0, "revokes_caught": 0, "corrections": 0, "holds": 0, "contradictions": 0}
@@ -247,7 +251,7 @@ class Referee:
             set_double_press(three_card)
 
     # -- the loop ----------------------------------------------------------------------------------
-    def submit(self, item: Any) -> None:
+    def submit(self, item: QueueItem) -> None:
         """Thread-safe: what gpiozero callbacks, the camera thread and the web server call."""
         self.queue.put(item)
 
@@ -319,7 +323,7 @@ class Referee:
             if not isinstance(item, Stop):
                 self.step(item)
 
-    def step(self, item: Any) -> None:
+    def step(self, item: QueueItem) -> None:
         with self.lock:
             self.last_progress = self.clock()
             self.processed += 1
@@ -372,7 +376,7 @@ class Referee:
         `vision.events.TableWatcher(exclusions=referee.exclusions)`. Thread-safe."""
         return self.seen.exclusions(zone)
 
-    def _dispatch(self, item: Any) -> None:
+    def _dispatch(self, item: QueueItem) -> None:
         if isinstance(item, Command):
             with self.recorder.command() as written:
                 try:
@@ -469,5 +473,5 @@ class Referee:
             return self._published()
 
 
-def _unversioned(snap: Snapshot) -> dict[str, Any]:
+def _unversioned(snap: Snapshot) -> dict[str, object]:
     return {k: v for k, v in snap.items() if k != "version"}

@@ -8,7 +8,10 @@ simulators and the tests can recognise and build events by type without loading 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+
+if TYPE_CHECKING:  # a view is a numpy vector; this module loads without numpy
+    import numpy as np
 
 __all__ = ["EVENT_KINDS", "EventKind", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
 
@@ -84,7 +87,7 @@ class VisionEvent:
     zones: tuple[str, ...] = ()
     count: int | None = None
     seen_again: str | None = None
-    view: Any = field(default=None, compare=False, repr=False)
+    view: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}

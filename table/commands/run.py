@@ -16,9 +16,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from table.cli import CommandError
+from table.inputs import ButtonEvent
+
+if TYPE_CHECKING:  # the vision stack loads inside run()
+    from vision.geometry import TableLayout
 
 #: The PIN of demos and examples; `run` refuses it for a real table.
 DEFAULT_PIN = "000000"
@@ -63,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="do not print the dashboard URL and QR code")
 
 
-def _layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
+def _layout_from_zones(zones: dict[str, Any], base: TableLayout) -> TableLayout:
     """The dashboard's `set_zones` rectangles as a TableLayout (ValueError names a bad zone)."""
     from table.runtime import layout_from_zones
 
@@ -221,7 +225,7 @@ class Controller:
                   file=sys.stderr, flush=True)
         return controls
 
-    def _press(self, event: Any) -> None:
+    def _press(self, event: ButtonEvent) -> None:
         """A seat or dealer button (gpiozero's thread): to the referee's queue once it exists."""
         if self.referee is not None:
             self.referee.submit(event)
