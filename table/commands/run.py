@@ -187,6 +187,10 @@ class Controller:
         self.camera.start()
         self.web.start()
         self.watchdog = Watchdog(self.referee, self.notifier, alive=self.camera.healthy)
+        from table.health import HealthMonitor
+
+        # the power supply (under-voltage), the Pi's temperature, open files: dashboard alerts
+        self.health = HealthMonitor(self.referee.submit)
         camera_text = self.source.describe() + (" (camera not found yet)" if self.camera_down else "")
         self.notifier.ready(f"table ready: {camera_text}, dashboard on port {self.web.port}")
         if not args.quiet:
@@ -277,6 +281,7 @@ class Controller:
         deadline = None if self.args.max_seconds is None else time.monotonic() + self.args.max_seconds
         while not self.stop_event.is_set():
             self.watchdog.beat()
+            self.health.poll()
             if deadline is not None and time.monotonic() >= deadline:
                 break
             self.stop_event.wait(interval if deadline is None else min(interval, max(0.0, deadline - time.monotonic())))

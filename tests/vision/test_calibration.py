@@ -162,10 +162,10 @@ def test_calibrate_command_writes_the_file(tmp_path, scene, capsys) -> None:
     assert "not found" in capsys.readouterr().err
 
 
-from test_sources import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in
+from picamera2_fake import FakePicamera2  # noqa: E402 - the Pi camera stand-in (the fixture: conftest.py)
 
 
-def test_calibrate_locks_the_pi_camera_and_run_applies_it(tmp_path, scene, capsys, fake_picamera2) -> None:  # noqa: F811
+def test_calibrate_locks_the_pi_camera_and_run_applies_it(tmp_path, scene, capsys, fake_picamera2) -> None:
     """Exposure, white balance and focus run automatic while the picture settles, their settled
     values go into the calibration file, and the source `loo-table run` builds starts with them."""
     from vision.calibration import load_camera_controls

@@ -23,6 +23,7 @@ from vision.sources.base import (
     SourceCorrupt,
     SourceEnded,
     SourceError,
+    SourceStalled,
     SourceUnavailable,
 )
 
@@ -73,4 +74,4 @@ def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
 
 
 __all__ = ["Backoff", "Frame", "FrameSource", "KINDS", "SourceCorrupt", "SourceEnded", "SourceError",
-           "SourceUnavailable", "open_source"]
+           "SourceStalled", "SourceUnavailable", "open_source"]
