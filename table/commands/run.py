@@ -81,6 +81,7 @@ class Controller:
         self.stop_event = threading.Event()
         self.parts: list[Any] = []
         self.camera_down: str | None = None
+        self.pin_notes: list[str] = []  # why wired seats beyond the players' were not opened
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
@@ -202,6 +203,10 @@ class Controller:
             print_qr(dashboard_url(host, self.web.port))
 
     def _pins(self, cfg: Any) -> Any:
+        """The header's devices: the players' seats without fail (a pin another driver holds is
+        refused with the plain reason), and the wired seats beyond them for late joiners as far
+        as their pins are free (the log says why the others are not opened)."""
+        from table import pin_claims
         from table.devices import GPIOUnavailable, open_table_controls
 
         factory = None
@@ -213,18 +218,50 @@ class Controller:
         have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
         if seats > have:
             raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
-        try:
-            # every seat the config wires, not only the players': a late joiner who sits down at a
-            # wired seat has a working button and LED at once (presses at an empty seat mean nothing)
-            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self.referee.submit,
-                                                      double_press=cfg.game.variant == "three_card",
-                                                      pin_factory=factory)
-        except GPIOUnavailable as exc:
-            raise CommandError(f"GPIO: {exc} (on a PC use --mock-pins)") from None
+        claimed = pin_claims.claimed_pins()
+        reason = pin_claims.claim_reason(cfg.pins.assignments(seats), claimed)
+        if reason:
+            raise CommandError(reason)
+
+        def seat_pins(i: int) -> list[tuple[int, str]]:
+            return [(cfg.pins.seat_leds[i], f"seat {i} LED"), (cfg.pins.seat_buttons[i], f"seat {i} button")]
+
+        # every wired seat, not only the players': a late joiner who sits down at a wired seat has
+        # a working button and LED at once (presses at an empty seat mean nothing)
+        wired = seats
+        while wired < have and not pin_claims.claim_reason(seat_pins(wired), claimed):
+            wired += 1
+        if wired < have:
+            why = pin_claims.claim_reason(seat_pins(wired), claimed).removeprefix("pins: ")
+            self._pin_note(f"seats {wired} to {have - 1} are not opened (a player joining there uses the "
+                           f"Admin page's seat button): {why}")
+        failure = ""
+        for n in dict.fromkeys((wired, seats)):  # all the free wired seats, else the players' only
+            if failure:
+                import gc
+
+                gc.collect()  # a device whose pin failed keeps its reservation until it is collected
+            try:
+                controls, fell_back = open_table_controls(cfg.pins, n, on_event=self.referee.submit,
+                                                          double_press=cfg.game.variant == "three_card",
+                                                          pin_factory=factory)
+            except GPIOUnavailable as exc:
+                failure = pin_claims.busy_hint(str(exc))  # the text only: the half-built devices go
+                if n > seats:
+                    self._pin_note(f"seats {seats} to {n - 1} are not opened (a player joining there uses "
+                                   f"the Admin page's seat button): {failure}")
+                continue
+            break
+        else:
+            raise CommandError(f"GPIO: {failure} (on a PC use --mock-pins)")
         if fell_back:
             print(f"loo-table run: GPIO: using {type(controls.pin_factory).__name__} after: {'; '.join(fell_back)}",
                   file=sys.stderr, flush=True)
         return controls
+
+    def _pin_note(self, text: str) -> None:
+        self.pin_notes.append(text)
+        print(f"loo-table run: {text}", file=sys.stderr, flush=True)
 
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),

@@ -84,3 +84,15 @@ def test_the_cropped_mode_sees_two_thirds_at_the_documented_height() -> None:
     """What picamera2 alone would do at 1280x720 (the 1536x864 mode): 1158 x 667 mm at 1337 mm."""
     row = camera_geometry.heights_table([1337], "cm3", (1280, 720), 15.0, (1536, 864)).splitlines()[-1]
     assert "1158 x  667" in row
+
+
+def test_the_shipped_capture_size_reads_cards_at_the_documented_mount() -> None:
+    """The guide's 900 mm table under a Camera Module 3 at the height it works out: the shipped
+    [camera] size must give cards at least the reader's 64 x 88 px (1280x720 gave 45 x 63)."""
+    from table.config import load_config
+
+    cfg = load_config(None)
+    text = camera_geometry.report(900, 900, 50, "cm3", (cfg.camera.width, cfg.camera.height), float(cfg.camera.fps))
+    assert "enough for the card reader" in text, text
+    shipped = (ROOT / "table" / "default_config.toml").read_text()
+    assert f"width = {cfg.camera.width}\nheight = {cfg.camera.height}" in shipped

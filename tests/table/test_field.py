@@ -167,3 +167,119 @@ def test_running_out_of_files_is_an_alert(tmp_path, table) -> None:
     assert [a["kind"] for a in table.snap()["alerts"]] == ["files"]
     table.ref.step(HealthStatus("files", ""))
     assert table.snap()["alerts"] == []
+
+
+# -- SPI and seat pins ---------------------------------------------------------------------------------
+class _Referee:
+    """What Controller._pins asks of the referee: the game's players and where presses go."""
+
+    def __init__(self, players: list[str]) -> None:
+        self.state = argparse.Namespace(players=players)
+        self.events: list = []
+
+    def submit(self, item) -> None:  # noqa: ANN001
+        self.events.append(item)
+
+
+def _controller(players: list[str]):  # noqa: ANN202
+    from table.commands.run import Controller
+
+    ctl = Controller(argparse.Namespace(mock_pins=True))
+    ctl.referee = _Referee(players)
+    return ctl
+
+
+def _spi_on(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from table import pin_claims
+
+    (tmp_path / "spidev0.0").touch()
+    (tmp_path / "spidev0.1").touch()
+    monkeypatch.setattr(pin_claims, "DEV", tmp_path)
+
+
+def test_spi_on_and_a_players_button_on_its_pins_is_refused_in_plain_words(tmp_path, monkeypatch) -> None:
+    """Seat 3's button is GPIO8, SPI0's CE0: with SPI on the kernel holds it and lgpio would only
+    say "GPIO busy". The refusal names the pin, its header position, SPI and what to do."""
+    from table.cli import CommandError
+    from table.config import load_config
+
+    _spi_on(tmp_path, monkeypatch)
+    cfg = load_config(None)
+    ctl = _controller(["Ann", "Bea", "Cal", "Dot"])
+    with pytest.raises(CommandError) as err:
+        ctl._pins(cfg)
+    text = str(err.value)
+    assert text.count("\n") == 0
+    assert "seat 3 button is GPIO8 (header pin 24), SPI0 CE0 (SPI is on" in text
+    assert "raspi-config nonint do_spi 1" in text and "dtparam=spi=on" in text
+
+
+def test_with_spi_on_only_the_seats_whose_pins_are_free_are_opened_and_the_log_says_why(
+        tmp_path, monkeypatch, capsys) -> None:
+    from table.config import load_config
+
+    _spi_on(tmp_path, monkeypatch)
+    ctl = _controller(["Ann", "Bea", "Cal"])  # seats 0-2: their pins are free
+    controls = ctl._pins(load_config(None))
+    try:
+        assert len(controls.seats) == 3  # not the 8 wired: seat 3's button is SPI0's
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and "seats 3 to 7 are not opened" in err and "GPIO8" in err
+        assert ctl.pin_notes and "Admin page's seat button" in ctl.pin_notes[0]
+    finally:
+        controls.close()
+
+
+def test_without_spi_every_wired_seat_is_opened(tmp_path, monkeypatch) -> None:
+    from table import pin_claims
+    from table.config import load_config
+
+    monkeypatch.setattr(pin_claims, "DEV", tmp_path)  # no spidev: SPI is off
+    ctl = _controller(["Ann", "Bea", "Cal"])
+    controls = ctl._pins(load_config(None))
+    try:
+        assert len(controls.seats) == 8 and ctl.pin_notes == []
+    finally:
+        controls.close()
+
+
+def _busy_factory(busy: set[int]):  # noqa: ANN202
+    """A MockFactory whose pins in ``busy`` fail as lgpio fails for a pin a driver holds."""
+    from gpiozero.pins.mock import MockFactory, MockPWMPin
+
+    class error(Exception):  # noqa: N801 - lgpio's name
+        pass
+
+    class BusyPin(MockPWMPin):
+        def __init__(self, factory, info):  # noqa: ANN001
+            if info.name in {f"GPIO{n}" for n in busy}:
+                raise error("'GPIO busy'")
+            super().__init__(factory, info)
+
+    return MockFactory(pin_class=BusyPin)
+
+
+def test_a_busy_pin_nobody_predicted_is_explained(tmp_path, monkeypatch, capsys) -> None:
+    """Held by a driver /dev does not show (a HAT's overlay): a late joiner's seat is dropped with
+    the reason; a player's seat refuses with it."""
+    from gpiozero.pins import mock
+
+    from table import pin_claims
+    from table.cli import CommandError
+    from table.config import load_config
+
+    monkeypatch.setattr(pin_claims, "DEV", tmp_path)
+    factory = _busy_factory({9})  # seat 5's button
+    monkeypatch.setattr(mock, "MockFactory", lambda pin_class=None: factory)
+    ctl = _controller(["Ann", "Bea", "Cal", "Dot"])
+    controls = ctl._pins(load_config(None))
+    try:
+        assert len(controls.seats) == 4
+        note = ctl.pin_notes[0]
+        assert note.startswith("seats 4 to 7 are not opened") and "GPIO busy" in note and "held by another driver" in note
+    finally:
+        controls.close()
+    factory = _busy_factory({9})
+    ctl = _controller(["Ann", "Bea", "Cal", "Dot", "Eve", "Fay"])  # seat 5 plays
+    with pytest.raises(CommandError, match="GPIO busy.*held by another driver"):
+        ctl._pins(load_config(None))

@@ -143,6 +143,93 @@ def test_opencv_video_file_is_left_as_recorded(tmp_path) -> None:
     assert cap.set_calls == []
 
 
+class V4L2Capture(FakeCapture):
+    """A USB camera behind OpenCV's V4L2 backend: automatic exposure, white balance and focus
+    that move the values they own, manual values only taken in manual mode, and (``legacy``)
+    OpenCV's older 0.25/0.75 numbering for auto exposure. ``focus=False``: no focus motor."""
+
+    def __init__(self, *, legacy: bool = False, focus: bool = True, image=None, **kw) -> None:  # noqa: ANN001
+        super().__init__(**kw)
+        self.manual_value, self.auto_value = (0.25, 0.75) if legacy else (1.0, 3.0)
+        self.focus = focus
+        self.image = image
+        self.props.update({cv2.CAP_PROP_AUTO_EXPOSURE: self.auto_value, cv2.CAP_PROP_EXPOSURE: 100.0,
+                           cv2.CAP_PROP_AUTO_WB: 1.0, cv2.CAP_PROP_WB_TEMPERATURE: 4000.0})
+        if focus:
+            self.props.update({cv2.CAP_PROP_AUTOFOCUS: 1.0, cv2.CAP_PROP_FOCUS: 0.0})
+
+    def set(self, prop: int, value: float) -> bool:
+        if prop == cv2.CAP_PROP_AUTO_EXPOSURE and value not in (self.manual_value, self.auto_value):
+            return False
+        if prop in (cv2.CAP_PROP_AUTOFOCUS, cv2.CAP_PROP_FOCUS) and not self.focus:
+            return False
+        manual = {cv2.CAP_PROP_EXPOSURE: self.props[cv2.CAP_PROP_AUTO_EXPOSURE] == self.manual_value,
+                  cv2.CAP_PROP_WB_TEMPERATURE: self.props[cv2.CAP_PROP_AUTO_WB] == 0,
+                  cv2.CAP_PROP_FOCUS: self.props.get(cv2.CAP_PROP_AUTOFOCUS) == 0}
+        if not manual.get(prop, True):
+            return False  # the automatic loop owns it
+        return super().set(prop, value)
+
+    def get(self, prop: int) -> float:
+        return float(self.props.get(prop, 0.0))
+
+    def read(self):  # noqa: ANN201
+        ok, image = super().read()
+        if ok:  # the automatic loops move what they own, frame by frame
+            for switch, auto, value, step in (
+                    (cv2.CAP_PROP_AUTO_EXPOSURE, self.auto_value, cv2.CAP_PROP_EXPOSURE, 7.0),
+                    (cv2.CAP_PROP_AUTO_WB, 1.0, cv2.CAP_PROP_WB_TEMPERATURE, 50.0),
+                    (cv2.CAP_PROP_AUTOFOCUS, 1.0, cv2.CAP_PROP_FOCUS, 5.0)):
+                if self.props.get(switch) == auto and value in self.props:
+                    self.props[value] += step
+        return ok, (self.image if ok and self.image is not None else image)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_usb_camera_is_locked_where_it_settled_and_opened_locked(legacy) -> None:
+    from vision.sources.opencv import AUTOMATIC
+
+    cap = V4L2Capture(legacy=legacy)
+    with OpenCVSource("/dev/video0", controls=AUTOMATIC, capture_factory=factory(cap)) as src:
+        for _ in range(4):
+            src.read()
+        locked = src.lock_controls()
+    manual = 0.25 if legacy else 1.0
+    assert locked == {"CAP_PROP_AUTO_EXPOSURE": manual, "CAP_PROP_EXPOSURE": 128.0, "CAP_PROP_AUTO_WB": 0.0,
+                      "CAP_PROP_WB_TEMPERATURE": 4200.0, "CAP_PROP_AUTOFOCUS": 0.0, "CAP_PROP_FOCUS": 20.0}
+    # the next start (`loo-table run`): the same values, held still from the first frame on
+    again = V4L2Capture(legacy=legacy)
+    stored = json.loads(json.dumps({**locked, "CAP_PROP_AUTO_EXPOSURE": 1.0}))  # made with another OpenCV
+    with OpenCVSource("/dev/video0", controls=stored, capture_factory=factory(again)) as src:
+        for _ in range(3):
+            src.read()
+        assert src.missed == []
+    assert again.props[cv2.CAP_PROP_EXPOSURE] == 128.0 and again.props[cv2.CAP_PROP_WB_TEMPERATURE] == 4200.0
+    assert again.props[cv2.CAP_PROP_FOCUS] == 20.0 and again.props[cv2.CAP_PROP_AUTO_EXPOSURE] == manual
+    assert again.set_calls.index(cv2.CAP_PROP_AUTO_EXPOSURE) < again.set_calls.index(cv2.CAP_PROP_EXPOSURE)
+
+
+def test_a_usb_camera_without_a_focus_motor_locks_the_rest() -> None:
+    cap = V4L2Capture(focus=False)
+    with OpenCVSource(0, capture_factory=factory(cap)) as src:
+        src.read()
+        locked = src.lock_controls()
+    assert "CAP_PROP_FOCUS" not in locked and locked["CAP_PROP_AUTO_WB"] == 0.0
+    # a Pi camera's controls in the same file mean nothing to a USB camera
+    assert OpenCVSource(0, controls={"AeEnable": False, "CAP_PROP_FOCUS": 3}).controls == {"CAP_PROP_FOCUS": 3}
+
+
+@pytest.mark.parametrize("device", ["/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_1234-video-index0",
+                                    "/dev/v4l/by-path/platform-xhci-hcd.0-usb-0:1:1.0-video-index0"])
+def test_a_stable_v4l_name_is_a_camera_with_mjpg_and_the_size(device) -> None:
+    cap = FakeCapture()
+    with OpenCVSource(device, size=(1920, 1080), capture_factory=factory(cap)) as src:
+        src.read()
+    assert cap.props[cv2.CAP_PROP_FOURCC] == cv2.VideoWriter_fourcc(*"MJPG")
+    assert cap.props[cv2.CAP_PROP_FRAME_WIDTH] == 1920 and cap.props[cv2.CAP_PROP_FRAME_HEIGHT] == 1080
+    assert isinstance(open_source({"source": "opencv", "device": device}), OpenCVSource)
+
+
 # -- replay ------------------------------------------------------------------------------------
 def _frames(n: int) -> list[np.ndarray]:
     return [np.full((24, 32, 3), 10 * i, np.uint8) for i in range(n)]

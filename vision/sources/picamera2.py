@@ -158,7 +158,7 @@ class Picamera2Source(FrameSource):
 
     kind = "picamera2"
 
-    def __init__(self, *, camera: int = 0, size: tuple[int, int] = (1280, 720),
+    def __init__(self, *, camera: int = 0, size: tuple[int, int] = (1920, 1080),
                  lores: tuple[int, int] = (320, 180), fps: float = 15.0,
                  controls: Mapping[str, Any] | None = None, capture_timeout: float = CAPTURE_TIMEOUT_S,
                  close_timeout: float = CLOSE_TIMEOUT_S, module: Any = None, **kwargs: Any) -> None:
