@@ -96,3 +96,33 @@ def test_the_shipped_capture_size_reads_cards_at_the_documented_mount() -> None:
     assert "enough for the card reader" in text, text
     shipped = (ROOT / "table" / "default_config.toml").read_text()
     assert f"width = {cfg.camera.width}\nheight = {cfg.camera.height}" in shipped
+
+
+def test_the_pins_command_gives_the_guides_resistors() -> None:
+    """`loo-table pins` once said every LED takes 330 ohm, where the guide gives the status LED's
+    green and blue legs 47 ohm (330 ohm there makes amber look red)."""
+    from table.commands.pins import RESISTORS, render, wiring_rows
+    from table.config import load_config
+
+    text = render(wiring_rows(load_config(None)), "text")
+    assert RESISTORS in text and "Every LED needs a series resistor (330 ohm)" not in text
+    guide = HARDWARE.read_text()
+    assert "330 Ω for red, yellow or green LEDs; 150 Ω for blue or white" in guide
+    assert "330 Ω (red), 47 Ω (green), 47 Ω (blue)" in guide
+    assert "each seat LED 330 ohm (150 ohm for a blue or white one)" in RESISTORS
+    assert "330 ohm on red, 47 ohm on green and on blue" in RESISTORS
+    config = (ROOT / "table" / "default_config.toml").read_text()
+    assert "330 ohm on red, 47 ohm on green and blue" in config
+
+
+def test_pins_warns_when_spi_holds_the_maps_pins(tmp_path, monkeypatch, capsys) -> None:
+    from table import pin_claims
+    from table.cli import main
+
+    monkeypatch.setattr(pin_claims, "DEV", tmp_path)
+    assert main(["pins", "--all-seats"]) == 0
+    assert "warning" not in capsys.readouterr().err  # SPI off: nothing to say
+    (tmp_path / "spidev0.0").touch()
+    assert main(["pins", "--all-seats"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: seat 3 button is GPIO8 (header pin 24), SPI0 CE0") and "do_spi 1" in err
