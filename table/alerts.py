@@ -49,6 +49,13 @@ class AlertKeeper:
         for old in info[:-MAX_INFO_ALERTS]:
             self.alerts.remove(old)
 
+    def _health(self, status: Any) -> None:
+        """A `table.health.HealthStatus`: one alert per kind (the power supply, a camera that had
+        to be restarted), replaced when the check says something new, gone when it says nothing."""
+        self.alerts = [a for a in self.alerts if a["kind"] != status.kind]
+        if status.message:
+            self._alert(status.kind, status.message)
+
     def _notice(self, message: str) -> None:
         """Show ``message`` as the one ``waiting`` alert until the ledger moves on."""
         self.alerts = [a for a in self.alerts if a["kind"] != "waiting"]

@@ -33,6 +33,7 @@ from engine import Card, Play, TurnUp
 from table import view
 from table.dashboard_commands import DashboardCommands
 from table.deck_tour import DeckTour
+from table.health import HealthStatus
 from table.inputs import ButtonEvent
 from table.interpreter import CameraStatus
 from table.ledger import Event, Ledger, LedgerWriteError
@@ -298,6 +299,8 @@ class Referee(DashboardCommands):
             self._notice(item.message)
         elif isinstance(item, CameraStatus):
             self._camera(item)
+        elif isinstance(item, HealthStatus):
+            self._health(item)
         elif isinstance(item, ButtonEvent):
             self._input(item)
         elif isinstance(item, VisionEvent):
