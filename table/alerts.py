@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from table.contract.snapshot import Alert
 from table.state import TableState
-from web.snapshot import Alert
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
