@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from table.contract.snapshot import Alert
+from table.health import HealthStatus
 from table.recorder import Recorder
 from vision.event_types import VisionEvent
 
@@ -58,6 +59,13 @@ class AlertKeeper:
 
     def drop(self, alert_id: int) -> None:
         self.alerts = [a for a in self.alerts if a["id"] != alert_id]
+
+    def health(self, status: HealthStatus) -> None:
+        """A `table.health.HealthStatus`: one alert per kind (the power supply, a camera that had
+        to be restarted), replaced when the check says something new, gone when it says nothing."""
+        self.drop_kind(status.kind)
+        if status.message:
+            self.alert(status.kind, status.message)
 
     def drop_kind(self, kind: str) -> None:
         self.alerts = [a for a in self.alerts if a["kind"] != kind]

@@ -38,6 +38,7 @@ from table.contract.service import Refused
 from table.contract.snapshot import Alert, Snapshot
 from table.dashboard_commands import DashboardCommands
 from table.deck_tour import DeckTour
+from table.health import HealthStatus
 from table.inputs import ButtonEvent
 from table.interpreter import CameraStatus, Interpreter
 from table.ledger import Event, Ledger, LedgerWriteError
@@ -114,7 +115,7 @@ class Stop:
     """Ends `Referee.run`."""
 
 
-QueueItem = ButtonEvent | VisionEvent | Command | CameraStatus | Tick | Barrier | Notice | Stop
+QueueItem = ButtonEvent | VisionEvent | Command | CameraStatus | HealthStatus | Tick | Barrier | Notice | Stop
 """Everything that reaches the referee's one queue."""
 
 
@@ -144,6 +145,7 @@ class Referee:
         vet: Vet | None = None,
         deck: NightDeck | None = None,
         buttons: int | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.outputs = outputs
         self.clock = clock
@@ -154,7 +156,11 @@ class Referee:
         self.changed = threading.Condition(self.lock)
         self.stats = {"cards_seen": 0, "revokes_caught": 0, "corrections": 0, "holds": 0, "contradictions": 0}
         self.seen = SeenCards()  # the deal's cards seen so far, for the camera thread (exclusions)
-        self.recorder = Recorder(ledger, vet=vet)
+        # ``recorder``: the ledger already replayed (`loo-table run` reads the seat count from it
+        # before it opens the header's pins); else the referee replays ``ledger`` itself
+        self.recorder = recorder if recorder is not None else Recorder(ledger)
+        if vet is not None:
+            self.recorder.vet = vet
         self.keeper = AlertKeeper(self.recorder, clock=clock, stats=self.stats, alarm=self._alarm)
         self.inputs = Interpreter(self.recorder, self.keeper, clock=clock, stats=self.stats, deck=deck,
                                   where_seen=lambda card: self.seen.where.get(card),
@@ -401,6 +407,8 @@ class Referee:
             self.keeper.notice(item.message)
         elif isinstance(item, CameraStatus):
             self.inputs.camera(item)
+        elif isinstance(item, HealthStatus):
+            self.keeper.health(item)
         elif isinstance(item, ButtonEvent | VisionEvent):
             self.inputs.take(item)
         else:
