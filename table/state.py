@@ -150,7 +150,7 @@ class TableState:
         other.options = dict(self.options)
         other.zones = dict(self.zones)
         other.entries = [DealEntry(e.seq, e.action, dict(e.meta)) for e in self.entries]
-        other.deal_info = copy.deepcopy(self.deal_info)
+        other.deal_info = self.deal_info  # never changed in place, only replaced: shared safely
         other.finished = list(self.finished)
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
         other.book = self.book.copy()
