@@ -9,6 +9,12 @@ and card delivered as the buttons and the camera deliver them. Only the referee'
 the snapshot it publishes), not the bots' choices. Also counted: how many times the table state
 applied an event, per event written (each event is validated and applied once: 1.0). The best of
 ``--repeats`` nights is printed, because the machine may be shared.
+
+CPU seconds on a shared machine move by a tenth or more between runs; ``--instructions`` counts
+instructions instead (valgrind's callgrind, the same count on a busy machine): the whole process
+for a night of ``--deals`` deals and for one of 2 deals, the difference divided by the deals
+between. The virtual players' choices are the same in both, so comparing this figure between two
+versions of the code compares their referees. Needs valgrind; takes about a minute.
 """
 
 # The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
@@ -18,7 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -74,15 +84,38 @@ def night(folder: Path, deals: int, seed: int) -> dict[str, Any]:
             "applies_per_event": applied[0] / max(1, events)}
 
 
+def instructions(deals: int, seed: int) -> int:
+    """Instructions callgrind counts for this script playing ``deals`` deals once."""
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                          __file__, "--deals", str(deals), "--seed", str(seed), "--repeats", "1"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if out.returncode != 0 or found is None:
+        raise SystemExit(f"bench/referee.py: callgrind failed: {out.stderr.strip().splitlines()[-1:]}")
+    return int(found.group(1))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--deals", type=int, default=40, help="deals in the night (default 40)")
     ap.add_argument("--seed", type=int, default=11, help="the virtual players' seed (default 11)")
     ap.add_argument("--repeats", type=int, default=3, help="nights played; the best is printed (default 3)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions per deal under valgrind instead of timing (see above)")
     args = ap.parse_args(argv)
     if args.deals < 1 or args.repeats < 1:
         ap.error("--deals and --repeats must be 1 or more")
+    if args.instructions:
+        if args.deals <= 2:
+            ap.error("--instructions needs --deals over 2 (a night of 2 deals is the baseline)")
+        if shutil.which("valgrind") is None:
+            print("bench/referee.py: valgrind not found (apt-get install valgrind)", file=sys.stderr)
+            return 1
+        per_deal = (instructions(args.deals, args.seed) - instructions(2, args.seed)) / (args.deals - 2)
+        print(f"instructions per deal (referee and virtual players, {args.deals - 2} deals between a night of "
+              f"{args.deals} and one of 2, seed {args.seed}): {per_deal / 1e6:.1f} M")
+        return 0
     with tempfile.TemporaryDirectory(prefix="loo-bench-referee-") as tmp:
         runs = [night(Path(tmp), args.deals, args.seed) for _ in range(args.repeats)]
     best = min(runs, key=lambda r: r["referee_cpu_s"])

@@ -231,7 +231,8 @@ class Interpreter:
                                key=f"camera:{self.run_id}:{zone}:{card}:{ev.timestamp!r}")
             self.learn(turned, card, ev.view, ev.confidence, "sure")
             return
-        seat = self.seat_of_zone(zone)
+        # the zone parsed once above is the seat's (zones name seats the game may not have)
+        seat = where.seat if where is not None and where.seat is not None and where.seat < len(st.players) else None
         if seat is None or deal.phase not in ("play", "flush"):
             return
         if kind == "card_unsure" or card is None:
