@@ -177,6 +177,8 @@ class Interpreter:
     def close_item(self) -> tuple[str, dict[str, Any], str | None]:
         st = self.state
         settlement = st.settlement()
+        if settlement is None:
+            raise StateError("the deal is not over: it closes after its last trick")
         return ("deal_closed", {"number": st.deal_number, "record": st.hand_record(),
                                 "outcome": settlement.to_dict()}, f"close:{st.deal_number}")
 

@@ -26,17 +26,30 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import engine
-from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, parse_action
+from engine import Action, Card, ChipConservationError, Deal, Options, Play, Settlement, TurnUp, parse_action
 from engine.game import Game
 from engine.records import deal_to_record
 from table.config import MAX_SEATS
 
 __all__ = ["TableState", "StateError", "DealEntry"]
+
+
+class EventLike(Protocol):
+    """A ledger event as the state folds it (`table.ledger.Event`, or one not yet written)."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
 
 
 class StateError(ValueError):
@@ -54,7 +67,7 @@ class DealEntry:
     """One effective action of the current deal and the ledger event it came from."""
 
     seq: int
-    action: Any
+    action: Action
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -137,7 +150,7 @@ class TableState:
 
     # -- construction ------------------------------------------------------------------------------
     @classmethod
-    def replay(cls, events: Any) -> TableState:
+    def replay(cls, events: Iterable[EventLike]) -> TableState:
         state = cls()
         for event in events:
             state.apply(event)
@@ -220,7 +233,7 @@ class TableState:
         assert self.game is not None
         return str(self.game.dealer)
 
-    def settlement(self) -> Any:
+    def settlement(self) -> Settlement | None:
         """The engine's settlement of the current deal once it is over, else None."""
         deal = self.deal
         if deal is not None and deal.is_over:
@@ -271,7 +284,7 @@ class TableState:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # -- the fold ----------------------------------------------------------------------------------
-    def apply(self, event: Any) -> None:
+    def apply(self, event: EventLike) -> None:
         """Apply one ledger event (anything with seq, kind, data). Raises StateError, changes nothing."""
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is None:
@@ -387,7 +400,7 @@ class TableState:
         card = Card.parse(str(d["card"]))
         old = self.entries[i].action
         if isinstance(old, Play):
-            new_action: Any = Play(old.player, card)
+            new_action: Action = Play(old.player, card)
         elif isinstance(old, TurnUp):
             new_action = TurnUp(card)
         else:
@@ -475,7 +488,7 @@ class TableState:
         record.pop("hands", None)  # the camera never knows whole hands in advance
         return record
 
-    def deal_summary(self, settlement: Any = None) -> dict[str, Any]:
+    def deal_summary(self, settlement: Settlement | None = None) -> dict[str, Any]:
         """The current deal for the dashboard's History page (web.service `deals()` shape)."""
         deal = self.deal
         assert deal is not None
