@@ -172,6 +172,7 @@ class WebConfig:
     port: int = 8000
     threads: int = 72  # waitress threads: 64 live views + 8 kept for page loads (web.server)
     admin_pin: str = ""
+    secure_cookies: bool = False  # the session cookie's Secure flag: true behind an HTTPS proxy
 
 
 @dataclass(frozen=True)

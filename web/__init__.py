@@ -31,7 +31,6 @@ from web.security import (
     ensure_admin_pin,
     is_admin,
     load_secret_key,
-    load_session_epoch,
 )
 from web.server import (
     DEFAULT_CONNECTION_LIMIT,
@@ -43,6 +42,7 @@ from web.server import (
     recommended_threads,
 )
 from web.service import TableService
+from web.sessions import SessionStore
 
 __all__ = [
     "create_app", "TableService", "ensure_admin_pin", "print_qr", "dashboard_url", "make_server",
@@ -63,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_WINDOW_S": 60.0,  # at most LOGIN_LIMIT_PER_CLIENT tries a minute, then a doubling lock-out
     "LOGIN_MAX_LOCK_S": 3600.0,
     "ADMIN_SESSION_HOURS": 12,
+    "SECURE_COOKIES": False,  # the session cookie's Secure flag: on when served behind HTTPS
     "MAX_CONTENT_LENGTH": DEFAULT_MAX_BODY,  # the largest request body (Flask and waitress refuse more)
     "CONNECTION_LIMIT": DEFAULT_CONNECTION_LIMIT,  # open sockets in all (each a descriptor, no thread)
     "CONNECTIONS_PER_CLIENT": DEFAULT_CONNECTIONS_PER_CLIENT,  # one address's share (a phone opens ~6)
@@ -132,12 +133,15 @@ def _configure_security(app: Flask) -> None:
     if pin.new_pin is not None:
         log.warning("dashboard admin PIN (first start): %s", pin.new_pin)
     app.config["LOO_PIN_HASH"] = pin.path.read_text(encoding="ascii").strip()
-    app.config["LOO_SESSION_EPOCH"] = load_session_epoch(state_dir, app.config["LOO_PIN_HASH"])
+    app.extensions["loo_sessions"] = SessionStore(
+        state_dir, app.config["LOO_PIN_HASH"], lifetime_s=3600.0 * float(app.config["ADMIN_SESSION_HOURS"]))
     app.config.update(
         SESSION_COOKIE_NAME="loo_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Strict",
-        SESSION_COOKIE_SECURE=False,  # a LAN without TLS; SameSite + Origin checks carry CSRF defence
+        # off for a LAN without TLS (SameSite + Origin checks carry CSRF defence); `[web] secure_cookies`
+        # turns it on behind an HTTPS proxy, so the cookie never travels in clear
+        SESSION_COOKIE_SECURE=bool(app.config["SECURE_COOKIES"]),
         PERMANENT_SESSION_LIFETIME=timedelta(hours=int(app.config["ADMIN_SESSION_HOURS"])),
     )
 

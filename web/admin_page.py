@@ -29,7 +29,7 @@ from web.security import (
     check_pin,
     client_address,
     csrf_token,
-    end_all_sessions,
+    end_session,
     is_admin,
     open_admin_session,
     pin_hash,
@@ -221,7 +221,11 @@ def login() -> Any:
 
 @bp.post("/logout")
 def logout() -> Any:
-    end_all_sessions()  # every admin session, not only this phone's: the host hands the table back
+    # this phone's own session only: a guest's logout (anyone can get a CSRF token from the login
+    # page) ends nothing but the guest's cookie. `everywhere` (admin only) ends every admin session.
+    body = request.get_json(silent=True) if request.is_json else None
+    everywhere = (isinstance(body, dict) and body.get("everywhere") is True) or request.form.get("everywhere") == "1"
+    end_session(everywhere=everywhere)
     if _wants_json():
         return jsonify(ok=True)
     return redirect(url_for("table.index"), code=303)

@@ -7,7 +7,6 @@ sliding window (two dependencies on a Pi for about sixty lines).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import math
 import os
@@ -24,6 +23,8 @@ from urllib.parse import urlsplit
 
 from flask import current_app, request, session
 from werkzeug.security import check_password_hash, generate_password_hash
+
+from web.sessions import SessionStore
 
 PIN_FILE = "admin-pin.hash"
 SECRET_FILE = "flask-secret.key"
@@ -188,26 +189,6 @@ class LoginLimiter:
             self._clients.pop(client, None)
 
 
-SESSION_FILE = "admin-sessions.key"
-
-
-def load_session_epoch(state_dir: str | os.PathLike[str], pin_hash: str) -> str:
-    """What every valid admin session carries: a key kept in the state directory (renewed by
-    logout) mixed with the PIN hash, so a logout or a changed PIN ends every session, restarts
-    included, although the cookie itself is signed and lives 12 h."""
-    path = Path(state_dir) / SESSION_FILE
-    key = path.read_text(encoding="ascii", errors="replace").strip() if path.exists() else ""
-    if len(key) < 32:
-        key = renew_session_key(state_dir)
-    return hashlib.sha256(f"{key}\n{pin_hash}".encode()).hexdigest()
-
-
-def renew_session_key(state_dir: str | os.PathLike[str]) -> str:
-    key = secrets.token_hex(32)
-    _write_private(Path(state_dir) / SESSION_FILE, key + "\n")
-    return key
-
-
 def csrf_token() -> str:
     """The session's CSRF token (created on first use; every page embeds it)."""
     token = session.get("csrf")
@@ -235,27 +216,35 @@ def check_post() -> None:
         raise ApiError(403, "missing or wrong CSRF token: reload the page and try again")
 
 
+def _sessions() -> SessionStore:
+    store: SessionStore = current_app.extensions["loo_sessions"]
+    return store
+
+
 def is_admin() -> bool:
-    epoch = session.get("epoch")
-    return (session.get("admin") is True and isinstance(epoch, str)
-            and hmac.compare_digest(epoch, str(current_app.config["LOO_SESSION_EPOCH"])))
+    """This request carries an admin session the server still holds (server-side, ``web.sessions``)."""
+    return session.get("admin") is True and _sessions().valid(session.get("sid"))
 
 
 def open_admin_session() -> str:
-    """A fresh session (no fixation) with its own CSRF token, valid until the next logout."""
+    """A fresh session (no fixation) with its own id and CSRF token, valid until its own logout."""
     session.clear()
     session.permanent = True
     session["admin"] = True
-    session["epoch"] = current_app.config["LOO_SESSION_EPOCH"]
+    session["sid"] = _sessions().open()
     session["csrf"] = secrets.token_urlsafe(32)
     return str(session["csrf"])
 
 
-def end_all_sessions() -> None:
-    """Logout: a new session key, so this and every other admin cookie stops working at once."""
-    renew_session_key(current_app.config["STATE_DIR"])
-    current_app.config["LOO_SESSION_EPOCH"] = load_session_epoch(current_app.config["STATE_DIR"], pin_hash())
+def end_session(*, everywhere: bool = False) -> int:
+    """Logout: this request's own admin session ends (never another's); with ``everywhere`` (only
+    from an admin session) every admin session ends. Returns how many ended."""
+    store = _sessions()
+    ended = 0
+    if is_admin():
+        ended = store.revoke_all() if everywhere else int(store.revoke(session.get("sid")))
     session.clear()
+    return ended
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -180,7 +180,8 @@ class Controller:
         port = cfg.web.port if args.port is None else args.port
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
-                                 admin_pin=self.admin_pin, threads=cfg.web.threads)
+                                 admin_pin=self.admin_pin, threads=cfg.web.threads,
+                                 secure_cookies=cfg.web.secure_cookies)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
