@@ -26,6 +26,7 @@ from web.qr import dashboard_url, print_qr
 from web.security import (
     ApiError,
     LoginLimiter,
+    TablePresence,
     check_post,
     csrf_token,
     ensure_admin_pin,
@@ -46,7 +47,7 @@ from web.sessions import SessionStore
 
 __all__ = [
     "create_app", "TableService", "ensure_admin_pin", "print_qr", "dashboard_url", "make_server",
-    "close_server", "recommended_threads", "DEFAULT_MAX_STREAMS",
+    "close_server", "recommended_threads", "DEFAULT_MAX_STREAMS", "TablePresence",
 ]
 
 log = logging.getLogger("web")
@@ -61,6 +62,8 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_LIMIT_PER_CLIENT": 5,
     "LOGIN_LIMIT_OVERALL": 20,
     "LOGIN_WINDOW_S": 60.0,  # at most LOGIN_LIMIT_PER_CLIENT tries a minute, then a doubling lock-out
+    "LOGIN_BUDGET_WINDOW_S": 300.0,  # LOGIN_LIMIT_OVERALL tries from all addresses in this, then a seat press
+    "TABLE_PRESENCE": None,  # web.security.TablePresence the controller feeds with seat-button presses
     "LOGIN_MAX_LOCK_S": 3600.0,
     "ADMIN_SESSION_HOURS": 12,
     "SECURE_COOKIES": False,  # the session cookie's Secure flag: on when served behind HTTPS
@@ -198,7 +201,9 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
             per_client=int(app.config["LOGIN_LIMIT_PER_CLIENT"]),
             overall=int(app.config["LOGIN_LIMIT_OVERALL"]),
             window_s=float(app.config["LOGIN_WINDOW_S"]),
+            budget_window_s=float(app.config["LOGIN_BUDGET_WINDOW_S"]),
             max_lock_s=float(app.config["LOGIN_MAX_LOCK_S"]),
+            presence=app.config["TABLE_PRESENCE"],
         ),
         streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
     )

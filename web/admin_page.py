@@ -197,12 +197,12 @@ def do(name: str) -> Any:
 def login() -> Any:
     state = web_state()
     client = client_address()
-    wait = state.limiter.attempt(client)  # checks and counts in one step: a burst gets no extra tries
-    if wait:
-        reason = f"too many wrong PINs: try again in {wait} s"
+    refusal = state.limiter.check(client)  # checks and counts in one step: a burst gets no extra tries
+    if refusal is not None:
+        retry = {"Retry-After": str(refusal.wait)}
         if _wants_json():
-            raise ApiError(429, reason, headers={"Retry-After": str(wait)})
-        return render_template("login.html", error=reason), 429, {"Retry-After": str(wait)}
+            raise ApiError(429, refusal.reason, headers=retry)
+        return render_template("login.html", error=refusal.reason), 429, retry
     if request.is_json:
         body = request.get_json(silent=True)
         pin = body.get("pin") if isinstance(body, dict) else None

@@ -150,6 +150,11 @@ class Controller:
         if self.referee.state.players != list(cfg.game.players):
             print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
                   "the config's [game] applies to a new ledger only", file=sys.stderr)
+        from web.security import TablePresence
+
+        # a seat-button press is also proof, for the dashboard, that someone is at the table: once
+        # the PIN budget is spent, a login needs one (web.security.LoginLimiter)
+        self.presence = TablePresence()
         self.controls = self._pins(cfg)
         self.parts.append(self.controls)
         self.referee.outputs = self.controls
@@ -181,7 +186,7 @@ class Controller:
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
                                  admin_pin=self.admin_pin, threads=cfg.web.threads,
-                                 secure_cookies=cfg.web.secure_cookies)
+                                 secure_cookies=cfg.web.secure_cookies, presence=self.presence)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
@@ -210,7 +215,7 @@ class Controller:
         try:
             # every seat the config wires, not only the players': a late joiner who sits down at a
             # wired seat has a working button and LED at once (presses at an empty seat mean nothing)
-            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self.referee.submit,
+            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self._button,
                                                       double_press=cfg.game.variant == "three_card",
                                                       pin_factory=factory)
         except GPIOUnavailable as exc:
@@ -219,6 +224,12 @@ class Controller:
             print(f"loo-table run: GPIO: using {type(controls.pin_factory).__name__} after: {'; '.join(fell_back)}",
                   file=sys.stderr, flush=True)
         return controls
+
+    def _button(self, event: Any) -> None:
+        """A gesture from the table's buttons: to the referee, and a seat's to the login gate."""
+        if getattr(event, "source", None) == "seat":
+            self.presence.pressed()
+        self.referee.submit(event)
 
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),

@@ -9,7 +9,7 @@ import logging
 from web_fakes import ORIGIN, PIN, admin, app, client, csrf_of, service  # noqa: F401 (pytest fixtures, used by name)
 
 from web import create_app, ensure_admin_pin
-from web.security import PIN_FILE, SECRET_FILE, LoginLimiter
+from web.security import PIN_FILE, SECRET_FILE, LoginLimiter, TablePresence
 
 
 def _login(client, pin, token, **headers):
@@ -184,14 +184,23 @@ def test_limiter_five_tries_a_minute_then_a_doubling_lock_out():
     assert lim.attempt("a") == 0
 
 
-def test_limiter_overall_cap_spares_clients_that_have_not_failed():
+def test_limiter_budget_is_for_the_whole_server_and_a_seat_press_lets_the_host_in():
+    """Issue 49 #3: new addresses share one budget (20 in five minutes); then a press at the table."""
     now = [0.0]
-    lim = LoginLimiter(per_client=5, overall=20, window_s=60, clock=lambda: now[0])
-    for i in range(8):  # 8 addresses guess at once, 4 tries each: 32 > the overall cap
-        for _ in range(4):
-            lim.attempt(f"10.0.0.{i}")
-    assert lim.attempt("10.0.0.0") > 0  # a guesser waits for the whole server's window
-    assert lim.attempt("192.168.1.5") == 0  # the host's phone, which never failed, is let in
+    presence = TablePresence(window_s=60, tries_per_press=3, clock=lambda: now[0])
+    lim = LoginLimiter(per_client=5, overall=20, window_s=60, budget_window_s=300, presence=presence,
+                       clock=lambda: now[0])
+    assert [lim.attempt(f"10.0.{i}.1") for i in range(20)] == [0] * 20  # 20 fresh addresses, one try each
+    refused = lim.check("10.0.99.1")  # a 21st fresh address: not checked
+    assert refused is not None and "press any seat button" in refused.reason and refused.wait == 300
+    presence.pressed()  # the host presses a button at the table
+    assert [lim.attempt("192.168.1.5") for _ in range(4)] == [0, 0, 0, 300]  # three tries per press
+    now[0] += 61
+    presence.pressed()
+    now[0] += 61  # the press is stale after a minute
+    assert lim.attempt("192.168.1.5") > 0
+    now[0] = 301.0  # the five minutes have passed for the first tries
+    assert lim.attempt("10.0.99.1") == 0
 
 
 def test_a_parallel_burst_of_wrong_pins_gets_five_tries(app):
@@ -218,6 +227,7 @@ def test_a_parallel_burst_of_wrong_pins_gets_five_tries(app):
 
 
 def test_many_guessers_never_lock_out_the_host(app):
+    """8 addresses spend the server's budget; the host's right PIN then needs a press at the table."""
     token_of = {}
     for i in range(8):
         c = app.test_client()
@@ -227,9 +237,16 @@ def test_many_guessers_never_lock_out_the_host(app):
             c.post("/admin/login", json={"pin": "111111"}, environ_base={"REMOTE_ADDR": f"10.0.0.{i}"},
                    headers={"Origin": ORIGIN, "X-CSRF-Token": token})
     host = app.test_client()
-    resp = host.post("/admin/login", json={"pin": PIN}, environ_base={"REMOTE_ADDR": "10.0.0.99"},
-                     headers={"Origin": ORIGIN, "X-CSRF-Token": csrf_of(host)})
-    assert resp.status_code == 200
+    token = csrf_of(host)
+
+    def host_login():
+        return host.post("/admin/login", json={"pin": PIN}, environ_base={"REMOTE_ADDR": "10.0.0.99"},
+                         headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+
+    refused = host_login()
+    assert refused.status_code == 429 and "press any seat button" in refused.get_json()["error"]
+    app.extensions["loo"].limiter.presence.pressed()
+    assert host_login().status_code == 200
 
 
 def test_malformed_login_bodies_are_4xx(client):

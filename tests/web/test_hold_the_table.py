@@ -1,0 +1,95 @@
+"""Issue 49, against real waitress on 127.0.0.1: a guest's logout and a PIN flood from many addresses.
+
+Every request goes over a socket, each "address" is its own loopback source address (127.0.0.N,
+all of 127/8 is this machine), and each phone keeps its cookie as a browser would.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import threading
+
+import pytest
+from web_fakes import PIN, FakeService
+
+from web import close_server, create_app, make_server
+
+
+@pytest.fixture
+def live(tmp_path):
+    service = FakeService()
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, "MAX_STREAMS": 2})
+    server = make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    yield service, app, server.effective_port
+    close_server(app, server)
+    thread.join(5)
+
+
+class Phone:
+    """One browser: a source address, a cookie, the CSRF token of its last admin page."""
+
+    def __init__(self, port: int, address: str = "127.0.0.1") -> None:
+        self.port = port
+        self.address = address
+        self.cookie = ""
+        self.token = ""
+
+    def request(self, method: str, path: str, body: dict[str, object] | None = None) -> tuple[int, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10, source_address=(self.address, 0))
+        headers = {"Origin": f"http://127.0.0.1:{self.port}", "Host": f"127.0.0.1:{self.port}"}
+        if self.cookie:
+            headers["Cookie"] = self.cookie
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers |= {"Content-Type": "application/json", "X-CSRF-Token": self.token}
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        text = resp.read().decode()
+        conn.close()
+        set_cookie = resp.getheader("Set-Cookie")
+        if set_cookie:
+            self.cookie = set_cookie.split(";", 1)[0]
+        found = re.search(r'name="csrf-token" content="([^"]+)"', text)
+        if found:
+            self.token = found.group(1)
+        if resp.getheader("Content-Type", "").startswith("application/json"):
+            answer = json.loads(text)
+            if isinstance(answer, dict) and "csrf_token" in answer:
+                self.token = answer["csrf_token"]
+        return resp.status, text
+
+    def login(self, pin: str) -> int:
+        self.request("GET", "/admin")
+        return self.request("POST", "/admin/login", {"pin": pin})[0]
+
+
+def test_a_guest_logging_out_in_a_loop_never_stops_the_host(live):
+    """Issue 49 #1: a guest's logout (token from the login page) used to end every admin session."""
+    service, _app, port = live
+    host = Phone(port)
+    assert host.login(PIN) == 200
+    guest = Phone(port, "127.0.0.2")
+    answered = []
+    for _ in range(40):
+        guest.request("GET", "/admin")
+        assert guest.request("POST", "/admin/logout", {"everywhere": True})[0] == 200
+        answered.append(host.request("POST", "/api/admin/pause", {})[0])
+    assert answered == [200] * 40 and len(service.commands) == 40
+
+
+def test_pin_guesses_from_many_addresses_share_one_budget(live):
+    """Issue 49 #3: 60 fresh addresses, one wrong PIN each: 20 are checked, 40 refused unchecked;
+    the host's right PIN then needs a seat button pressed at the table, and works at once."""
+    _service, app, port = live
+    codes = [Phone(port, f"127.0.1.{i}").login("999999") for i in range(1, 61)]
+    assert codes.count(401) == 20 and codes.count(429) == 40
+    host = Phone(port, "127.0.2.1")
+    assert host.login(PIN) == 429
+    app.extensions["loo"].limiter.presence.pressed()  # what a seat button does (table.commands.run)
+    assert host.login(PIN) == 200
+    assert host.request("POST", "/api/admin/pause", {})[0] == 200
