@@ -39,6 +39,7 @@ __all__ = [
     "IdempotencyConflict",
     "SCHEMA_VERSION",
     "chain_hash",
+    "night_of",
 ]
 
 SCHEMA_VERSION = 2
@@ -135,6 +136,15 @@ def _high_water(con: sqlite3.Connection) -> int:
     return 0 if row is None else int(row[0])
 
 
+def night_of(con: sqlite3.Connection) -> str | None:
+    """The ``night`` recorded in the ledger's meta table (None when absent or unreadable)."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE name='night'").fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
+
+
 def _migrate_v1(con: sqlite3.Connection) -> None:
     """Schema 1 had no hashes: add the column and chain the existing events, in one transaction
     (the update trigger is lifted for exactly that and put back)."""
@@ -200,6 +210,12 @@ class Ledger:
         if readonly:  # `ledger verify` / `export` beside a running table: never write, never create
             if not self.path.is_file():
                 raise LedgerError(f"ledger {self.path}: no such file")
+            if check:
+                from table.instance import running_pid
+                from table.night import refuse_stray_wal
+
+                if running_pid(self.path) is None:  # a live table's own WAL is the night's, mid-write
+                    refuse_stray_wal(self.path)
             if not any(Path(f"{self.path}{s}").exists() for s in ("-wal", "-shm")):
                 # Nobody has the ledger open (a live table keeps its -wal): read it as immutable, or
                 # SQLite would leave -wal/-shm files behind, owned by whoever ran `verify` (root),
@@ -222,6 +238,10 @@ class Ledger:
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not existed:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif check:
+            from table.night import refuse_stray_wal
+
+            refuse_stray_wal(self.path)  # before SQLite opens it: an open applies whatever WAL lies there
         try:
             self._con = (connect or _connect)(self.path)
             if existed and check:
@@ -234,8 +254,11 @@ class Ledger:
             self._con.execute("PRAGMA synchronous=FULL")
             self._con.execute("PRAGMA foreign_keys=ON")
             # one transaction: a kill while a new ledger is set up leaves all of the schema or none
+            # the night's identity is made with the file (and added to a ledger from before it had
+            # one): a WAL or a restore from another night is told apart by it
             self._con.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta(name, value) "
-                                    f"VALUES ('schema', '{SCHEMA_VERSION}');\nCOMMIT;")
+                                    f"VALUES ('schema', '{SCHEMA_VERSION}');\nINSERT OR IGNORE INTO meta(name, value) "
+                                    f"VALUES ('night', '{uuid.uuid4().hex}');\nCOMMIT;")
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
@@ -351,6 +374,15 @@ class Ledger:
         con = self._reader()
         try:
             return _last(con)
+        finally:
+            con.close()
+
+    @property
+    def night(self) -> str | None:
+        """The night's identity (32 hex digits, made with the file), None for a ledger from before."""
+        con = self._reader()
+        try:
+            return night_of(con)
         finally:
             con.close()
 
