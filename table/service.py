@@ -53,8 +53,12 @@ class TableService:
         return [e.row() for e in self.referee.ledger.iter_events()]
 
     def ledger_head(self) -> dict[str, Any]:
+        from table.seal import code
+
         seq, digest = self.referee.ledger.head()
-        return {"seq": seq, "hash": digest}
+        seal = self.referee.ledger.seal(seq) if seq else None
+        # ``seal``: what the host keeps at the end of the night (table/seal.py), when events are sealed
+        return {"seq": seq, "hash": digest} | ({"seal": code(seal)} if seal else {})
 
     def chip_history(self) -> dict[str, list[int]]:
         with self.referee.lock:

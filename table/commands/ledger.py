@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--config", metavar="PATH", help="config file naming the database (state.database)")
         p.add_argument("--db", metavar="PATH", help="the ledger database (overrides --config)")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument("--noted", metavar="EVENT:CODE",
+                        help="the ledger's seal as the End of night page showed it (e.g. 412:3f9c0a1b2c3d4e5f): "
+                        "the events up to it must be the ones sealed then (needs the key: run as the table's user)")
     export.add_argument("--format", choices=("json", "csv"), default="json")
     export.add_argument("--output", "-o", metavar="FILE", help="write here instead of standard output")
 
@@ -53,16 +56,26 @@ def _open(args: argparse.Namespace) -> Any:
         raise CommandError(str(exc)) from None
 
 
-def verify(ledger: Any) -> dict[str, Any]:
+def verify(ledger: Any, noted: tuple[int, str] | None = None) -> dict[str, Any]:
     """The checks `ledger verify` runs; returns a report with ``ok`` and ``problems``."""
     from engine.records import score_record
+    from table.seal import SealError, check_heads, load_key
     from table.state import StateError, TableState
 
     problems: list[str] = []
     integrity = ledger.integrity()
     if integrity != "ok":
         problems.append(f"integrity_check: {integrity}")
-    problems.extend(ledger.verify_chain())
+    try:
+        key = load_key(ledger.path, create=False)
+        seals = "checked" if key is not None else "not checked (no ledger.key beside the ledger)"
+    except SealError as exc:
+        key, seals = None, f"not checked ({exc})"
+    if noted is not None and key is None:
+        problems.append(f"--noted needs the ledger's key: seals {seals}")
+    problems.extend(ledger.verify_chain(key))
+    if not problems:
+        problems.extend(check_heads(ledger, key, noted))
     head_seq, head_hash = ledger.head()
     state = TableState()
     events = 0
@@ -101,7 +114,7 @@ def verify(ledger: Any) -> dict[str, Any]:
         "deals_closed": len(state.finished), "records_rescored": rescored,
         "chips": state.chips() if state.started else {}, "pool": state.pool_now() if state.started else 0,
         "total_chips": total, "chips_brought": state.total_in, "digest": state.digest(),
-        "head": {"seq": head_seq, "hash": head_hash},
+        "head": {"seq": head_seq, "hash": head_hash}, "seals": seals,
     }
 
 
@@ -109,14 +122,20 @@ def run(args: argparse.Namespace) -> int:
     ledger = _open(args)
     try:
         if args.action == "verify":
-            report = verify(ledger)
+            from table.seal import parse_noted
+
+            try:
+                noted = parse_noted(args.noted) if args.noted else None
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+            report = verify(ledger, noted)
             if args.json:
                 print(json.dumps(report, indent=1))
             else:
                 print(f"{ledger.path}: {report['events']} events, {report['deals_closed']} deals closed, "
                       f"{report['records_rescored']} records re-scored, integrity {report['integrity']}, "
                       f"chips {report['total_chips']} of {report['chips_brought']} brought, "
-                      f"head {report['head']['seq']}:{report['head']['hash'][:16]}")
+                      f"head {report['head']['seq']}:{report['head']['hash'][:16]}, seals {report['seals']}")
             if not report["ok"]:
                 raise CommandError(report["problems"][0] + (f" (and {len(report['problems']) - 1} more)"
                                                              if len(report["problems"]) > 1 else ""))

@@ -118,7 +118,14 @@ class Controller:
             raise CommandError(f"cannot lock {lock.path}: {exc.strerror or exc}") from None
         self.parts.append(lock)
         try:
-            self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir)
+            from table.seal import HeadNotary, SealError, load_key
+
+            try:  # the service's own key seals every event (table/seal.py); made at the first start
+                key = load_key(cfg.state.database, create=True)
+            except (SealError, OSError) as exc:
+                raise CommandError(str(exc)) from None
+            self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir, key=key)
+            self.notary = HeadNotary(self.ledger)
             self.parts.append(self.ledger)
             self.ledger.require_intact()
         except LedgerError as exc:
@@ -289,9 +296,22 @@ class Controller:
         deadline = None if self.args.max_seconds is None else time.monotonic() + self.args.max_seconds
         while not self.stop_event.is_set():
             self.watchdog.beat()
+            self._note_head()
             if deadline is not None and time.monotonic() >= deadline:
                 break
             self.stop_event.wait(interval if deadline is None else min(interval, max(0.0, deadline - time.monotonic())))
+
+    def _note_head(self) -> None:
+        """The ledger's head, noted outside it when it moved (table/seal.py); a failure to note is
+        logged, never fatal: the events themselves are in the ledger."""
+        notary = getattr(self, "notary", None)
+        if notary is None:
+            return
+        try:
+            notary.note()
+        except OSError as exc:
+            print(f"loo-table run: cannot note the ledger's head in {notary.path}: {exc.strerror or exc}",
+                  file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         notifier = getattr(self, "notifier", None)
@@ -307,6 +327,7 @@ class Controller:
         referee = getattr(self, "referee", None)
         if referee is not None:
             referee.stop()
+        self._note_head()  # the night's last head, after the referee's last event
         camera = getattr(self, "camera", None)
         if camera is not None and camera.is_alive():
             camera.join(5)

@@ -520,3 +520,12 @@ def test_a_seat_button_at_the_table_opens_the_dashboard_login_gate(tmp_path):
         wait_until(lambda: ctl.presence.take(), "the press to reach the login gate")
     finally:
         ctl.stop()
+    # issue 49 #5: the controller sealed its events and noted the night's last head beside the ledger
+    from table.ledger import Ledger
+    from table.seal import load_key, noted_head
+
+    db = tmp_path / "state" / "ledger.db"
+    with Ledger(db, readonly=True) as led:
+        head = noted_head(db)
+        assert head is not None and (head.seq, head.hash) == led.head()
+        assert led.verify_chain(load_key(db, create=False)) == []
