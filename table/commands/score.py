@@ -28,14 +28,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The largest records file read (a night is a few hundred kilobytes of loo-hand/1 records).
+MAX_RECORDS_BYTES = 64 << 20
+
+
 def _read(path: str) -> str:
     from table.cli import CommandError
 
     if path == "-":
         return sys.stdin.read()
+    from table.files import FileRefused, read_limited
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return read_limited(path, MAX_RECORDS_BYTES).decode("utf-8")
+    except FileRefused as exc:
+        raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
