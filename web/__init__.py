@@ -114,6 +114,9 @@ class WebState:
     stop: threading.Event = field(default_factory=threading.Event)
     partial_cache: dict[str, tuple[int, str]] = field(default_factory=dict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: client address -> when (time.monotonic) it last made a request with an admin session: the
+    #: server keeps connections in reserve for these (web.server.ADMIN_RESERVE)
+    admin_addresses: dict[str, float] = field(default_factory=dict)
 
     def fragment(self, key: str, version: int, render: Callable[[], str]) -> str:
         """``render()`` once per (key, version): when a change wakes every phone's stream at once,
@@ -216,6 +219,18 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
     @app.context_processor
     def _globals() -> dict[str, Any]:
         return {"csrf_token": csrf_token, "is_admin": is_admin}
+
+    @app.after_request
+    def _note_admin_address(resp: Response) -> Response:
+        from flask import session
+
+        if session.get("admin") is True and is_admin():
+            import time
+
+            seen = app.extensions["loo"].admin_addresses
+            if len(seen) < 256 or request.remote_addr in seen:
+                seen[request.remote_addr or "unknown"] = time.monotonic()
+        return resp
 
     @app.after_request
     def _headers(resp: Response) -> Response:

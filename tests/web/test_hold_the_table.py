@@ -93,3 +93,95 @@ def test_pin_guesses_from_many_addresses_share_one_budget(live):
     app.extensions["loo"].limiter.presence.pressed()  # what a seat button does (table.commands.run)
     assert host.login(PIN) == 200
     assert host.request("POST", "/api/admin/pause", {})[0] == 200
+
+
+def _serve(tmp_path, **config):
+    service = FakeService()
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, **config})
+    server = make_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    return service, app, server, thread
+
+
+def _half_open(port: int, address: str):
+    import socket
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(address, 0))
+    sock.sendall(b"GET /api/state HTTP/1.1\r\nHost: localhost\r\n")  # and never the blank line
+    return sock
+
+
+def _open_count(server) -> int:
+    return sum(server.loo_clients.values())
+
+
+def test_seventeen_addresses_of_half_open_connections_leave_room_for_the_host(tmp_path):
+    """Issue 49 #2: 17 x 32 half-open connections filled the 512 before; the fair share leaves room,
+    and at the limit an address that held an admin session still gets in (the reserve)."""
+    import time
+
+    service, app, server, thread = _serve(tmp_path, HEADER_TIMEOUT_S=600.0)  # the share alone, here
+    port = server.effective_port
+    held = []
+    try:
+        host = Phone(port, "127.0.9.1")
+        assert host.login(PIN) == 200
+        held += [_half_open(port, f"127.0.3.{a}") for a in range(1, 18) for _ in range(32)]
+        time.sleep(0.5)
+        assert _open_count(server) <= 8 * 32 + 9 * 8  # once busy, each address keeps 8 at most
+        guest = Phone(port, "127.0.4.1")
+        assert guest.request("GET", "/api/state")[0] == 200  # a phone that just came is answered
+        held += [_half_open(port, f"127.0.5.{a}") for a in range(1, 60) for _ in range(8)]
+        time.sleep(0.5)
+        assert _open_count(server) >= 512 - 1
+        t0 = time.monotonic()
+        assert host.request("POST", "/api/admin/pause", {})[0] == 200  # the host, in the reserve
+        assert time.monotonic() - t0 < 2.0 and service.commands[-1][0] == "pause"
+    finally:
+        for sock in held:
+            sock.close()
+        close_server(app, server)
+        thread.join(5)
+
+
+def test_a_request_trickled_a_header_line_a_second_is_closed(tmp_path):
+    import socket
+    import time
+
+    _service, app, server, thread = _serve(tmp_path, HEADER_TIMEOUT_S=1.0)
+    port = server.effective_port
+    try:
+        silent = socket.create_connection(("127.0.0.1", port), timeout=5)
+        slow = _half_open(port, "127.0.0.1")
+        kept = socket.create_connection(("127.0.0.1", port), timeout=5)
+        kept.sendall(b"GET /api/state HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        assert kept.recv(12) == b"HTTP/1.1 200"
+        kept.settimeout(0.2)
+        closed_at = None
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 4.0 and closed_at is None:
+            try:
+                slow.sendall(b"X-Trickle: 1\r\n")  # a header line every 0.2 s: never idle
+            except OSError:
+                closed_at = time.monotonic() - t0
+                break
+            slow.settimeout(0.2)
+            try:
+                if slow.recv(1) == b"":
+                    closed_at = time.monotonic() - t0
+            except TimeoutError:
+                pass
+        assert closed_at is not None and closed_at < 3.5
+        silent.settimeout(1.0)
+        assert silent.recv(1) == b""  # a connection that never sent a byte went too
+        try:  # the answered keep-alive connection is still open (channel_timeout is 30 s)
+            kept.recv(65536)
+            assert kept.recv(1) != b""
+        except TimeoutError:
+            pass
+        for sock in (silent, slow, kept):
+            sock.close()
+    finally:
+        close_server(app, server)
+        thread.join(5)
