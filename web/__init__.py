@@ -211,6 +211,11 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
         streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
     )
 
+    from web.load import install as install_load_gate
+
+    # the heavy pages and exports: rationed per address, bounded, cached per version (web/load.py)
+    app.extensions["loo_load"] = install_load_gate(app)
+
     @app.before_request
     def _post_checks() -> None:
         if request.method not in ("GET", "HEAD", "OPTIONS"):

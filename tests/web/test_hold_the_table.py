@@ -185,3 +185,32 @@ def test_a_request_trickled_a_header_line_a_second_is_closed(tmp_path):
     finally:
         close_server(app, server)
         thread.join(5)
+
+
+def test_heavy_pages_are_rationed_per_phone_and_rendered_once_per_version(tmp_path):
+    """Issue 49 #4: page and export load from guests costs the table a bounded amount of work."""
+    service = FakeService()
+    calls = {"deals": 0, "ledger_rows": 0}
+    for name in calls:
+        real = getattr(service, name)
+
+        def counted(real=real, name=name):
+            calls[name] += 1
+            return real()
+
+        setattr(service, name, counted)
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN})
+    client = app.test_client()
+    codes = [client.get(path, environ_base={"REMOTE_ADDR": "10.1.0.1"}).status_code
+             for _ in range(21) for path in ("/history", "/api/ledger", "/api/ledger.csv")]
+    assert codes.count(200) <= 8 and codes.count(429) >= 55  # one phone: a burst, then 2 a second
+    assert calls["deals"] <= 3 and calls["ledger_rows"] <= 6
+    before = dict(calls)
+    for i in range(100):  # a hundred phones between two changes of the table: one render each route
+        for path in ("/history", "/api/ledger"):
+            assert client.get(path, environ_base={"REMOTE_ADDR": f"10.2.0.{i}"}).status_code == 200
+    assert calls["deals"] - before["deals"] <= 1 and calls["ledger_rows"] - before["ledger_rows"] <= 1
+    rendered = calls["deals"]
+    service.play("Cal", "2H")  # the table moved: the next answer is rendered afresh
+    page = client.get("/history", environ_base={"REMOTE_ADDR": "10.3.0.1"})
+    assert page.status_code == 200 and calls["deals"] == rendered + 1
