@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,7 @@ from web.security import (
     open_admin_session,
     pin_hash,
 )
+from web.server import ADMIN_MEMORY_S
 from web.table_page import fragment_response
 
 #: The phases of a deal in progress (the admin page says what can change only between deals).
@@ -197,7 +199,9 @@ def do(name: str) -> Any:
 def login() -> Any:
     state = web_state()
     client = client_address()
-    refusal = state.limiter.check(client)  # checks and counts in one step: a burst gets no extra tries
+    seen = state.admin_addresses.get(client)
+    known = seen is not None and time.monotonic() - seen < ADMIN_MEMORY_S  # the host's phone tonight
+    refusal = state.limiter.check(client, known=known)  # checks and counts in one step
     if refusal is not None:
         retry = {"Retry-After": str(refusal.wait)}
         if _wants_json():

@@ -196,13 +196,16 @@ class LoginLimiter:
         while q and q[0] <= now - window:
             q.popleft()
 
-    def attempt(self, client: str) -> int:
+    def attempt(self, client: str, *, known: bool = False) -> int:
         """0 and the try counted, or the seconds ``client`` must wait (nothing counted)."""
-        refusal = self.check(client)
+        refusal = self.check(client, known=known)
         return 0 if refusal is None else refusal.wait
 
-    def check(self, client: str) -> Refusal | None:
-        """None and the try counted, or why not (nothing counted)."""
+    def check(self, client: str, *, known: bool = False) -> Refusal | None:
+        """None and the try counted, or why not (nothing counted). ``known``: the address held an
+        admin session tonight (the host's phone): only its own per-address limit applies to it,
+        so a flood from elsewhere that spent the server's budget, and took the tries a seat press
+        admits, never keeps the host's own phone out."""
         now = self._clock()
         with self._lock:
             self._trim(self._all, now, self.budget_window_s)
@@ -214,7 +217,7 @@ class LoginLimiter:
                     return Refusal(wait, f"too many wrong PINs: try again in {wait} s")
                 if c.strikes and now - c.last > self.max_lock_s:
                     c.strikes = 0  # a long quiet spell forgives the earlier lock-outs
-            if len(self._all) >= self.overall and not self.presence.take():
+            if not known and len(self._all) >= self.overall and not self.presence.take():
                 wait = max(1, math.ceil(self._all[0] + self.budget_window_s - now))
                 return Refusal(wait, "too many PIN tries on this dashboard: press any seat button at the "
                                      f"table, then log in within {self.presence.window_s:g} s")

@@ -28,6 +28,13 @@ BUSY_SHARE_PER_CLIENT = 8
 #: Connections beyond ``connection_limit`` kept for addresses that held an admin session (the host's
 #: phone): whatever guests open, the host gets in.
 ADMIN_RESERVE = 32
+#: New connections a second from addresses without an admin session, all of them together (a
+#: burst of ``GUEST_CONNECTION_BURST``, a whole table of phones opening their pages at once):
+#: phones keep their connections open, so a table needs a few a second; a
+#: flood of fresh connections (a PIN guesser, one request each) is closed at accept, before a byte
+#: is parsed, and costs the deal almost nothing.
+GUEST_CONNECTIONS_PER_S = 100.0
+GUEST_CONNECTION_BURST = 400.0
 #: A connection gets this long to send a whole request's headers (from its first byte, or from the
 #: connect when it sends none). A phone needs well under a second; a socket that trickles one
 #: header line a second to hold a slot is closed. Idle keep-alive connections keep ``channel_timeout``.
@@ -84,8 +91,10 @@ def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrid
     options["connection_limit"] = limit + ADMIN_RESERVE
     server = waitress.create_server(app, host=host, port=port, **options)
     admins: dict[str, float] = app.extensions["loo"].admin_addresses
+    rate = float(app.config.get("GUEST_CONNECTIONS_PER_S", GUEST_CONNECTIONS_PER_S))
     server.channel_class = _channel_class(
-        int(app.config.get("CONNECTIONS_PER_CLIENT", DEFAULT_CONNECTIONS_PER_CLIENT)), limit, admins)
+        int(app.config.get("CONNECTIONS_PER_CLIENT", DEFAULT_CONNECTIONS_PER_CLIENT)), limit, admins,
+        _Rate(rate, float(app.config.get("GUEST_CONNECTION_BURST", GUEST_CONNECTION_BURST))))
     server.loo_clients = collections.Counter()
     server.loo_header_timeout = float(app.config.get("HEADER_TIMEOUT_S", HEADER_TIMEOUT_S))
     server.maintenance = _maintenance(server)
@@ -109,7 +118,28 @@ def admit(mine: int, total: int, *, per_client: int, limit: int, admin: bool) ->
     return mine < share
 
 
-def _channel_class(per_client: int, limit: int, admins: dict[str, float]) -> type:
+class _Rate:
+    """A token bucket: ``take()`` is True while fewer than ``rate`` a second (``burst`` at once) were
+    taken. Used on the server's loop thread only, so it needs no lock."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        import time
+
+        self.rate, self.burst, self.tokens = rate, burst, burst
+        self.clock = time.monotonic
+        self.at = self.clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+def _channel_class(per_client: int, limit: int, admins: dict[str, float], guests: _Rate) -> type:
     """waitress's channel, admitting a connection by ``admit`` (the address's share, the total,
     the admin reserve), and noting when a request's headers began (``_maintenance`` closes a
     connection that has taken longer than the header timeout).
@@ -131,7 +161,8 @@ def _channel_class(per_client: int, limit: int, admins: dict[str, float]) -> typ
             mine, total = clients[self.loo_client], sum(clients.values())
             seen = admins.get(self.loo_client)
             admin = seen is not None and time.monotonic() - seen < ADMIN_MEMORY_S
-            refused = not admit(mine, total, per_client=per_client, limit=limit, admin=admin)
+            refused = not admit(mine, total, per_client=per_client, limit=limit, admin=admin) or (
+                not admin and not guests.take())
             super().__init__(server, sock, addr, adj, map)
             if refused:
                 self.handle_close()

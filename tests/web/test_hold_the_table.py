@@ -20,7 +20,8 @@ from web import close_server, create_app, make_server
 @pytest.fixture
 def live(tmp_path):
     service = FakeService()
-    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, "MAX_STREAMS": 2})
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, "MAX_STREAMS": 2,
+                                      "GUEST_CONNECTIONS_PER_S": 10_000.0})  # the rate has its own test
     server = make_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -121,7 +122,8 @@ def test_seventeen_addresses_of_half_open_connections_leave_room_for_the_host(tm
     and at the limit an address that held an admin session still gets in (the reserve)."""
     import time
 
-    service, app, server, thread = _serve(tmp_path, HEADER_TIMEOUT_S=600.0)  # the share alone, here
+    # the share alone, here: no header deadline, no connection rate
+    service, app, server, thread = _serve(tmp_path, HEADER_TIMEOUT_S=600.0, GUEST_CONNECTIONS_PER_S=10_000.0)
     port = server.effective_port
     held = []
     try:
@@ -214,3 +216,42 @@ def test_heavy_pages_are_rationed_per_phone_and_rendered_once_per_version(tmp_pa
     service.play("Cal", "2H")  # the table moved: the next answer is rendered afresh
     page = client.get("/history", environ_base={"REMOTE_ADDR": "10.3.0.1"})
     assert page.status_code == 200 and calls["deals"] == rendered + 1
+
+
+def test_a_flood_that_takes_the_press_tries_never_keeps_the_hosts_own_phone_out(live):
+    """The flood spends the budget and grabs the tries a seat press admits; the phone the host
+    used tonight is held to its own per-address limit only."""
+    _service, app, port = live
+    host = Phone(port, "127.0.2.9")
+    assert host.login(PIN) == 200  # earlier tonight
+    codes = [Phone(port, f"127.0.1.{i}").login("999999") for i in range(1, 30)]
+    assert codes.count(401) == 19 and codes.count(429) == 10  # the host's login counted too
+    app.extensions["loo"].limiter.presence.pressed()
+    assert [Phone(port, f"127.0.5.{i}").login("999999") for i in range(1, 5)] == [401, 401, 401, 429]
+    again = Phone(port, "127.0.2.9")  # the host's phone, a new login (the cookie was lost)
+    assert again.login(PIN) == 200
+    newcomer = Phone(port, "127.0.2.10")
+    assert newcomer.login(PIN) == 429  # an unknown phone still needs a fresh press
+
+
+def test_a_flood_of_fresh_connections_is_closed_at_accept_but_the_host_gets_in(tmp_path):
+    """Issue 49 #3/#4: a PIN guesser opens a new connection per try; past the guests' connection
+    rate they are closed before a byte is parsed, and the host's phone is not counted in it."""
+    service, app, server, thread = _serve(tmp_path, GUEST_CONNECTIONS_PER_S=20.0, GUEST_CONNECTION_BURST=40.0)
+    port = server.effective_port
+    try:
+        host = Phone(port, "127.0.9.2")
+        assert host.login(PIN) == 200
+        refused = answered = 0
+        for i in range(200):  # as fast as one thread can: well past 20 a second
+            try:
+                status, _ = Phone(port, f"127.0.{20 + i // 200}.{i % 200 + 1}").request("GET", "/api/state")
+                answered += status == 200
+            except (OSError, http.client.HTTPException):
+                refused += 1
+        assert refused > 100 and answered >= 40  # the burst of 40, then about 20 a second
+        assert host.request("POST", "/api/admin/pause", {})[0] == 200
+        assert service.commands[-1][0] == "pause"
+    finally:
+        close_server(app, server)
+        thread.join(5)
