@@ -114,6 +114,17 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+def _fsync_dir(folder: Path) -> None:
+    """Make ``folder``'s entries (a file created in it) durable."""
+    import os
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
     con: sqlite3.Connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kwargs)
     con.text_factory = _lenient_text
@@ -230,13 +241,18 @@ class Ledger:
         readonly: bool = False,
         connect: Callable[[Path], Any] | None = None,
         key: bytes | None = None,
+        sync_dir: Callable[[Path], None] | None = None,
     ) -> None:
         """``connect(path)`` opens the writer's connection (default: ``sqlite3``; the power-cut test
         passes one over a VFS that drops unsynced writes, as gpiozero takes a pin factory).
 
         ``key`` (``table.seal.load_key``: a file only the service reads) seals every event written:
         ``mac = HMAC-SHA256(key, hash)``, so a chain rewritten without the key fails `verify_chain`
-        given the key."""
+        given the key.
+
+        ``sync_dir(folder)`` makes the folder's entries durable (default: fsync the folder); it runs
+        once the ledger and its WAL exist, so a power cut cannot lose a new file's name while its
+        synced content is kept (the power-cut test passes one that logs it)."""
         self.path = Path(path)
         self._key = key
         self.backup_dir = backup_dir
@@ -301,6 +317,10 @@ class Ledger:
             if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
             raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
+        try:  # the file and its -wal may have just been made: their names must survive a power cut
+            (sync_dir or _fsync_dir)(self.path.parent)
+        except OSError as exc:
+            raise LedgerError(f"ledger {self.path}: cannot sync its folder ({exc.strerror or exc})") from None
         version = self._con.execute("SELECT value FROM meta WHERE name='schema'").fetchone()[0]
         if int(version) == 1:
             _migrate_v1(self._con)
