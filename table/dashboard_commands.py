@@ -13,13 +13,13 @@ from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from engine.cards import SUIT_NAMES
+from table.contract import commands as cmd
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
 from table.ledger import Event
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
-from web import commands as cmd
 
 __all__ = ["DashboardCommands"]
 

@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from table.backup_files import recovery_hint
+from table.night import StrayWal, night_of, refuse_stray_wal
+
 __all__ = [
     "Event",
     "Ledger",
@@ -150,13 +153,21 @@ def _high_water(con: sqlite3.Connection) -> int:
     return 0 if row is None else int(row[0])
 
 
-def night_of(con: sqlite3.Connection) -> str | None:
-    """The ``night`` recorded in the ledger's meta table (None when absent or unreadable)."""
+def _chain_problems(path: Path) -> list[str]:
+    """The chain's problems of the ledger at ``path`` (one, when it cannot even be opened)."""
     try:
-        row = con.execute("SELECT value FROM meta WHERE name='night'").fetchone()
-    except sqlite3.Error:
-        return None
-    return None if row is None else str(row[0])
+        with Ledger(path, readonly=True, check=False) as led:
+            return led.verify_chain()
+    except LedgerError as exc:
+        return [str(exc)]
+
+
+def _refuse_stray_wal(path: Path) -> None:
+    """``table.night.refuse_stray_wal`` as a ``LedgerError`` (one line; both files untouched)."""
+    try:
+        refuse_stray_wal(path, _chain_problems)
+    except StrayWal as exc:
+        raise LedgerError(str(exc)) from None
 
 
 def _columns(con: sqlite3.Connection) -> set[str]:
@@ -211,8 +222,6 @@ def _migrate_v1(con: sqlite3.Connection) -> None:
 
 def _corrupt_message(path: Path, verdict: str, backup_dir: Path | str | None) -> str:
     try:
-        from table.backup import recovery_hint
-
         hint = recovery_hint(path, backup_dir)
     except Exception as exc:  # the hint must never hide the real problem
         hint = f"(could not look for backups: {exc})"
@@ -266,10 +275,9 @@ class Ledger:
                 raise LedgerError(f"ledger {self.path}: no such file")
             if check:
                 from table.instance import running_pid
-                from table.night import refuse_stray_wal
 
                 if running_pid(self.path) is None:  # a live table's own WAL is the night's, mid-write
-                    refuse_stray_wal(self.path)
+                    _refuse_stray_wal(self.path)
             if not any(Path(f"{self.path}{s}").exists() for s in ("-wal", "-shm")):
                 # Nobody has the ledger open (a live table keeps its -wal): read it as immutable, or
                 # SQLite would leave -wal/-shm files behind, owned by whoever ran `verify` (root),
@@ -293,9 +301,7 @@ class Ledger:
         if not existed:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         elif check:
-            from table.night import refuse_stray_wal
-
-            refuse_stray_wal(self.path)  # before SQLite opens it: an open applies whatever WAL lies there
+            _refuse_stray_wal(self.path)  # before SQLite opens it: an open applies whatever WAL lies there
         try:
             self._con = (connect or _connect)(self.path)
             if existed and check:

@@ -14,37 +14,47 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 #: A WAL header is 32 bytes; a file no longer than that holds no frames and changes nothing.
 WAL_HEADER = 32
 
 
-def _night(path: Path) -> tuple[str | None, list[str]]:
+class StrayWal(Exception):
+    """A WAL beside the ledger that is not this night's; ``str()`` is one line for the host."""
+
+
+def night_of(con: sqlite3.Connection) -> str | None:
+    """The ``night`` recorded in the ledger's meta table (None when absent or unreadable)."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE name='night'").fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
+
+
+def _night(path: Path, chain_problems: Callable[[Path], list[str]]) -> tuple[str | None, list[str]]:
     """The night recorded in the ledger at ``path`` (read as SQLite would, WAL included) and its
     chain's problems."""
-    from table.ledger import Ledger, LedgerError, night_of
-
     try:
         con = sqlite3.connect(path)
         try:
             night = night_of(con)
         finally:
             con.close()
-        with Ledger(path, readonly=True, check=False) as led:
-            return night, led.verify_chain()
-    except (sqlite3.Error, LedgerError) as exc:
+        return night, chain_problems(path)
+    except (sqlite3.Error, ValueError) as exc:
         return None, [str(exc).splitlines()[0] if str(exc) else type(exc).__name__]
 
 
-def refuse_stray_wal(db: Path) -> None:
-    """Raise ``table.ledger.LedgerError`` (one line) when ``db``'s WAL belongs to another night.
+def refuse_stray_wal(db: Path, chain_problems: Callable[[Path], list[str]]) -> None:
+    """Raise ``StrayWal`` (one line) when ``db``'s WAL belongs to another night or does not
+    continue its chain (``chain_problems(path)``: the problems of the ledger at ``path``).
 
     Run before a writer opens ``db`` (at start, with the table stopped). The ledger alone and the
     ledger with its WAL are each read from a private copy, so neither real file is touched.
     """
-    from table.ledger import LedgerError
-
     wal = Path(f"{db}-wal")
     try:
         if not wal.is_file() or wal.stat().st_size <= WAL_HEADER:
@@ -59,23 +69,21 @@ def refuse_stray_wal(db: Path) -> None:
         shutil.copyfile(db, alone)
         shutil.copyfile(db, both)
         shutil.copyfile(wal, Path(f"{both}-wal"))
-        night, problems = _night(alone)
-        with_wal, wal_problems = _night(both)
+        night, problems = _night(alone, chain_problems)
+        with_wal, wal_problems = _night(both, chain_problems)
     if night is None:
         return  # a ledger from before nights were recorded, or one SQLite must judge itself
     keep = f"both files are kept: move {wal} aside to open the ledger as it is, or the ledger aside to keep the log's night"
     if with_wal != night:
-        raise LedgerError(f"ledger {db}: {wal.name} belongs to another night "
+        raise StrayWal(f"ledger {db}: {wal.name} belongs to another night "
                           f"({with_wal or 'none recorded'}, the ledger is night {night}); refusing to apply it; {keep}")
     if wal_problems and not problems:
-        raise LedgerError(f"ledger {db}: {wal.name} does not continue this ledger ({wal_problems[0]}); "
+        raise StrayWal(f"ledger {db}: {wal.name} does not continue this ledger ({wal_problems[0]}); "
                           f"refusing to apply it; {keep}")
 
 
 def night_of_file(path: Path | str) -> str | None:
     """The night recorded in a ledger or backup file, read-only (None when absent or unreadable)."""
-    from table.ledger import night_of
-
     try:
         con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
     except sqlite3.Error:

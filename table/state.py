@@ -39,7 +39,13 @@ __all__ = ["TableState", "StateError", "DealEntry"]
 
 
 class StateError(ValueError):
-    """An event that does not fit the table's state; the message says why in one sentence."""
+    """An event that does not fit the table's state; the message says why in one sentence.
+    ``rule`` is the engine's error class where the engine refused it (``OutOfTurnError``, …),
+    else ``StateError``: carried to the phone with the refusal (`table.contract.service.Refused`)."""
+
+    def __init__(self, message: str, rule: str = "StateError") -> None:
+        super().__init__(message)
+        self.rule = rule
 
 
 @dataclass
@@ -254,7 +260,7 @@ class TableState(_Chips):
         try:
             handler(event.seq, dict(event.data))
         except engine.LooError as exc:
-            raise StateError(str(exc)) from None
+            raise StateError(str(exc), rule=type(exc).__name__) from None
         except (KeyError, TypeError, AttributeError) as exc:
             raise StateError(f"malformed {event.kind} event: {exc}") from None
         self.last_seq = max(self.last_seq, event.seq)

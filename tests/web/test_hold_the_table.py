@@ -205,7 +205,7 @@ def test_heavy_pages_are_rationed_per_phone_and_rendered_once_per_version(tmp_pa
     client = app.test_client()
     codes = [client.get(path, environ_base={"REMOTE_ADDR": "10.1.0.1"}).status_code
              for _ in range(21) for path in ("/history", "/api/ledger", "/api/ledger.csv")]
-    assert codes.count(200) <= 8 and codes.count(429) >= 55  # one phone: a burst, then 2 a second
+    assert codes.count(200) <= 15 and codes.count(429) >= 48  # one phone: a burst of 12, then 2 a second
     assert calls["deals"] <= 3 and calls["ledger_rows"] <= 6
     before = dict(calls)
     for i in range(100):  # a hundred phones between two changes of the table: one render each route
