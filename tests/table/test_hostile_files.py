@@ -270,3 +270,15 @@ def test_pins_config_checks_what_run_would_refuse(tmp_path, capsys, text, needle
     cfg.write_text(text.replace("{missing}", str(tmp_path / "missing")))
     err = _one_line_failure(capsys, ["pins", "--config", str(cfg)])
     assert needle in err
+
+
+def test_score_reads_standard_input_within_its_bound():
+    """`loo-table score - < /dev/zero`: one line once the bound is passed, not a MemoryError."""
+    import subprocess
+    import sys
+
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-m", "table", "score", "-"], stdin=zero, capture_output=True,
+                              text=True, timeout=300)
+    err = done.stderr.strip()
+    assert done.returncode == 1 and "\n" not in err and "more than the" in err
