@@ -255,3 +255,21 @@ def test_a_flood_of_fresh_connections_is_closed_at_accept_but_the_host_gets_in(t
     finally:
         close_server(app, server)
         thread.join(5)
+
+
+def test_a_phone_asking_for_history_ledger_and_csv_in_a_loop_is_rationed_live(live):
+    """Issue 49 #4 over real waitress: 63 heavy requests from one address as fast as they go."""
+    service, _app, port = live
+    rows = {"n": 0}
+    real = service.ledger_rows
+
+    def counted():
+        rows["n"] += 1
+        return real()
+
+    service.ledger_rows = counted
+    guest = Phone(port, "127.0.6.1")
+    codes = [guest.request("GET", ("/history", "/api/ledger", "/api/ledger.csv")[i % 3])[0] for i in range(63)]
+    assert codes.count(429) >= 40 and set(codes) <= {200, 429}
+    assert rows["n"] <= 2  # the ledger read once per route while the table did not move
+    assert Phone(port, "127.0.6.2").request("GET", "/api/state")[0] == 200  # the live view is untouched
