@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from table.audit import verify
+from table.contract.snapshot import Snapshot
 from table.devices import TableControls
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.instance import TableLock
@@ -153,12 +155,14 @@ class TableDemo:
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
                  options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
                  variant: str = "three_card", wired: int | None = None, patient: bool = False,
-                 learn_deck: bool = True, detector: CardDetector | None = None) -> None:
+                 learn_deck: bool = True, detector: CardDetector | None = None,
+                 on_change: Callable[[Snapshot], None] | None = None) -> None:
         """`wired`: seats with a mock button (default: every seat the pin config wires, as `loo-table
         run` opens them, so a late joiner finds a button). `patient`: the dashboard is up, so when
         the bots cannot act they wait for the host instead of raising `table.simulate.Stuck`.
         `learn_deck`: the night teaches the camera the deck (`table.deck_learning`), as at a real table.
-        `detector`: the learned card detector the camera's finder uses, as `loo-table run` loads it."""
+        `detector`: the learned card detector the camera's finder uses, as `loo-table run` loads it.
+        `on_change`: told each new snapshot (the terminal's progress lines)."""
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -200,7 +204,7 @@ class TableDemo:
         self.referee = Referee(self.ledger, setup={
             "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
             "first_dealer": 0}, outputs=self.controls, vet=self.players.vet, deck=night_deck,
-            on_zones=self._set_zones)
+            on_zones=self._set_zones, on_change=on_change)
         self.service = TableService(self.referee)
         import tempfile
 
