@@ -54,14 +54,6 @@ def serve(state_dir: str, seed: int) -> int:
     from table.runtime import WebServer, demo_prototypes_path, load_classifier
     from web.security import TablePresence
 
-    classifier = load_classifier(None, threads=1, prototypes=demo_prototypes_path())
-    demo = TableDemo(db=Path(state_dir) / "ledger.db", players=["Ann", "Bea", "Cal", "Dot"], seed=seed,
-                     classifier=classifier, chips=100_000, pace=0.0, patient=True,
-                     options={"deals_per_player": 100})  # a night longer than the bench
-    presence = TablePresence()
-    web = WebServer(demo.service, host="127.0.0.1", port=0, state_dir=Path(state_dir), admin_pin=PIN,
-                    presence=presence).start()
-    print(f"PORT {web.port}", flush=True)
     last = [0, time.monotonic()]
 
     def on_change(snap: Snapshot) -> None:
@@ -72,7 +64,14 @@ def serve(state_dir: str, seed: int) -> int:
                 print(f"DEAL {now - last[1]:.3f}", flush=True)
             last[:] = [number, now]
 
-    demo.referee.on_change = on_change
+    classifier = load_classifier(None, threads=1, prototypes=demo_prototypes_path())
+    demo = TableDemo(db=Path(state_dir) / "ledger.db", players=["Ann", "Bea", "Cal", "Dot"], seed=seed,
+                     classifier=classifier, chips=100_000, pace=0.0, patient=True,
+                     options={"deals_per_player": 100}, on_change=on_change)  # a night longer than the bench
+    presence = TablePresence()
+    web = WebServer(demo.service, host="127.0.0.1", port=0, state_dir=Path(state_dir), admin_pin=PIN,
+                    presence=presence).start()
+    print(f"PORT {web.port}", flush=True)
 
     def commands() -> None:
         for line in sys.stdin:
