@@ -60,8 +60,11 @@ class DashboardCommands(Interpreter):
             self._undo()
             return {}
         if isinstance(c, cmd.AdjustChips):
+            self._check_holding(self._player(c.player), c.delta)
             self._commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
             return {}
+        if isinstance(c, cmd.AmendChips):
+            return self._amend_chips(c.target, c.delta)
         if isinstance(c, cmd.Pause):
             if st.paused:
                 raise StateError("the game is already paused")
@@ -190,6 +193,25 @@ class DashboardCommands(Interpreter):
         self._play_pending()
         if st.last_seq == before:
             return {"message": (self.message or "Nothing changed") + "."}
+        return {}
+
+    def _check_holding(self, player: str, delta: int) -> None:
+        """No chips are taken off beyond what the player holds now: "Bea cashes out 5000" with
+        100 chips in front of her is a typo, and would wreck the night's sums and chart."""
+        held = self.state.chips().get(player, 0)
+        if delta < 0 and held + delta < 0:
+            raise StateError(f"{player} holds {held} chips, so at most {max(held, 0)} can be taken off, "
+                             f"not {-delta}")
+
+    def _amend_chips(self, target: int, delta: int) -> dict[str, Any]:
+        """Undo (``delta`` 0) or change an earlier chip entry; the ledger keeps the entry and the
+        change, each with its own event."""
+        entry = self.state.chip_log.get(target)
+        if entry is None:
+            raise StateError("that chip entry is not in tonight's ledger")
+        self._check_holding(entry["player"], delta - entry["delta"])
+        reason = "undone" if delta == 0 else f"changed from {entry['delta']:+d} to {delta:+d}"
+        self._commit("chips_amended", {"target": target, "delta": delta, "reason": reason})
         return {}
 
     def _player(self, name: str) -> str:

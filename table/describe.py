@@ -74,6 +74,12 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "adjust_chips":
         delta = int(d["delta"])
         return f"{d['player']} {delta:+d} chip{'s' if abs(delta) != 1 else ''} ({d['reason']})"
+    if kind == "chips_amended":
+        target = lookup(int(d["target"]))
+        what = _chip_entry_text(target.data) if target is not None else "the chip entry"
+        if int(d["delta"]) == 0:
+            return f"Undid {what}"
+        return f"Changed {what} to {int(d['delta']):+d}"
     if kind == "player_joined":
         return f"{d['player']} joins with {d['chips']} chips, dealt in from the next deal"
     if kind == "pause":
@@ -93,6 +99,15 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "zones":
         return f"Saved {len(d.get('zones') or {})} table zones"
     return str(kind).replace("_", " ").capitalize()
+
+
+def _chip_entry_text(d: Any) -> str:
+    """A chip entry as the host made it: "Bea's cash-out of 30 chips", "Ann's rebuy of 20 chips"."""
+    delta = int(d["delta"])
+    if str(d.get("reason", "")).startswith("chip count corrected"):
+        return f"the correction of {d['player']}'s chips ({delta:+d})"
+    what = "rebuy" if delta > 0 else "cash-out"
+    return f"{d['player']}'s {what} of {abs(delta)} chip{'s' if abs(delta) != 1 else ''}"
 
 
 def describe_events(events: list[Any], lookup: Lookup) -> str:

@@ -13,7 +13,8 @@ Event kinds (``data`` in brackets):
 - ``deal_started`` {number, dealer}; ``action`` {action: engine text form, source, ...};
   ``correct`` {target: seq of an action event, card}; ``undo`` {target: seq};
   ``deal_closed`` {number, record: loo-hand/1, outcome} (written before the next deal starts)
-- ``adjust_chips`` {player, delta, reason}; ``pause``; ``resume``; ``end_game``; ``zones`` {zones}
+- ``adjust_chips`` {player, delta, reason}; ``chips_amended`` {target: seq of an adjust_chips, delta
+  (its new amount, 0: undone), reason}; ``pause``; ``resume``; ``end_game``; ``zones`` {zones}
 - ``player_joined`` {player, chips}: a late joiner takes the next free seat between deals with
   ``chips`` bought in (``engine.Game.add_player``); the table seats at most ``MAX_SEATS`` (8)
 
@@ -61,6 +62,9 @@ class _Chips:
     adjust: dict[str, int]
     brought_in: dict[str, int]
     opening: dict[str, int]
+    #: the host's chip entries by the seq of their ``adjust_chips`` event: player, delta (now),
+    #: first (as entered), reason, amended_by (the ``chips_amended`` events that changed it)
+    chip_log: dict[int, dict[str, Any]]
 
     def _require_started(self) -> Game:
         if self.game is None:
@@ -76,6 +80,25 @@ class _Chips:
             raise StateError(f"{player!r} is not at the table")
         if delta == 0 or not reason:
             raise StateError("a chip adjustment needs a non-zero amount and a reason")
+        self._move_chips(game, player, delta)
+        self.chip_log = {**self.chip_log, seq: {"seq": seq, "player": player, "delta": delta, "reason": reason,
+                                                "first": delta, "amended_by": []}}
+
+    def _on_chips_amended(self, seq: int, d: dict[str, Any]) -> None:
+        """An earlier buy-in, cash-out or count correction undone (``delta`` 0) or changed: the
+        difference moves as an adjustment of its own, and the entry remembers every change."""
+        game = self._require_started()
+        target, delta = int(d["target"]), int(d["delta"])
+        entry = self.chip_log.get(target)
+        if entry is None:
+            raise StateError(f"event {target} is not a chip entry of this night")
+        if entry["delta"] == delta:
+            raise StateError(f"{entry['player']}'s entry is {delta:+d} chips already")
+        self._move_chips(game, entry["player"], delta - entry["delta"])
+        self.chip_log = {**self.chip_log, target: {**entry, "delta": delta,
+                                                   "amended_by": [*entry["amended_by"], seq]}}
+
+    def _move_chips(self, game: Game, player: str, delta: int) -> None:
         self.brought_in[player] = self.brought_in.get(player, 0) + delta
         if game.current is None:
             self.chip_history[player][-1] = game.adjust_chips(player, delta)
@@ -126,6 +149,7 @@ class TableState(_Chips):
         self.adjust: dict[str, int] = {}  # adjustments made during a deal, added when it closes
         self.brought_in: dict[str, int] = {}  # every player's adjustments of the night (buy-ins...)
         self.opening: dict[str, int] = {}  # chips each player sat down with (a late joiner's buy-in)
+        self.chip_log: dict[int, dict[str, Any]] = {}  # replaced, never changed in place (clone shares it)
         self.paused = False
         self.ended_by_host = False
         self.last_seq = 0

@@ -139,6 +139,10 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
                               and not st.game_over else TableCommands()),
         "deck_tour": deck_tour,  # "show me the deck" in progress (table.deck_tour)
         "deck_learning": deck_learning,  # what the camera learned of the deck tonight
+        # the host's chip entries (buy-ins, cash-outs, count corrections), newest first: undoable
+        "chip_log": [{"seq": e["seq"], "player": e["player"], "delta": e["delta"], "first": e["first"],
+                      "reason": e["reason"], "changed": bool(e["amended_by"])}
+                     for e in reversed(st.chip_log.values())],
     }
 
 

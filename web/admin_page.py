@@ -76,10 +76,10 @@ def admin() -> tuple[str, int] | str:
 
 
 #: form fields that are whole numbers (everything else is text)
-INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips"})
+INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips", "target"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
+                           "adjust_chips", "amend_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
                            "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from web.validate import check_command
 
 __all__ = [
-    "AddPlayer", "AdjustChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
+    "AddPlayer", "AdjustChips", "AmendChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
     "EndGame", "Misdeal", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
     "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
@@ -56,6 +56,16 @@ class AdjustChips:
     player: str
     delta: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AmendChips:
+    """Undo (``delta`` 0) or change an earlier chip entry (``target``: the seq of its
+    ``adjust_chips`` event) to ``delta``; the ledger keeps both."""
+
+    NAME: ClassVar[str] = "amend_chips"
+    target: int
+    delta: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,12 +176,12 @@ class ShowDeck:
     suit: str | None = None
 
 
-DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | Pause | Resume | EndGame
+DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | AmendChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
                     | AddPlayer | SeatButton | ResetDeckLearning | ShowDeck)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
-    cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, Pause, Resume, EndGame,
+    cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, AmendChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
                               AddPlayer, SeatButton, ResetDeckLearning, ShowDeck)
 }

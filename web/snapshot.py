@@ -10,7 +10,7 @@ Keys marked ``NotRequired`` are the ones docs/api.md tells clients to treat as o
 
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["Alert", "Camera", "Commands", "FlushClaim", "Play", "Seat", "Snapshot", "Status",
+__all__ = ["Alert", "Camera", "ChipEntry", "Commands", "FlushClaim", "Play", "Seat", "Snapshot", "Status",
            "Trick"]
 
 
@@ -96,6 +96,17 @@ class DeckLearning(TypedDict):
     cards: int
 
 
+class ChipEntry(TypedDict):
+    """One of the host's chip entries: ``delta`` now (0: undone), ``first`` as entered."""
+
+    seq: int
+    player: str
+    delta: int
+    first: int
+    reason: str
+    changed: bool
+
+
 class Snapshot(TypedDict):
     version: int
     status: Status
@@ -119,3 +130,4 @@ class Snapshot(TypedDict):
     commands: NotRequired[Commands]
     deck_tour: NotRequired[DeckTour | None]
     deck_learning: NotRequired[DeckLearning | None]
+    chip_log: NotRequired[list[ChipEntry]]

@@ -129,6 +129,11 @@ def _adjust_chips(payload: Payload) -> Payload:
             "reason": _text(payload, "reason", MAX_REASON)}
 
 
+def _amend_chips(payload: Payload) -> Payload:
+    _only(payload, {"target", "delta"})
+    return {"target": _int(payload, "target", 1, 2**62), "delta": _int(payload, "delta", -MAX_CHIPS, MAX_CHIPS)}
+
+
 def _add_player(payload: Payload) -> Payload:
     _only(payload, {"player", "chips"})
     player = _text(payload, "player", MAX_NAME)
@@ -230,6 +235,7 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "correct_card": _correct_card,
     "undo": _empty,
     "adjust_chips": _adjust_chips,
+    "amend_chips": _amend_chips,
     "add_player": _add_player,
     "seat_button": _seat_button,
     "pause": _empty,

@@ -59,3 +59,58 @@ def test_card_faces_are_readable_in_both_themes(night, browser, scheme):
         checked[path] = glyphs
     low = [(path, what, round(ratio, 2)) for path, glyphs in checked.items() for what, ratio in glyphs if ratio < 4.5]
     assert not low, low
+
+
+def chips_form(page, player: str, step: str, amount: int) -> None:
+    form = page.locator("#adjust-form")
+    form.locator('select[name="player"]').select_option(player)
+    form.locator(f'input[value="{step}"]').check()
+    form.locator('input[name="delta"]').fill(str(amount))
+    form.locator("button").click()
+
+
+def test_chip_entries_are_checked_confirmed_and_can_be_undone_or_changed(night, browser):
+    """Issue 48 (3): "Bea cashes out 5000" with 100 chips was accepted, with no confirm and no undo."""
+    n, base = night
+    n.until(card_down)
+    admin = login(browser, base)
+    result = admin.locator("#adjust-form .result")
+    held = n.ref.state.chips()["Bea"]
+    chips_form(admin, "Bea", "cash_out", 5000)
+    expect(result).to_have_text(f"Refused: Bea holds {held} chips, so at most {held} can be taken off, not 5000. "
+                                "Nothing was changed.")
+    assert n.service.chips_in()["Bea"] == 100
+
+    asked = []
+    admin.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    chips_form(admin, "Ann", "rebuy", 150)  # more than the starting chips: asked again, and declined
+    expect(admin.locator('#adjust-form input[name="delta"]')).to_have_value("150")
+    assert asked == ["Ann buys 150 chips: more than the 100 starting chips. Record it?"]
+    assert n.service.chips_in()["Ann"] == 100
+    admin.once("dialog", lambda d: d.accept())
+    admin.locator("#adjust-form button").click()
+    expect(result).to_have_text("Ann +150 chips (bought 150 more chips).")
+    chips_form(admin, "Bea", "cash_out", 30)
+    expect(result).to_have_text("Bea -30 chips (cashed out 30 chips).")
+    assert n.service.chips_in() == {"Ann": 250, "Bea": 70, "Cal": 100, "Dot": 100}
+
+    log = admin.locator("ul.chip-log li")
+    expect(log).to_have_count(2, timeout=3000)
+    admin.once("dialog", lambda d: d.accept())
+    admin.locator("button[aria-label=\"Undo Bea's -30 chips\"]").click()
+    expect(admin.locator("#now-result")).to_have_text("Undid Bea's cash-out of 30 chips.")
+    expect(admin.locator("ul.chip-log li.undone")).to_contain_text("(undone)")
+    ann = admin.locator("form.amend-form").first
+    ann.locator('input[name="delta"]').fill("50")
+    ann.locator("button").click()
+    expect(admin.locator("#now-result")).to_have_text("Changed Ann's rebuy of 150 chips to +50.")
+    expect(admin.locator("ul.chip-log")).to_contain_text("(was +150)")
+    assert n.service.chips_in() == {"Ann": 150, "Bea": 100, "Cal": 100, "Dot": 100}
+    kinds = [r["kind"] for r in n.service.ledger_rows()]
+    assert kinds.count("adjust_chips") == 2 and kinds.count("chips_amended") == 2  # every step kept
+
+    # the night still adds up: a finished deal settles from the amended chips
+    n.until(lambda st: len(st.finished) == 1)
+    with n.ref.lock:
+        st = n.ref.state
+        assert sum(st.balances.values()) + st.pool == sum(n.service.chips_in().values())

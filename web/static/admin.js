@@ -62,6 +62,16 @@
     return { player: f.player.value, delta: n, reason: note || "chip count corrected" };
   }
 
+  // a large amount is asked again before it is recorded (a slip of the thumb adds a zero)
+  function largeConfirmed(f, payload) {
+    var large = parseInt(f.dataset.large, 10), n = Math.abs(payload.delta);
+    if (!(n > large)) return true;
+    var held = document.querySelector('[data-chips-of="' + CSS.escape(payload.player) + '"]');
+    if (payload.delta < 0 && held && n > parseInt(held.textContent, 10)) return true;  // refused with the reason
+    var what = payload.delta > 0 ? " buys " + n + " chips" : " cashes out " + n + " chips";
+    return window.confirm(payload.player + what + ": more than the " + large + " starting chips. Record it?");
+  }
+
   function changedSettings(f) {
     var payload = {};
     if (!f.players.disabled && f.players.value.trim() !== f.players.dataset.initial.trim()) {
@@ -144,10 +154,12 @@
   document.addEventListener("submit", function (ev) {
     var f = ev.target, spec = null;
     if (f.classList.contains("correct-form")) spec = ["correct_card", { alert_id: parseInt(f.dataset.alertId, 10), card: f.card.value.trim() }, true];
+    else if (f.classList.contains("amend-form")) spec = ["amend_chips", { target: parseInt(f.dataset.entry, 10), delta: parseInt(f.delta.value, 10) }, true];
     else if (f.classList.contains("fix-form")) spec = ["correct_card", { trick: parseInt(f.dataset.trick, 10), player: f.dataset.player, card: f.card.value.trim() }, true];
     else if (FORMS[f.id]) spec = FORMS[f.id](f);
     else return;  // login, logout: plain posts
     ev.preventDefault();
+    if (f.id === "adjust-form" && !largeConfirmed(f, spec[1])) return;
     if (f.id === "game-form" && !Object.keys(spec[1]).length) { show(f, "Nothing to save: no field was changed.", true); return; }
     var button = f.querySelector("button:not([type=button])");
     send(spec[0], spec[1], f, button).then(function (body) {

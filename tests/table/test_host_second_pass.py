@@ -1,0 +1,58 @@
+"""The host's night, second pass (issue 48), through the real referee and ledger (no browser):
+chip entries checked against what a player holds, undone or changed with a trace in the ledger,
+and a restart that replays them to the same night."""
+
+from __future__ import annotations
+
+import pytest
+
+from table.commands.ledger import verify
+from table.ledger import Ledger
+from table.referee import Referee
+from table.service import TableService
+from table.simulate import DirectTransport, VirtualPlayers, run_night
+from table.state import TableState
+
+PLAYERS = ["Ann", "Bea", "Cal", "Dot"]
+
+
+def night(tmp_path, seed=3):
+    ledger = Ledger(tmp_path / "ledger.db")
+    ref = Referee(ledger, setup={"players": PLAYERS, "variant": "three_card", "options": {}, "chips": 100,
+                                 "first_dealer": 0})
+    players = VirtualPlayers(seed)
+    ref.vet = players.vet
+    return ledger, ref, players, DirectTransport(ref)
+
+
+def test_chip_entries_are_bounded_undone_changed_and_replayed(tmp_path):
+    ledger, ref, players, transport = night(tmp_path)
+    run_night(ref, players, transport, max_steps=6)  # mid-deal: antes are out
+    service = TableService(ref)
+    held = ref.state.chips()["Bea"]
+    before = (ref.state.last_seq, ref.state.digest())
+    with pytest.raises(ValueError, match=f"^Bea holds {held} chips, so at most {held} can be taken off, not 5000$"):
+        service.command("adjust_chips", {"player": "Bea", "delta": -5000, "reason": "cashed out"})
+    assert (ref.state.last_seq, ref.state.digest()) == before
+    rebuy = service.command("adjust_chips", {"player": "Ann", "delta": 20, "reason": "bought 20 more chips"})
+    cash = service.command("adjust_chips", {"player": "Bea", "delta": -30, "reason": "cashed out 30 chips"})
+    log = ref.snapshot()["chip_log"]
+    assert [(e["player"], e["delta"]) for e in log] == [("Bea", -30), ("Ann", 20)]
+    bea, ann = log[0]["seq"], log[1]["seq"]
+    assert service.command("amend_chips", {"target": bea, "delta": 0})["message"] == "Undid Bea's cash-out of 30 chips."
+    assert service.command("amend_chips", {"target": ann, "delta": 5})["message"] == "Changed Ann's rebuy of 20 chips to +5."
+    with pytest.raises(ValueError, match="already"):
+        service.command("amend_chips", {"target": ann, "delta": 5})
+    with pytest.raises(ValueError, match="not in tonight's ledger"):
+        service.command("amend_chips", {"target": 1, "delta": 0})
+    with pytest.raises(ValueError, match="at most"):  # an amendment cannot take off more than is held either
+        service.command("amend_chips", {"target": bea, "delta": -5000})
+    assert rebuy["message"].startswith("Ann +20") and cash["message"].startswith("Bea -30")
+    assert service.chips_in() == {"Ann": 105, "Bea": 100, "Cal": 100, "Dot": 100}
+    run_night(ref, players, transport, max_deals=2)
+    st = ref.state
+    assert sum(st.balances.values()) + st.pool == sum(service.chips_in().values())
+    again = TableState.replay(ledger.iter_events())
+    assert again.digest() == st.digest() and again.chips_in() == st.chips_in()
+    assert verify(ledger)["ok"]
+    ledger.close()
