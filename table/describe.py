@@ -45,6 +45,13 @@ PHRASES: dict[type, Callable[[Any], str]] = {
 }
 
 
+def _parse(text: str) -> Any:
+    try:
+        return parse_action(text)
+    except LooError:
+        return None
+
+
 def _action_text(text: str) -> str:
     """What a recorded action was, as a phrase: "Ann's 10D", "the turn-up 7H", "Bea's declaration (pass)"."""
     try:
@@ -62,6 +69,11 @@ def _one(event: Any, lookup: Lookup) -> str:
         target = lookup(int(d["target"]))
         if target is not None and target.kind == "action":
             return f"Undid {_action_text(str(target.data.get('action', '')))}"
+        if target is not None and target.kind == "correct":
+            fixed = lookup(int(target.data["target"]))
+            action = _parse(str(fixed.data.get("action", ""))) if fixed is not None else None
+            whose = f"{action.player}'s card" if isinstance(action, Play) else "the turn-up"
+            return f"Undid the fix of {whose}: back to {d.get('was', 'the card before')}"
         if target is not None and target.kind == "deal_started":
             return f"Undid the start of deal {target.data.get('number')}"
         return "Undid the last event"

@@ -198,6 +198,11 @@ class Interpreter(AlertKeeper):
             raise StateError("nothing to undo: no deal in progress")
         last = st.entries[-1].action if st.entries else None
         target = st.entries[-1].seq if st.entries else st.deal_info["seq"]
+        fix = st.last_fix()
+        if fix is not None and fix[1] > target:  # the host's last act was a fix: it is what Undo undoes
+            self._commit("undo", {"target": fix[1], "was": fix[2]})
+            self._sync_revokes(announce=False)
+            return
         self._commit("undo", {"target": target})
         if isinstance(last, Expose) and last.player in st.players:
             self.pending_plays.pop(st.players.index(last.player), None)  # that card was never played

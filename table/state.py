@@ -11,7 +11,8 @@ Event kinds (``data`` in brackets):
 - ``game_started`` {players, variant, options, chips, first_dealer, chip_value}
 - ``settings`` {any of variant, options, chip_value; players / chips before the first deal}
 - ``deal_started`` {number, dealer}; ``action`` {action: engine text form, source, ...};
-  ``correct`` {target: seq of an action event, card}; ``undo`` {target: seq};
+  ``correct`` {target: seq of an action event, card}; ``undo`` {target: seq; the deal's last action,
+  or the latest ``correct`` still in force, whose card comes back: ``was``, the card restored};
   ``deal_closed`` {number, record: loo-hand/1, outcome} (written before the next deal starts)
 - ``adjust_chips`` {player, delta, reason}; ``chips_amended`` {target: seq of an adjust_chips, delta
   (its new amount, 0: undone), reason}; ``pause``; ``resume``; ``end_game``; ``zones`` {zones}
@@ -393,12 +394,42 @@ class TableState(_Chips):
             new_action = TurnUp(card)
         else:
             raise StateError("only a played or turned-up card can be corrected")
+        fixes = [*self.entries[i].meta.get("fixes", []), [seq, str(old.card)]]  # undone newest first
+        self._replace_entry(game, i, new_action, {**self.entries[i].meta, "corrected_by": seq,
+                                                  "was": str(old.card), "fixes": fixes})
+
+    def _replace_entry(self, game: Game, i: int, action: Any, meta: dict[str, Any]) -> None:
         entries = list(self.entries)
-        entries[i] = DealEntry(entries[i].seq, new_action,
-                               {**entries[i].meta, "corrected_by": seq, "was": str(old.card)})
+        entries[i] = DealEntry(entries[i].seq, action, meta)
         deal = self._rebuild(entries)  # raises if the corrected deal is impossible
         game.replace_deal(deal)
         self.entries = entries
+
+    def last_fix(self) -> tuple[int, int, str] | None:
+        """The host's latest fix of a card still in force in this deal: (index of the entry, seq
+        of the ``correct`` event, the card it replaced), or None when there is none."""
+        best: tuple[int, int, str] | None = None
+        for i, e in enumerate(self.entries):
+            fixes = e.meta.get("fixes") or []
+            if fixes and (best is None or fixes[-1][0] > best[1]):
+                best = (i, int(fixes[-1][0]), str(fixes[-1][1]))
+        return best
+
+    def _undo_fix(self, game: Game, target: int) -> bool:
+        """Undo the fix ``target`` (a ``correct`` event) if it is the latest fix of its card: the
+        card is as it was before it (True); False when ``target`` is no fix in force."""
+        for i, e in enumerate(self.entries):
+            fixes = list(e.meta.get("fixes") or [])
+            if fixes and int(fixes[-1][0]) == target:
+                card = Card.parse(str(fixes.pop()[1]))
+                old = e.action
+                action: Any = Play(old.player, card) if isinstance(old, Play) else TurnUp(card)
+                meta = {k: v for k, v in e.meta.items() if k not in ("corrected_by", "was", "fixes")}
+                if fixes:
+                    meta.update(corrected_by=int(fixes[-1][0]), was=str(fixes[-1][1]), fixes=fixes)
+                self._replace_entry(game, i, action, meta)
+                return True
+        return False
 
     def _on_undo(self, seq: int, d: dict[str, Any]) -> None:
         game = self._require_started()
@@ -406,6 +437,8 @@ class TableState(_Chips):
         if deal is None:
             raise StateError("nothing to undo: no deal in progress")
         target = int(d["target"])
+        if self._undo_fix(game, target):
+            return
         if self.entries:
             if self.entries[-1].seq != target:
                 raise StateError("only the last event of the deal can be undone")

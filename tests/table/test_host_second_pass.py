@@ -56,3 +56,25 @@ def test_chip_entries_are_bounded_undone_changed_and_replayed(tmp_path):
     assert again.digest() == st.digest() and again.chips_in() == st.chips_in()
     assert verify(ledger)["ok"]
     ledger.close()
+
+
+def test_undo_after_fixes_restores_each_card_in_turn_and_replays(tmp_path):
+    ledger, ref, players, transport = night(tmp_path)
+    for _ in range(200):
+        deal = ref.state.deal
+        if deal is not None and deal.phase == "play" and deal.current_trick:
+            break
+        run_night(ref, players, transport, max_steps=1)
+    service = TableService(ref)
+    player, played = ref.state.deal.current_trick[0]
+    hand = [c for c in players.shadow(ref.state).hand(player) if c != played]
+    service.command("correct_card", {"trick": 1, "player": player, "card": str(hand[0])})
+    service.command("correct_card", {"trick": 1, "player": player, "card": str(hand[1])})
+    assert service.command("undo", {})["message"] == f"Undid the fix of {player}'s card: back to {hand[0]}."
+    assert ref.state.deal.current_trick[0] == (player, hand[0])
+    assert service.command("undo", {})["message"] == f"Undid the fix of {player}'s card: back to {played}."
+    assert ref.state.deal.current_trick[0] == (player, played)
+    assert TableState.replay(ledger.iter_events()).digest() == ref.state.digest()
+    assert service.command("undo", {})["message"] == f"Undid {player}'s {played}."  # then the card itself
+    assert not ref.state.deal.current_trick
+    ledger.close()

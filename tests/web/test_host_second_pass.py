@@ -114,3 +114,41 @@ def test_chip_entries_are_checked_confirmed_and_can_be_undone_or_changed(night, 
     with n.ref.lock:
         st = n.ref.state
         assert sum(st.balances.values()) + st.pool == sum(n.service.chips_in().values())
+
+
+SUITS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
+
+
+def pretty(card) -> str:
+    text = str(card)
+    return text[:-1] + SUITS[text[-1]]
+
+
+def test_undo_after_a_fix_brings_the_card_back(night, browser):
+    """Issue 48 (4): after "Corrected Cal's 7♠ to K♠", Undo removed the card from the trick."""
+    n, base = night
+    n.until(card_down)
+    with n.ref.lock:
+        player, played = n.ref.state.deal.current_trick[0]
+        other = next(c for c in n.bots.shadow(n.ref.state).hand(player) if c != played)
+    admin = login(browser, base)
+    admin.on("dialog", lambda d: d.accept())
+    fix = admin.locator(f'form.fix-form[data-player="{player}"]')
+    fix.locator('input[name="card"]').fill(str(other))
+    fix.locator("button").click()
+    expect(admin.locator("#now-result.result-ok")).to_contain_text(f"Corrected {player}'s")
+    admin.locator('button[data-command="undo"]').click()
+    expect(admin.locator("#now-result")).to_have_text(f"Undid the fix of {player}'s card: back to {pretty(played)}.")
+    assert n.ref.state.deal.current_trick[0] == (player, played)  # the card is on the table as it was
+    expect(admin.locator(".admin-plays li").first).to_contain_text(player)
+    expect(admin.locator(f'.admin-plays svg[aria-label="{_name(played)}"]')).to_be_visible(timeout=3000)
+    # the next Undo undoes the last card laid, as before
+    last_player, last_card = n.ref.state.deal.current_trick[-1]
+    admin.locator('button[data-command="undo"]').click()
+    expect(admin.locator("#now-result")).to_have_text(f"Undid {last_player}'s {pretty(last_card)}.")
+
+
+def _name(card) -> str:
+    from web.cards import card_name
+
+    return card_name(str(card))
