@@ -13,6 +13,7 @@ from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from engine.cards import SUIT_NAMES
+from table.config import MAX_SEATS
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
@@ -87,6 +88,8 @@ class DashboardCommands(Interpreter):
             data = cmd.to_payload(c)
             if not data:
                 raise StateError("no settings given")
+            if c.players is not None:
+                self._check_seats(len(c.players))
             if st.deal is not None and st.deal.is_over:
                 self._commit_many([self._close_item(), ("settings", data, None)])
             else:
@@ -194,6 +197,20 @@ class DashboardCommands(Interpreter):
         if st.last_seq == before:
             return {"message": (self.message or "Nothing changed") + "."}
         return {}
+
+    def seats(self) -> int:
+        """How many players can sit down at the start: the seats the header wires (all of
+        `MAX_SEATS` when no controller says otherwise)."""
+        wired = self.wired_seats()
+        return MAX_SEATS if wired is None else min(wired, MAX_SEATS)
+
+    def _check_seats(self, players: int) -> None:
+        """A players list the table can seat: accepting more than it wires would stop
+        `loo-table run` from starting again (each starting player needs a seat's button)."""
+        seats = self.seats()
+        if players > seats:
+            raise StateError(f"this table wires {seats} seats, so at most {seats} players can sit down, "
+                             f"not {players}; a newcomer can still join later under A player joins")
 
     def _check_holding(self, player: str, delta: int) -> None:
         """No chips are taken off beyond what the player holds now: "Bea cashes out 5000" with

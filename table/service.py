@@ -81,6 +81,7 @@ class TableService:
                 "chip_value": st.chip_value,
                 "zones": dict(st.zones),
                 "game_started": st.deal_number > 0,
+                "seats": self.referee.seats(),  # the most players who can sit down at the start
             }
 
     # -- admin -------------------------------------------------------------------------------------

@@ -19,6 +19,12 @@ from web.settle import parse_chip_value
 MAX_NAME = 24
 MAX_REASON = 200
 MAX_CHIPS = 1_000_000
+#: the most names a players list may have: the seats a table can wire (``table.config.MAX_SEATS``,
+#: kept equal by a test; ``web`` does not import ``table``); the referee holds a table to the seats
+#: it really wires, and the variant to its ``players_min`` / ``players_max``
+MAX_PLAYERS = 8
+#: the fewest: a variant's ``players_min`` is at least 2 (3 by default)
+MIN_PLAYERS = 2
 #: Deepest JSON any route accepts; every real payload is 3 levels deep at most.
 MAX_JSON_DEPTH = 16
 ZONE_NAME = re.compile(r"^(seat:(\d|1[0-6])|turn_up|stock)$")  # 17 seats at most
@@ -158,8 +164,8 @@ def _players(value: object) -> list[str]:
     if not isinstance(value, list):
         raise ValueError("players must be a list of names in seat order")
     names = [_text({"player": v}, "player", MAX_NAME) for v in value]
-    if not 2 <= len(names) <= 17:
-        raise ValueError("a table has 2 to 17 players")
+    if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
+        raise ValueError(f"a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
     if len({n.casefold() for n in names}) != len(names):
         raise ValueError("player names must be different")
     if any(n.upper() == "MISS" for n in names):

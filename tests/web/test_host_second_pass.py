@@ -152,3 +152,28 @@ def _name(card) -> str:
     from web.cards import card_name
 
     return card_name(str(card))
+
+
+def test_the_phone_seats_no_more_players_than_the_table_wires(night, browser):
+    """Issue 48 (6): the phone accepted 10 players on a table wired for 8, and `loo-table run`
+    then refused to start again."""
+    n, base = night
+    admin = login(browser, base)
+    form = admin.locator("#game-form")
+    expect(form).to_contain_text("this table wires 8 seats")
+    form.locator('textarea[name="players"]').fill("\n".join(f"P{i}" for i in range(10)))
+    form.locator("button").click()
+    expect(form.locator(".result-fault")).to_have_text("Refused: a table has 2 to 8 players. Nothing was changed.")
+    n.ref.buttons = 6  # a header wired for six seats
+    admin.reload()
+    form = admin.locator("#game-form")
+    form.locator('textarea[name="players"]').fill("\n".join(f"P{i}" for i in range(7)))
+    form.locator("button").click()
+    expect(form.locator(".result-fault")).to_have_text(
+        "Refused: this table wires 6 seats, so at most 6 players can sit down, not 7; a newcomer can still join "
+        "later under A player joins. Nothing was changed.")
+    assert n.ref.state.players == ["Ann", "Bea", "Cal", "Dot"]
+    form.locator('textarea[name="players"]').fill("\n".join(f"P{i}" for i in range(6)))
+    form.locator("button").click()
+    expect(form.locator(".result-ok")).to_have_text("Saved players.")
+    assert len(n.ref.state.players) == 6

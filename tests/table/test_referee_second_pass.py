@@ -78,3 +78,20 @@ def test_undo_after_fixes_restores_each_card_in_turn_and_replays(tmp_path):
     assert service.command("undo", {})["message"] == f"Undid {player}'s {played}."  # then the card itself
     assert not ref.state.deal.current_trick
     ledger.close()
+
+
+def test_docs_and_code_agree_on_how_many_players_sit_down():
+    """docs/api.md said 2-17 players while the code took 3-16: one figure, the code's."""
+    from pathlib import Path
+
+    from engine import Options
+    from table.config import MAX_SEATS
+    from web.validate import MAX_PLAYERS, MIN_PLAYERS
+
+    api = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    three = Options.for_variant("three_card")
+    assert MAX_PLAYERS == MAX_SEATS
+    assert f"`players`: {MIN_PLAYERS}–{MAX_PLAYERS} different names" in api
+    assert f"{three.players_min}–{three.players_max} for three-card Loo by default" in api
+    assert f"({MAX_SEATS} on the default header" in api
+    assert "2–17" not in api
