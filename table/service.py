@@ -60,6 +60,10 @@ class TableService:
         with self.referee.lock:
             return {p: list(v) for p, v in self.referee.state.chip_history.items()}
 
+    def bought_history(self) -> dict[str, list[int]]:
+        with self.referee.lock:
+            return {p: list(v) for p, v in self.referee.state.bought_history.items()}
+
     def chips_in(self) -> dict[str, int]:
         with self.referee.lock:
             return self.referee.state.chips_in()

@@ -66,6 +66,9 @@ class _Chips:
     #: the host's chip entries by the seq of their ``adjust_chips`` event: player, delta (now),
     #: first (as entered), reason, amended_by (the ``chips_amended`` events that changed it)
     chip_log: dict[int, dict[str, Any]]
+    #: chips bought (+) or cashed out (-) in each row of `chip_history`, so the scoresheet shows
+    #: money paid in apart from what the cards won
+    bought_history: dict[str, list[int]]
 
     def _require_started(self) -> Game:
         if self.game is None:
@@ -103,6 +106,7 @@ class _Chips:
         self.brought_in[player] = self.brought_in.get(player, 0) + delta
         if game.current is None:
             self.chip_history[player][-1] = game.adjust_chips(player, delta)
+            self.bought_history[player][-1] += delta
         else:  # the deal in progress settles from the balances it started with
             self.adjust[player] = self.adjust.get(player, 0) + delta
 
@@ -118,6 +122,7 @@ class _Chips:
         self.brought_in[player] = 0
         deals = max((len(v) for v in self.chip_history.values()), default=1)
         self.chip_history[player] = [chips] * deals  # the scoresheet shows the buy-in until the join
+        self.bought_history[player] = [0] * deals
 
     def chips_in(self) -> dict[str, int]:
         """What each player brought to the table: the chips they sat down with (the starting chips,
@@ -125,11 +130,14 @@ class _Chips:
         players = self.game.players if self.game is not None else ()
         return {p: self.opening.get(p, self.starting_chips) + self.brought_in.get(p, 0) for p in players}
 
-    def _apply_adjustments(self, game: Game) -> None:
-        """The host's chip adjustments made during the deal just finished or abandoned."""
-        for p, delta in self.adjust.items():
+    def _apply_adjustments(self, game: Game) -> dict[str, int]:
+        """The host's chip adjustments made during the deal just finished or abandoned (returned,
+        for the scoresheet's row)."""
+        done = self.adjust
+        for p, delta in done.items():
             game.adjust_chips(p, delta)
         self.adjust = {}
+        return done
 
 
 class TableState(_Chips):
@@ -151,6 +159,7 @@ class TableState(_Chips):
         self.brought_in: dict[str, int] = {}  # every player's adjustments of the night (buy-ins...)
         self.opening: dict[str, int] = {}  # chips each player sat down with (a late joiner's buy-in)
         self.chip_log: dict[int, dict[str, Any]] = {}  # replaced, never changed in place (clone shares it)
+        self.bought_history: dict[str, list[int]] = {}
         self.paused = False
         self.ended_by_host = False
         self.last_seq = 0
@@ -174,6 +183,7 @@ class TableState(_Chips):
         other.deal_info = copy.deepcopy(self.deal_info)
         other.finished = list(self.finished)
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
+        other.bought_history = {p: list(v) for p, v in self.bought_history.items()}
         other.adjust = dict(self.adjust)
         other.brought_in = dict(self.brought_in)
         other.opening = dict(self.opening)
@@ -299,6 +309,7 @@ class TableState(_Chips):
         self.game = Game(opts, players, balances=chips, dealer=players[dealer])
         self.variant, self.options, self.starting_chips = variant, options, chips
         self.chip_history = {p: [chips] for p in players}
+        self.bought_history = {p: [0] for p in players}
         self.adjust = {}
         self.brought_in = {p: 0 for p in players}
         self.opening = {p: chips for p in players}
@@ -468,7 +479,7 @@ class TableState(_Chips):
             result = game.finish_deal()  # the engine settles, passes the deal, ends the night (§9.7)
         except (ChipConservationError, AssertionError) as exc:  # AssertionError: the §11.1 audit
             raise StateError(str(exc)) from None
-        self._apply_adjustments(game)
+        bought = self._apply_adjustments(game)
         self.finished.append({"number": self.deal_number, "dealer": result.dealer, "record": record,
                               "outcome": outcome, "kind": result.settlement.kind,
                               "had_loo": result.had_loo, "residue": dict(result.residue), "seq": seq,
@@ -476,6 +487,7 @@ class TableState(_Chips):
         self.entries = []
         for p in self.players:
             self.chip_history[p].append(game.balances[p])
+            self.bought_history[p].append(bought.get(p, 0))
 
     def _on_pause(self, seq: int, d: dict[str, Any]) -> None:
         self._require_started()
@@ -494,11 +506,12 @@ class TableState(_Chips):
             game.abandon_deal()
             self.entries, self.deal_info = [], {}
             self.deal_number -= 1
-        self._apply_adjustments(game)
+        bought = self._apply_adjustments(game)
         game.end_now()  # the engine shares the pool out (§9.7 end_residue) and ends the night
         self.ended_by_host = True
         for p in self.players:
             self.chip_history[p][-1] = game.balances[p]
+            self.bought_history[p][-1] += bought.get(p, 0)
 
     # -- records -----------------------------------------------------------------------------------
     def hand_record(self) -> dict[str, Any]:

@@ -14,9 +14,11 @@ from web.table_page import fragment_response
 bp = Blueprint("history", __name__)
 
 
-def scoresheet(history: dict[str, list[int]]) -> list[dict[str, Any]]:
-    """The night as a score pad: one row per deal with each player's chips after it and the change
-    the deal made (row 0 is the start). Chip adjustments show in the deal they were made in."""
+def scoresheet(history: dict[str, list[int]],
+               bought: dict[str, list[int]] | None = None) -> list[dict[str, Any]]:
+    """The night as a score pad: one row per deal with each player's chips after it, what the
+    cards won or lost in it (``change``) and, apart, the chips bought or cashed out in it
+    (``bought``): "Ann 144 (+44)" was +50 bought and -6 played (row 0 is the start)."""
     players = list(history)
     rows = max((len(v) for v in history.values()), default=0)
     out = []
@@ -26,7 +28,9 @@ def scoresheet(history: dict[str, list[int]]) -> list[dict[str, Any]]:
             chips = history[p]
             now = chips[i] if i < len(chips) else chips[-1]
             before = chips[i - 1] if 0 < i <= len(chips) else now
-            cells.append({"player": p, "chips": now, "change": now - before})
+            paid = (bought or {}).get(p) or []
+            extra = paid[i] if 0 < i < len(paid) else 0
+            cells.append({"player": p, "chips": now, "change": now - before - extra, "bought": extra})
         out.append({"deal": i, "cells": cells})
     return out
 
@@ -35,7 +39,8 @@ def _history_context() -> dict[str, Any]:
     service = web_state().service
     history = service.chip_history()
     return {"deals": service.deals(), "chart": chip_chart(history), "records": len(service.hand_records()),
-            "players": list(history), "sheet": scoresheet(history), "head": service.ledger_head()}
+            "players": list(history), "sheet": scoresheet(history, service.bought_history()),
+            "head": service.ledger_head()}
 
 
 @bp.get("/history")

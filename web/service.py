@@ -77,6 +77,11 @@ class TableService(Protocol):
         """Each player's chips at the start of the night and after every deal (equal-length lists)."""
         ...
 
+    def bought_history(self) -> dict[str, list[int]]:
+        """Chips each player bought (+) or cashed out (-) in each row of `chip_history` (same
+        lengths), so the scoresheet shows money paid in apart from what the cards won."""
+        ...
+
     def chips_in(self) -> dict[str, int]:
         """Chips each player brought to the table: the starting chips plus every chip adjustment
         (buy-in, rebuy, cash-out as a negative one). A result is chips now minus these, so the

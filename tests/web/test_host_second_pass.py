@@ -177,3 +177,37 @@ def test_the_phone_seats_no_more_players_than_the_table_wires(night, browser):
     form.locator("button").click()
     expect(form.locator(".result-ok")).to_have_text("Saved players.")
     assert len(n.ref.state.players) == 6
+
+
+def test_the_scoresheet_shows_five_players_at_390px_and_rebuys_apart_from_play(night, browser):
+    """Issue 48 (5): with 5 players only 3 columns showed at 390 px, and a rebuy was folded into
+    the deal's change ("Ann 144 (+44)" was +50 bought and -6 played)."""
+    n, base = night
+    n.ref.call("add_player", {"player": "Evangeline", "chips": 100})  # a fifth, with a long name
+    n.until(card_down)
+    n.service.command("adjust_chips", {"player": "Ann", "delta": 50, "reason": "bought 50 more chips"})
+    n.until(lambda st: len(st.finished) == 1)
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(base + "/history")
+    sheet = page.locator("table.sheet")
+    expect(sheet.locator("thead th")).to_have_count(6)
+    outside = page.evaluate("""() => {
+      const box = document.querySelector('.scoresheet .table-scroll');
+      const out = [];
+      for (const el of document.querySelectorAll('table.sheet th, table.sheet td')) {
+        const r = el.getBoundingClientRect();
+        if (r.left < 0 || r.right > window.innerWidth) out.push(el.textContent.trim() + ' ' + Math.round(r.right));
+      }
+      return {out, scrolls: box.scrollWidth > box.clientWidth};
+    }""")
+    assert outside == {"out": [], "scrolls": False}, outside
+    history = n.service.chip_history()["Ann"]
+    cell = sheet.locator("tbody tr").nth(1).locator("td").nth(0)
+    played = history[1] - history[0] - 50
+    expect(cell.locator("b")).to_have_text(str(history[1]))
+    expect(cell.locator(".bought")).to_have_text("bought 50")
+    if played:
+        expect(cell.locator(".pos, .neg")).to_have_text(f"{played:+d}")
+    else:
+        expect(cell.locator(".pos, .neg")).to_have_count(0)
+    shot(page, "scoresheet-phone-5-players")

@@ -102,6 +102,9 @@ class FakeService:
     def chip_history(self) -> dict[str, list[int]]:
         return copy.deepcopy(self.history)
 
+    def bought_history(self) -> dict[str, list[int]]:
+        return {p: [0] * len(chips) for p, chips in self.history.items()}
+
     def chips_in(self) -> dict[str, int]:
         return {p: chips[0] for p, chips in self.history.items()}
 
