@@ -202,7 +202,8 @@ def login() -> Any:
         reason = f"too many wrong PINs: try again in {wait} s"
         if _wants_json():
             raise ApiError(429, reason, headers={"Retry-After": str(wait)})
-        return render_template("login.html", error=reason), 429, {"Retry-After": str(wait)}
+        return (render_template("login.html", error=f"Too many wrong PINs. Try again in {wait} seconds.", retry=wait),
+                429, {"Retry-After": str(wait)})
     if request.is_json:
         body = request.get_json(silent=True)
         pin = body.get("pin") if isinstance(body, dict) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -79,6 +80,20 @@ def _text(payload: Payload, key: str, max_len: int) -> str:
     return value
 
 
+_SPACES = re.compile(r"\s+")
+
+
+def _name(payload: Payload, key: str) -> str:
+    """A player's name as people see it: invisible characters (a zero-width space, a joiner)
+    dropped, runs of spaces made one, Unicode composed (NFC), so "Ann" and "Ann" followed by a
+    zero-width space are one player, never two who look the same."""
+    raw = payload.get(key)
+    if isinstance(raw, str):
+        raw = "".join(ch for ch in unicodedata.normalize("NFC", raw) if unicodedata.category(ch) != "Cf")
+        raw = _SPACES.sub(" ", raw)
+    return _text({key: raw}, key, MAX_NAME)
+
+
 def _empty(payload: Payload) -> Payload:
     _only(payload, set())
     return {}
@@ -108,13 +123,13 @@ def _correct_card(payload: Payload) -> Payload:
         return {"card": card, "zone": zone.strip()}
     if "trick" not in payload or "player" not in payload:
         raise ValueError("correct_card needs alert_id, zone, or trick and player")
-    return {"card": card, "trick": _int(payload, "trick", 1, 5), "player": _text(payload, "player", MAX_NAME)}
+    return {"card": card, "trick": _int(payload, "trick", 1, 5), "player": _name(payload, "player")}
 
 
 def _claim_flush(payload: Payload) -> Payload:
     """The five cards a stander shows; the engine judges distinctness and whether it is a flush."""
     _only(payload, {"player", "cards"})
-    player = _text(payload, "player", MAX_NAME)
+    player = _name(payload, "player")
     cards = payload.get("cards")
     if not isinstance(cards, list) or len(cards) != FLUSH_CARDS:
         raise ValueError(f"cards must be a list of the {FLUSH_CARDS} cards shown, e.g. [\"2H\", \"5H\", \"9H\", \"JH\", \"KH\"]")
@@ -123,7 +138,7 @@ def _claim_flush(payload: Payload) -> Payload:
 
 def _show_pam(payload: Payload) -> Payload:
     _only(payload, {"player"})
-    return {"player": _text(payload, "player", MAX_NAME)}
+    return {"player": _name(payload, "player")}
 
 
 def _adjust_chips(payload: Payload) -> Payload:
@@ -131,7 +146,7 @@ def _adjust_chips(payload: Payload) -> Payload:
     delta = _int(payload, "delta", -MAX_CHIPS, MAX_CHIPS)
     if delta == 0:
         raise ValueError("delta must not be 0")
-    return {"player": _text(payload, "player", MAX_NAME), "delta": delta,
+    return {"player": _name(payload, "player"), "delta": delta,
             "reason": _text(payload, "reason", MAX_REASON)}
 
 
@@ -142,7 +157,7 @@ def _amend_chips(payload: Payload) -> Payload:
 
 def _add_player(payload: Payload) -> Payload:
     _only(payload, {"player", "chips"})
-    player = _text(payload, "player", MAX_NAME)
+    player = _name(payload, "player")
     if player.upper() == "MISS":
         raise ValueError("'MISS' is reserved for the miss hand")
     return {"player": player, "chips": _int(payload, "chips", 1, MAX_CHIPS)}
@@ -157,13 +172,13 @@ def _seat_button(payload: Payload) -> Payload:
     gesture = payload.get("gesture")
     if gesture not in GESTURES:
         raise ValueError(f"gesture must be one of {', '.join(GESTURES)}")
-    return {"player": _text(payload, "player", MAX_NAME), "gesture": gesture}
+    return {"player": _name(payload, "player"), "gesture": gesture}
 
 
 def _players(value: object) -> list[str]:
     if not isinstance(value, list):
         raise ValueError("players must be a list of names in seat order")
-    names = [_text({"player": v}, "player", MAX_NAME) for v in value]
+    names = [_name({"player": v}, "player") for v in value]
     if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         raise ValueError(f"a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
     if len({n.casefold() for n in names}) != len(names):

@@ -99,12 +99,14 @@ def test_chip_entries_are_checked_confirmed_and_can_be_undone_or_changed(night, 
     admin.once("dialog", lambda d: d.accept())
     admin.locator("button[aria-label=\"Undo Bea's -30 chips\"]").click()
     expect(admin.locator("#now-result")).to_have_text("Undid Bea's cash-out of 30 chips.")
-    expect(admin.locator("ul.chip-log li.undone")).to_contain_text("(undone)")
+    expect(admin.locator("ul.chip-log li.undone")).to_contain_text("Bea -30 · cashed out 30 chips · undone")
     ann = admin.locator("form.amend-form").first
     ann.locator('input[name="delta"]').fill("50")
     ann.locator("button").click()
     expect(admin.locator("#now-result")).to_have_text("Changed Ann's rebuy of 150 chips to +50.")
-    expect(admin.locator("ul.chip-log")).to_contain_text("(was +150)")
+    expect(admin.locator("ul.chip-log")).to_contain_text("Ann +50 · bought 150 more chips · changed from +150")
+    admin.locator("#chip-log-h").scroll_into_view_if_needed()
+    shot(admin, "admin-phone-chip-log")
     assert n.service.chips_in() == {"Ann": 150, "Bea": 100, "Cal": 100, "Dot": 100}
     kinds = [r["kind"] for r in n.service.ledger_rows()]
     assert kinds.count("adjust_chips") == 2 and kinds.count("chips_amended") == 2  # every step kept
@@ -211,3 +213,73 @@ def test_the_scoresheet_shows_five_players_at_390px_and_rebuys_apart_from_play(n
     else:
         expect(cell.locator(".pos, .neg")).to_have_count(0)
     shot(page, "scoresheet-phone-5-players")
+
+
+def test_the_smaller_things_on_the_admin_page(night, browser):
+    """Issue 48 (7): a rule title one letter per line, "Forget what the camera learned" with no
+    confirm and its answer off-screen, two players "Ann" who look the same, a lower-case lockout."""
+    n, base = night
+    admin = login(browser, base)
+    widths = admin.evaluate("""() => Array.from(document.querySelectorAll('#rules-form .rule-title'))
+      .filter(t => t.getBoundingClientRect().width > 0)
+      .map(t => [t.textContent, t.getClientRects().length])""")
+    narrow = [w for w in widths if w[1] > 2]  # lines each title takes
+    assert widths and not narrow, narrow  # "When the night ends" took a line per letter
+
+    asked = []
+    admin.once("dialog", lambda d: (asked.append(d.message), d.accept()))
+    button = admin.locator("#reset-deck-form button")
+    button.scroll_into_view_if_needed()
+    button.click()
+    answer = admin.locator("#reset-deck-form .result")
+    expect(answer).to_have_text("Refused: this table does not learn the deck (no camera). Nothing was changed.")
+    assert asked and asked[0].startswith("Forget every view of the deck")
+    box = answer.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844  # on screen, by the button
+
+    form = admin.locator("#join-form")
+    form.locator('input[name="player"]').fill("Ann\u200b")
+    form.locator("button").click()
+    expect(form.locator(".result-fault")).to_contain_text("Ann")
+    assert n.ref.state.players == ["Ann", "Bea", "Cal", "Dot"]
+
+    other = browser.new_context(**PHONE).new_page()
+    other.goto(base + "/admin")
+    for _ in range(6):
+        other.fill('input[name="pin"]', "111111")
+        other.click("text=Log in")
+    error = other.locator("#login-error")
+    expect(error).to_contain_text("Too many wrong PINs. Try again in ")
+    first = int(other.locator("#retry-left").inner_text())
+    expect(other.locator("form.login button")).to_be_disabled()
+    expect(other.locator("#retry-left")).not_to_have_text(str(first), timeout=3000)  # it counts down
+    assert int(other.locator("#retry-left").inner_text()) < first
+
+
+def test_the_smaller_things_on_the_table_and_end_pages(night, browser):
+    """Issue 48 (7): "1 chips", "Bea 5♣ , Cal 8♥ ,", the trick below the fold in landscape, and
+    "= 0.00" on every line when money per chip is 0."""
+    n, base = night
+    n.until(lambda st: st.deal is not None and len(st.deal.tricks) == 1 and bool(st.deal.current_trick))
+    held = n.ref.state.chips()["Bea"]
+    n.service.command("adjust_chips", {"player": "Bea", "delta": 1 - held, "reason": "cashed out"})
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(base + "/")
+    expect(page.locator('.seat[data-name="Bea"] .chips')).to_have_text("1 chip")
+    last = page.locator(".last-trick p").inner_text()
+    assert " ," not in last and " ." not in last and last.count(",") == 3, last
+
+    wide = browser.new_context(viewport={"width": 844, "height": 390}, is_mobile=True, has_touch=True).new_page()
+    wide.goto(base + "/")
+    top = wide.locator("#trick-plays").bounding_box()
+    assert top is not None and top["y"] + top["height"] <= 390, top  # the cards on the table, without scrolling
+    shot(wide, "table-phone-landscape")
+
+    n.until(lambda st: st.deal is not None and st.deal.is_over)
+    n.ref.call("update_settings", {"chip_value": "0"})
+    n.ref.call("end_game", {})
+    end = browser.new_context(**PHONE).new_page()
+    end.goto(base + "/end")
+    expect(end.locator("h2", has_text="Who pays whom")).to_be_visible()
+    assert "0.00" not in end.locator("main").inner_text()
+    expect(end.locator("table.results thead th")).to_have_count(2)
