@@ -18,6 +18,7 @@ from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
 from table.ledger import Event
+from table.next_deal import cancel_change, in_deal, queue_change
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 from web import commands as cmd
@@ -90,13 +91,19 @@ class DashboardCommands(Interpreter):
                 raise StateError("no settings given")
             if c.players is not None:
                 self._check_seats(len(c.players))
+            if in_deal(st) and set(data) != {"chip_value"} and c.players is None and c.starting_chips is None:
+                return queue_change(self, "settings", data)  # the rules of a deal never change in it
             if st.deal is not None and st.deal.is_over:
                 self._commit_many([self._close_item(), ("settings", data, None)])
             else:
                 self._commit("settings", data)
             return {}
         if isinstance(c, cmd.AddPlayer):
+            if in_deal(st):
+                return queue_change(self, "player_joined", {"player": c.player, "chips": c.chips})
             return self._add_player(c.player, c.chips)
+        if isinstance(c, cmd.CancelChange):
+            return cancel_change(self, c.id)
         if isinstance(c, cmd.SeatButton):
             return self._seat_button(self._player(c.player), c.gesture)
         if isinstance(c, cmd.ClaimFlush):

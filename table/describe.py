@@ -86,6 +86,10 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "adjust_chips":
         delta = int(d["delta"])
         return f"{d['player']} {delta:+d} chip{'s' if abs(delta) != 1 else ''} ({d['reason']})"
+    if kind == "change_queued":
+        return "Queued for the next deal"
+    if kind == "change_cancelled":
+        return f"Called off a change waiting for the next deal ({d.get('reason', 'cancelled')})"
     if kind == "chips_amended":
         target = lookup(int(d["target"]))
         what = _chip_entry_text(target.data) if target is not None else "the chip entry"

@@ -14,6 +14,7 @@ from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
 from table.alerts import AlertKeeper
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, Ledger
+from table.next_deal import apply_queued
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 
@@ -173,6 +174,7 @@ class Interpreter(AlertKeeper):
                 self._new_deal()
                 return
         self.tour = None  # a deal begins: "show me the deck" is over
+        apply_queued(self)  # what the host asked for during the last deal, in the order asked
         self._commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
         self._new_deal()
 

@@ -16,6 +16,9 @@ Event kinds (``data`` in brackets):
   ``deal_closed`` {number, record: loo-hand/1, outcome} (written before the next deal starts)
 - ``adjust_chips`` {player, delta, reason}; ``chips_amended`` {target: seq of an adjust_chips, delta
   (its new amount, 0: undone), reason}; ``pause``; ``resume``; ``end_game``; ``zones`` {zones}
+- ``change_queued`` {kind: player_joined | settings, data, deal}: asked for during a deal, applied
+  at the next deal boundary as that event with ``queued`` (this seq) in its data;
+  ``change_cancelled`` {target, reason?}: called off by the host, or no longer possible then
 - ``player_joined`` {player, chips}: a late joiner takes the next free seat between deals with
   ``chips`` bought in (``engine.Game.add_player``); the table seats at most ``MAX_SEATS`` (8)
 
@@ -38,6 +41,11 @@ from engine.records import deal_to_record
 from table.config import MAX_SEATS
 
 __all__ = ["TableState", "StateError", "DealEntry"]
+
+
+#: the events a change asked for during a deal becomes at the next deal boundary (their data then
+#: carries ``queued``: the seq of the ``change_queued`` event that asked for it)
+QUEUEABLE = frozenset({"player_joined", "settings"})
 
 
 class StateError(ValueError):
@@ -160,6 +168,9 @@ class TableState(_Chips):
         self.opening: dict[str, int] = {}  # chips each player sat down with (a late joiner's buy-in)
         self.chip_log: dict[int, dict[str, Any]] = {}  # replaced, never changed in place (clone shares it)
         self.bought_history: dict[str, list[int]] = {}
+        # changes asked for during a deal, applied at the next deal boundary, by the seq of their
+        # ``change_queued`` event (replaced, never changed in place: a clone shares it)
+        self.queued: dict[int, dict[str, Any]] = {}
         self.paused = False
         self.ended_by_host = False
         self.last_seq = 0
@@ -273,7 +284,7 @@ class TableState(_Chips):
             "chips": self.chips() if self.started else {}, "pool_now": self.pool_now(),
             "finished": len(self.finished), "adjust": self.adjust, "total_in": self.total_in,
             "paused": self.paused, "game_over": self.game_over, "zones": self.zones,
-            "chip_history": self.chip_history,
+            "chip_history": self.chip_history, "queued": sorted(self.queued),
         }
 
     def digest(self) -> str:
@@ -286,12 +297,18 @@ class TableState(_Chips):
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is None:
             raise StateError(f"unknown event kind {event.kind!r}")
+        data = dict(event.data)
+        queued = data.pop("queued", None) if event.kind in QUEUEABLE else None
+        if queued is not None and int(queued) not in self.queued:
+            raise StateError(f"event {queued} is not a change waiting for the next deal")
         try:
-            handler(event.seq, dict(event.data))
+            handler(event.seq, data)
         except engine.LooError as exc:
             raise StateError(str(exc)) from None
         except (KeyError, TypeError, AttributeError) as exc:
             raise StateError(f"malformed {event.kind} event: {exc}") from None
+        if queued is not None:  # the change asked for during the last deal, now applied
+            self.queued = {k: v for k, v in self.queued.items() if k != int(queued)}
         self.last_seq = max(self.last_seq, event.seq)
         self.events_applied += 1
 
@@ -344,6 +361,21 @@ class TableState(_Chips):
             game.options = opts
             self.variant, self.options = variant, options
         self.chip_value = str(d.get("chip_value", self.chip_value))
+
+    def _on_change_queued(self, seq: int, d: dict[str, Any]) -> None:
+        """A join or a house-rule change asked for during a deal: it waits for the next deal."""
+        self._require_started()
+        kind, data = str(d["kind"]), dict(d["data"])
+        if kind not in QUEUEABLE:
+            raise StateError(f"a {kind!r} cannot wait for the next deal")
+        self.queued = {**self.queued, seq: {"seq": seq, "kind": kind, "data": data, "deal": int(d.get("deal", 0))}}
+
+    def _on_change_cancelled(self, seq: int, d: dict[str, Any]) -> None:
+        """A queued change the host called off (or one that no longer fits at the boundary)."""
+        target = int(d["target"])
+        if target not in self.queued:
+            raise StateError("that change is not waiting for the next deal")
+        self.queued = {k: v for k, v in self.queued.items() if k != target}
 
     def _on_zones(self, seq: int, d: dict[str, Any]) -> None:
         zones = d["zones"]

@@ -11,6 +11,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from engine import MISS, TableCommands
+from table.next_deal import queued_rows
 from table.state import TableState
 from web.snapshot import Alert, Commands, DeckLearning, DeckTour, Seat, Snapshot, Trick
 
@@ -143,6 +144,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
         "chip_log": [{"seq": e["seq"], "player": e["player"], "delta": e["delta"], "first": e["first"],
                       "reason": e["reason"], "changed": bool(e["amended_by"])}
                      for e in reversed(st.chip_log.values())],
+        "queued": queued_rows(st),  # changes asked for during the deal, applied at the next one
     }
 
 

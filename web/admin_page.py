@@ -22,7 +22,7 @@ from web.cards import card_text
 from web.commands import parse_command
 from web.options import VARIANTS, grouped_fields
 from web.qr import phone_url, qr_svg
-from web.rules_text import choice_label
+from web.rules_text import RULES, choice_label
 from web.security import (
     ApiError,
     admin_required,
@@ -76,10 +76,10 @@ def admin() -> tuple[str, int] | str:
 
 
 #: form fields that are whole numbers (everything else is text)
-INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips", "target"})
+INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips", "target", "id"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "amend_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
+                           "adjust_chips", "amend_chips", "cancel_change", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
                            "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 
@@ -268,10 +268,17 @@ SEAT_GESTURES: dict[str, list[tuple[str, str]]] = {
 CSRF_SLOT = "__loo_csrf__"
 
 
+def rule_label(name: str) -> str:
+    """A house rule's title as the Rules form shows it ("Club law"), for the queued changes."""
+    rule = RULES.get(name)
+    return rule.title if rule is not None else name.replace("_", " ")
+
+
 def render_admin_partial(snapshot: Mapping[str, Any]) -> str:
     """The admin's live fragment, rendered once per version (shared by every admin stream)."""
     def render() -> str:
-        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot), CSRF=CSRF_SLOT)
+        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot), CSRF=CSRF_SLOT,
+                               rule_label=rule_label)
 
     return web_state().fragment("admin", int(snapshot.get("version", 0)), render)
 

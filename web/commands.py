@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from web.validate import check_command
 
 __all__ = [
-    "AddPlayer", "AdjustChips", "AmendChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
+    "AddPlayer", "AdjustChips", "AmendChips", "CancelChange", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
     "EndGame", "Misdeal", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
     "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
@@ -66,6 +66,14 @@ class AmendChips:
     NAME: ClassVar[str] = "amend_chips"
     target: int
     delta: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelChange:
+    """Call off a change waiting for the next deal (``id``: the snapshot's ``queued[].id``)."""
+
+    NAME: ClassVar[str] = "cancel_change"
+    id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,12 +186,12 @@ class ShowDeck:
 
 DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | AmendChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
-                    | AddPlayer | SeatButton | ResetDeckLearning | ShowDeck)
+                    | AddPlayer | CancelChange | SeatButton | ResetDeckLearning | ShowDeck)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
     cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, AmendChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
-                              AddPlayer, SeatButton, ResetDeckLearning, ShowDeck)
+                              AddPlayer, CancelChange, SeatButton, ResetDeckLearning, ShowDeck)
 }
 COMMANDS: tuple[str, ...] = tuple(COMMAND_TYPES)
 """The command names, in the order docs/api.md lists them."""

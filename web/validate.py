@@ -155,6 +155,11 @@ def _amend_chips(payload: Payload) -> Payload:
     return {"target": _int(payload, "target", 1, 2**62), "delta": _int(payload, "delta", -MAX_CHIPS, MAX_CHIPS)}
 
 
+def _cancel_change(payload: Payload) -> Payload:
+    _only(payload, {"id"})
+    return {"id": _int(payload, "id", 1, 2**62)}
+
+
 def _add_player(payload: Payload) -> Payload:
     _only(payload, {"player", "chips"})
     player = _name(payload, "player")
@@ -257,6 +262,7 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "undo": _empty,
     "adjust_chips": _adjust_chips,
     "amend_chips": _amend_chips,
+    "cancel_change": _cancel_change,
     "add_player": _add_player,
     "seat_button": _seat_button,
     "pause": _empty,

@@ -8,6 +8,7 @@ the host's last fix, player limits the table can keep, a scoresheet that shows e
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -283,3 +284,58 @@ def test_the_smaller_things_on_the_table_and_end_pages(night, browser):
     expect(end.locator("h2", has_text="Who pays whom")).to_be_visible()
     assert "0.00" not in end.locator("main").inner_text()
     expect(end.locator("table.results thead th")).to_have_count(2)
+
+
+def test_a_join_and_a_rule_change_asked_mid_deal_wait_for_the_next_deal(night, browser):
+    """Issue 48 (2): both were refused during a deal (even before its first card); they now wait
+    for the next deal, shown as such, cancellable, and the ledger says when each was asked and
+    when it was applied."""
+    n, base = night
+    n.until(card_down)
+    admin = login(browser, base)
+    admin.on("dialog", lambda d: d.accept())
+    join = admin.locator("#join-form")
+    join.locator('input[name="player"]').fill("Eve")
+    join.locator('input[name="chips"]').fill("80")
+    join.locator("button").click()
+    expect(admin.locator("#join-form .result-ok")).to_have_text(
+        "Eve joins with 80 chips from the next deal (deal 2): asked while deal 1 is played, it waits for it; "
+        "Cancel is under From the next deal.")
+    admin.locator("#opt-club_law").check()
+    admin.locator("#rules-form button").click()
+    expect(admin.locator("#rules-form .result-ok")).to_contain_text("The new house rules apply from the next deal (deal 2)")
+    expect(admin.locator("#opt-club_law")).to_be_checked()  # the page shows what will apply, not a refused value
+    join.locator('input[name="player"]').fill("Fay")
+    join.locator("button").click()
+    expect(admin.locator("#join-form .result-ok")).to_contain_text("Fay joins with")
+
+    queued = admin.locator(".queued li")
+    expect(queued).to_have_count(3, timeout=3000)
+    expect(queued.nth(0)).to_contain_text("Eve joins with 80 chips · from the next deal (asked in deal 1)")
+    expect(queued.nth(1)).to_contain_text("The new house rules: Club law · from the next deal")
+    admin.locator("#queued-h").scroll_into_view_if_needed()
+    shot(admin, "admin-phone-next-deal")
+    admin.locator('button[aria-label^="Cancel: Fay joins"]').click()
+    expect(admin.locator("#now-result")).to_have_text("Cancelled: Fay joins with 100 chips will not happen.")
+    expect(queued).to_have_count(2, timeout=3000)
+    assert n.ref.state.players == PLAYERS_4 and n.ref.state.options.get("club_law") is not True
+
+    n.until(lambda st: st.deal_number == 2)  # the bots play on; the dealer's press starts deal 2
+    assert n.ref.state.players == [*PLAYERS_4, "Eve"] and n.ref.state.options.get("club_law") is True
+    expect(queued).to_have_count(0, timeout=3000)
+    rows = [{**r, "data": json.loads(r["data"])} for r in n.service.ledger_rows()]
+    seq = {r["seq"]: r for r in rows}
+    kinds = [(r["kind"], r["data"]) for r in rows]
+    asked = [r for r in rows if r["kind"] == "change_queued"]
+    assert [a["data"]["kind"] for a in asked] == ["player_joined", "settings", "player_joined"]
+    closed = next(r["seq"] for r in rows if r["kind"] == "deal_closed")
+    started = next(r["seq"] for r in rows if r["kind"] == "deal_started" and r["data"]["number"] == 2)
+    joined = next(r for r in rows if r["kind"] == "player_joined")
+    rules = next(r for r in rows if r["kind"] == "settings" and r["data"].get("queued"))
+    assert closed < joined["seq"] < rules["seq"] < started  # applied at the boundary, in the order asked
+    assert seq[joined["data"]["queued"]]["data"]["data"] == {"player": "Eve", "chips": 80}
+    assert seq[rules["data"]["queued"]]["kind"] == "change_queued"
+    assert ("change_cancelled", {"target": asked[2]["seq"], "reason": "cancelled by the host"}) in kinds
+
+
+PLAYERS_4 = ["Ann", "Bea", "Cal", "Dot"]

@@ -165,7 +165,7 @@
     send(spec[0], spec[1], f, button).then(function (body) {
       if (!body) return;
       if (spec[2]) f.reset();  // a one-off entry: cleared, so a second tap cannot repeat it
-      if (spec[0] === "add_player") {  // the new seat belongs in every list of the page: reload it
+      if (spec[0] === "add_player" && !body.queued) {  // the new seat belongs in every list of the page: reload it
         try { sessionStorage.setItem(JOINED, cards(body.message || "Done.")); } catch (e) { /* said already */ }
         location.hash = "#join";
         location.reload();
