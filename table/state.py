@@ -148,7 +148,68 @@ class _Chips:
         return done
 
 
-class TableState(_Chips):
+class _Queue:
+    """Changes asked for during a deal, waiting for the next deal boundary (`table.next_deal`).
+    A part of `TableState`."""
+
+    queued: dict[int, dict[str, Any]]
+
+    def _require_started(self) -> Game:
+        raise NotImplementedError
+
+    def _on_change_queued(self, seq: int, d: dict[str, Any]) -> None:
+        """A join or a house-rule change asked for during a deal: it waits for the next deal."""
+        self._require_started()
+        kind, data = str(d["kind"]), dict(d["data"])
+        if kind not in QUEUEABLE:
+            raise StateError(f"a {kind!r} cannot wait for the next deal")
+        self.queued = {**self.queued, seq: {"seq": seq, "kind": kind, "data": data, "deal": int(d.get("deal", 0))}}
+
+    def _on_change_cancelled(self, seq: int, d: dict[str, Any]) -> None:
+        """A queued change the host called off (or one that no longer fits at the boundary)."""
+        target = int(d["target"])
+        if target not in self.queued:
+            raise StateError("that change is not waiting for the next deal")
+        self.queued = {k: v for k, v in self.queued.items() if k != target}
+
+
+class _Fixes:
+    """The host's fixes of a card in the current deal, newest first, for Undo. A part of
+    `TableState`."""
+
+    entries: list[DealEntry]
+
+    def _replace_entry(self, game: Game, i: int, action: Any, meta: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def last_fix(self) -> tuple[int, int, str] | None:
+        """The host's latest fix of a card still in force in this deal: (index of the entry, seq
+        of the ``correct`` event, the card it replaced), or None when there is none."""
+        best: tuple[int, int, str] | None = None
+        for i, e in enumerate(self.entries):
+            fixes = e.meta.get("fixes") or []
+            if fixes and (best is None or fixes[-1][0] > best[1]):
+                best = (i, int(fixes[-1][0]), str(fixes[-1][1]))
+        return best
+
+    def _undo_fix(self, game: Game, target: int) -> bool:
+        """Undo the fix ``target`` (a ``correct`` event) if it is the latest fix of its card: the
+        card is as it was before it (True); False when ``target`` is no fix in force."""
+        for i, e in enumerate(self.entries):
+            fixes = list(e.meta.get("fixes") or [])
+            if fixes and int(fixes[-1][0]) == target:
+                card = Card.parse(str(fixes.pop()[1]))
+                old = e.action
+                action: Any = Play(old.player, card) if isinstance(old, Play) else TurnUp(card)
+                meta = {k: v for k, v in e.meta.items() if k not in ("corrected_by", "was", "fixes")}
+                if fixes:
+                    meta.update(corrected_by=int(fixes[-1][0]), was=str(fixes[-1][1]), fixes=fixes)
+                self._replace_entry(game, i, action, meta)
+                return True
+        return False
+
+
+class TableState(_Chips, _Queue, _Fixes):
     """The night at the table: an `engine.Game` plus what the table adds (corrections, zones...)."""
 
     def __init__(self) -> None:
@@ -362,21 +423,6 @@ class TableState(_Chips):
             self.variant, self.options = variant, options
         self.chip_value = str(d.get("chip_value", self.chip_value))
 
-    def _on_change_queued(self, seq: int, d: dict[str, Any]) -> None:
-        """A join or a house-rule change asked for during a deal: it waits for the next deal."""
-        self._require_started()
-        kind, data = str(d["kind"]), dict(d["data"])
-        if kind not in QUEUEABLE:
-            raise StateError(f"a {kind!r} cannot wait for the next deal")
-        self.queued = {**self.queued, seq: {"seq": seq, "kind": kind, "data": data, "deal": int(d.get("deal", 0))}}
-
-    def _on_change_cancelled(self, seq: int, d: dict[str, Any]) -> None:
-        """A queued change the host called off (or one that no longer fits at the boundary)."""
-        target = int(d["target"])
-        if target not in self.queued:
-            raise StateError("that change is not waiting for the next deal")
-        self.queued = {k: v for k, v in self.queued.items() if k != target}
-
     def _on_zones(self, seq: int, d: dict[str, Any]) -> None:
         zones = d["zones"]
         if not isinstance(zones, dict):
@@ -447,32 +493,6 @@ class TableState(_Chips):
         deal = self._rebuild(entries)  # raises if the corrected deal is impossible
         game.replace_deal(deal)
         self.entries = entries
-
-    def last_fix(self) -> tuple[int, int, str] | None:
-        """The host's latest fix of a card still in force in this deal: (index of the entry, seq
-        of the ``correct`` event, the card it replaced), or None when there is none."""
-        best: tuple[int, int, str] | None = None
-        for i, e in enumerate(self.entries):
-            fixes = e.meta.get("fixes") or []
-            if fixes and (best is None or fixes[-1][0] > best[1]):
-                best = (i, int(fixes[-1][0]), str(fixes[-1][1]))
-        return best
-
-    def _undo_fix(self, game: Game, target: int) -> bool:
-        """Undo the fix ``target`` (a ``correct`` event) if it is the latest fix of its card: the
-        card is as it was before it (True); False when ``target`` is no fix in force."""
-        for i, e in enumerate(self.entries):
-            fixes = list(e.meta.get("fixes") or [])
-            if fixes and int(fixes[-1][0]) == target:
-                card = Card.parse(str(fixes.pop()[1]))
-                old = e.action
-                action: Any = Play(old.player, card) if isinstance(old, Play) else TurnUp(card)
-                meta = {k: v for k, v in e.meta.items() if k not in ("corrected_by", "was", "fixes")}
-                if fixes:
-                    meta.update(corrected_by=int(fixes[-1][0]), was=str(fixes[-1][1]), fixes=fixes)
-                self._replace_entry(game, i, action, meta)
-                return True
-        return False
 
     def _on_undo(self, seq: int, d: dict[str, Any]) -> None:
         game = self._require_started()
