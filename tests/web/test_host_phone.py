@@ -135,7 +135,7 @@ def test_fix_a_card_valid_and_impossible_and_undo_says_what(night, browser):
 
     fix = admin.locator(f'form.fix-form[data-player="{player}"]')
     fix.locator('input[name="card"]').fill(str(foreign))
-    fix.locator("button").click()
+    fix.locator("button:not(.pick-card)").click()
     refusal = admin.locator("#now-result.result-fault")
     expect(refusal).to_contain_text(f"{player} does not hold")
     expect(refusal).to_contain_text("Nothing was changed.")
@@ -153,7 +153,7 @@ def test_fix_a_card_valid_and_impossible_and_undo_says_what(night, browser):
     other = next(c for c in hand if c != played)
     fix = admin.locator(f'form.fix-form[data-player="{player}"]')
     fix.locator('input[name="card"]').fill(str(other).lower())
-    fix.locator("button").click()
+    fix.locator("button:not(.pick-card)").click()
     expect(admin.locator("#now-result.result-ok")).to_contain_text(f"Corrected {player}'s")
     assert n.ref.state.deal.current_trick[0] == (player, other)
     expect(table.locator(f'#trick-plays [data-card="{other}"]')).to_be_visible(timeout=3000)

@@ -138,7 +138,7 @@ def test_undo_after_a_fix_brings_the_card_back(night, browser):
     admin.on("dialog", lambda d: d.accept())
     fix = admin.locator(f'form.fix-form[data-player="{player}"]')
     fix.locator('input[name="card"]').fill(str(other))
-    fix.locator("button").click()
+    fix.locator("button:not(.pick-card)").click()
     expect(admin.locator("#now-result.result-ok")).to_contain_text(f"Corrected {player}'s")
     admin.locator('button[data-command="undo"]').click()
     expect(admin.locator("#now-result")).to_have_text(f"Undid the fix of {player}'s card: back to {pretty(played)}.")
@@ -339,3 +339,36 @@ def test_a_join_and_a_rule_change_asked_mid_deal_wait_for_the_next_deal(night, b
 
 
 PLAYERS_4 = ["Ann", "Bea", "Cal", "Dot"]
+
+
+def test_the_host_picks_a_card_instead_of_typing_it(night, browser):
+    """Issue 48: "a card picker rather than typing 10H", wherever the host names a card."""
+    n, base = night
+    n.until(card_down)
+    with n.ref.lock:
+        player, played = n.ref.state.deal.current_trick[0]
+        other = next(c for c in n.bots.shadow(n.ref.state).hand(player) if c != played)
+    admin = login(browser, base)
+    for where in ("#fix-any-form", "#missed-form", f'form.fix-form[data-player="{player}"]'):
+        expect(admin.locator(f"{where} button.pick-card")).to_be_visible()
+    admin.locator(f'form.fix-form[data-player="{player}"] button.pick-card').click()
+    picker = admin.locator("#card-picker")
+    expect(picker).to_be_visible()
+    sizes = picker.evaluate("""d => Array.from(d.querySelectorAll('button')).map(b => {
+      const r = b.getBoundingClientRect(); return [b.textContent, Math.round(r.width), Math.round(r.height), Math.round(r.right)]; })""")
+    assert len(sizes) == 4 + 13 + 1 and all(w >= 44 and h >= 44 and right <= 390 for _, w, h, right in sizes), sizes
+    text = str(other)
+    rank, suit = text[:-1], text[-1]
+    words = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+    picker.locator(f'button[data-rank="{rank}"]').click()  # a rank first: it asks for the suit
+    expect(admin.locator("#picker-now")).to_have_text("First the suit.")
+    picker.locator(f'button[aria-label="{words[suit]}"]').click()
+    expect(picker.locator(f'button[aria-label="{words[suit]}"]')).to_have_attribute("aria-pressed", "true")
+    shot(admin, "admin-phone-card-picker")
+    picker.locator(f'button[data-rank="{rank}"]').click()
+    expect(picker).to_be_hidden()
+    fix = admin.locator(f'form.fix-form[data-player="{player}"]')
+    expect(fix.locator('input[name="card"]')).to_have_value(text)
+    fix.locator('button:not(.pick-card)').click()
+    expect(admin.locator("#now-result.result-ok")).to_contain_text(f"Corrected {player}'s")
+    assert n.ref.state.deal.current_trick[0] == (player, other)

@@ -129,6 +129,57 @@
     send(btn.dataset.command, btn.dataset.payload ? JSON.parse(btn.dataset.payload) : {}, btn.parentNode, btn);
   });
 
+  // The card picker: wherever the host names a card, a Pick button opens a suit-then-rank chooser
+  // (no typing "10H" on a phone keyboard); the field stays, for a host who prefers to type.
+  document.documentElement.classList.add("js");
+  var picker = document.getElementById("card-picker"), picking = null, suit = null;
+
+  function formSelector(form) {  // found again after a live update replaced the form
+    var sel = "form" + (form.id ? "#" + CSS.escape(form.id) : "");
+    form.classList.forEach(function (c) { sel += "." + CSS.escape(c); });
+    Array.prototype.forEach.call(form.attributes, function (a) {
+      if (a.name.indexOf("data-") === 0) sel += "[" + a.name + '="' + CSS.escape(a.value) + '"]';
+    });
+    return sel;
+  }
+  function pickTarget() {
+    var form = picking && document.querySelector(picking);
+    var fields = form ? form.querySelectorAll('input[name="card"]') : [];
+    if (fields.length <= 1) return fields[0] || null;
+    return Array.prototype.find.call(fields, function (el) { return !el.value; }) || fields[fields.length - 1];
+  }
+  function setSuit(code) {
+    suit = code;
+    Array.prototype.forEach.call(picker.querySelectorAll("[data-suit]"), function (b) {
+      b.setAttribute("aria-pressed", String(b.dataset.suit === code));
+    });
+    document.getElementById("picker-now").textContent = code ? "Now the rank." : "Tap the suit, then the rank.";
+  }
+  if (picker) {
+    document.addEventListener("click", function (ev) {
+      var open = ev.target.closest("button.pick-card");
+      if (!open) return;
+      ev.preventDefault();
+      picking = formSelector(open.closest("form"));
+      setSuit(null);
+      picker.showModal();
+    });
+    picker.addEventListener("click", function (ev) {
+      var b = ev.target.closest("button");
+      if (!b) return;
+      if (b.hasAttribute("data-picker-close")) { picker.close(); return; }
+      if (b.dataset.suit) { setSuit(b.dataset.suit); return; }
+      if (b.dataset.rank && !suit) { document.getElementById("picker-now").textContent = "First the suit."; return; }
+      if (b.dataset.rank) {
+        var field = pickTarget();
+        picker.close();
+        if (!field) return;
+        field.value = b.dataset.rank + suit;
+        field.focus({ preventScroll: true });
+      }
+    });
+  }
+
   // what a join said, shown again once the page has reloaded with the new seat
   var JOINED = "loo-joined";
   try {
