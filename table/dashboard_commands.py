@@ -102,6 +102,8 @@ class DashboardCommands(Interpreter):
             if in_deal(st):
                 return queue_change(self, "player_joined", {"player": c.player, "chips": c.chips})
             return self._add_player(c.player, c.chips)
+        if isinstance(c, cmd.NewNight):
+            return self._new_night()
         if isinstance(c, cmd.CancelChange):
             return cancel_change(self, c.id)
         if isinstance(c, cmd.SeatButton):
@@ -204,6 +206,19 @@ class DashboardCommands(Interpreter):
         if st.last_seq == before:
             return {"message": (self.message or "Nothing changed") + "."}
         return {}
+
+    def _new_night(self) -> dict[str, Any]:
+        """The next night in the same ledger, as the last one was set up (the dealer moves on)."""
+        st = self.state
+        if not st.game_over:
+            raise StateError("the night is not over: end the game first")
+        dealer = (st.players.index(st.dealer_name()) + 1) % len(st.players)
+        self._commit("game_started", {"players": st.players, "variant": st.variant, "options": st.options,
+                                      "chips": st.starting_chips, "first_dealer": dealer,
+                                      "chip_value": st.chip_value, "currency": st.currency})
+        self.alerts, self.pending_plays = [], {}
+        return {"message": f"A new night: night {len(st.nights) + 1} for {', '.join(st.players)}, "
+                           f"{st.starting_chips} chips each; last night is kept on the Nights page."}
 
     def seats(self) -> int:
         """How many players can sit down at the start: the seats the header wires (all of

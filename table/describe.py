@@ -109,7 +109,7 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "settings":
         variant = VARIANT_NAMES.get(str(d.get("variant")), str(d.get("variant")))
         words = {"players": "players", "options": f"house rules ({variant})", "starting_chips": "starting chips",
-                 "chip_value": "chip value"}  # the variant comes with its house rules
+                 "chip_value": "chip value", "currency": "currency"}  # the variant comes with its house rules
         saved = [w for k, w in words.items() if k in d] or (["variant"] if "variant" in d else [])
         return "Saved " + (", ".join(saved) if saved else "the settings")
     if kind == "zones":

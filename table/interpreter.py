@@ -182,7 +182,7 @@ class Interpreter(AlertKeeper):
         st = self.state
         settlement = st.settlement()
         return ("deal_closed", {"number": st.deal_number, "record": st.hand_record(),
-                                "outcome": settlement.to_dict()}, f"close:{st.deal_number}")
+                                "outcome": settlement.to_dict()}, _close_key(len(st.nights) + 1, st.deal_number))
 
     def _new_deal(self) -> None:
         self._exchange_counts = {}
@@ -375,6 +375,11 @@ class Interpreter(AlertKeeper):
                         "check its cable (the game waits)")
         elif not was:
             self.message = "camera back; the deal goes on"
+
+
+def _close_key(night: int, deal: int) -> str:
+    """The idempotency key of closing ``deal``: a ledger keeps several nights, each with a deal 1."""
+    return f"close:{deal}" if night == 1 else f"close:{night}:{deal}"
 
 
 def _zone_or_none(name: str) -> ZoneId | None:

@@ -60,6 +60,19 @@ class TableService:
         with self.referee.lock:
             return {p: list(v) for p, v in self.referee.state.chip_history.items()}
 
+    def nights(self) -> list[dict[str, Any]]:
+        """Every night this ledger kept, then tonight's (``tonight``: true; ``over``: ended)."""
+        import time
+
+        from table.nights import night_summary
+
+        with self.referee.lock:
+            st = self.referee.state
+            out = [dict(n, tonight=False, over=True) for n in st.nights]
+            if st.started:
+                out.append(dict(night_summary(st, time.time()), tonight=True, over=st.game_over))
+            return out
+
     def bought_history(self) -> dict[str, list[int]]:
         with self.referee.lock:
             return {p: list(v) for p, v in self.referee.state.bought_history.items()}
@@ -83,6 +96,7 @@ class TableService:
                 "options": _json_safe(options),
                 "starting_chips": st.starting_chips,
                 "chip_value": st.chip_value,
+                "currency": st.currency,
                 "zones": dict(st.zones),
                 "game_started": st.deal_number > 0,
                 "seats": self.referee.seats(),  # the most players who can sit down at the start

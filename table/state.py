@@ -8,7 +8,8 @@ module adds only what a real table needs around it (corrections, undo, chip adju
 
 Event kinds (``data`` in brackets):
 
-- ``game_started`` {players, variant, options, chips, first_dealer, chip_value}
+- ``game_started`` {players, variant, options, chips, first_dealer, chip_value, currency?}: after a
+  night that is over, the next night in the same ledger (the one before is kept in ``nights``)
 - ``settings`` {any of variant, options, chip_value; players / chips before the first deal}
 - ``deal_started`` {number, dealer}; ``action`` {action: engine text form, source, ...};
   ``correct`` {target: seq of an action event, card}; ``undo`` {target: seq; the deal's last action,
@@ -39,6 +40,7 @@ from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, par
 from engine.game import Game
 from engine.records import deal_to_record
 from table.config import MAX_SEATS
+from table.nights import night_summary
 
 __all__ = ["TableState", "StateError", "DealEntry"]
 
@@ -233,6 +235,10 @@ class TableState(_Chips, _Queue, _Fixes):
         # ``change_queued`` event (replaced, never changed in place: a clone shares it)
         self.queued: dict[int, dict[str, Any]] = {}
         self.paused = False
+        self.currency = ""  # shown before money ("£"); the chip value says how much a chip is
+        self.nights: list[dict[str, Any]] = []  # the nights this ledger kept before this one
+        self.night_started = 0.0
+        self._at = 0.0  # the time of the event being applied (ledger events carry it)
         self.ended_by_host = False
         self.last_seq = 0
         self.events_applied = 0
@@ -345,7 +351,8 @@ class TableState(_Chips, _Queue, _Fixes):
             "chips": self.chips() if self.started else {}, "pool_now": self.pool_now(),
             "finished": len(self.finished), "adjust": self.adjust, "total_in": self.total_in,
             "paused": self.paused, "game_over": self.game_over, "zones": self.zones,
-            "chip_history": self.chip_history, "queued": sorted(self.queued),
+            "chip_history": self.chip_history, "queued": sorted(self.queued), "nights": len(self.nights),
+            "currency": self.currency,
         }
 
     def digest(self) -> str:
@@ -359,6 +366,7 @@ class TableState(_Chips, _Queue, _Fixes):
         if handler is None:
             raise StateError(f"unknown event kind {event.kind!r}")
         data = dict(event.data)
+        self._at = float(getattr(event, "at", 0.0) or 0.0)
         queued = data.pop("queued", None) if event.kind in QUEUEABLE else None
         if queued is not None and int(queued) not in self.queued:
             raise StateError(f"event {queued} is not a change waiting for the next deal")
@@ -393,16 +401,25 @@ class TableState(_Chips, _Queue, _Fixes):
         self.opening = {p: chips for p in players}
 
     def _on_game_started(self, seq: int, d: dict[str, Any]) -> None:
-        if self.deal_number > 0:
+        if self.game is not None and self.game.is_over:  # the next night, in the same ledger
+            nights = [*self.nights, night_summary(self, self._at)]
+            kept = (self.last_seq, self.events_applied, self.zones, self.chip_value, self.currency)
+            self.__init__()  # type: ignore[misc]
+            self.last_seq, self.events_applied, self.zones, self.chip_value, self.currency = kept
+            self.nights = nights
+        elif self.deal_number > 0:
             raise StateError("the game is already under way")
+        self.night_started = self._at
+        self.currency = str(d.get("currency", self.currency))
         self._new_game([str(p) for p in d["players"]], str(d.get("variant", "three_card")),
                        dict(d.get("options") or {}), int(d.get("chips", 100)), int(d.get("first_dealer", 0)))
         self.chip_value = str(d.get("chip_value", self.chip_value))
 
     def _on_settings(self, seq: int, d: dict[str, Any]) -> None:
         game = self._require_started()
-        if set(d) == {"chip_value"}:  # money only, never the game: it may change at any time
-            self.chip_value = str(d["chip_value"])
+        self.currency = str(d.get("currency", self.currency))
+        if set(d) <= {"chip_value", "currency"}:  # money only, never the game: it may change at any time
+            self.chip_value = str(d.get("chip_value", self.chip_value))
             return
         if game.current is not None:
             raise StateError("settings can change only between deals")

@@ -79,7 +79,7 @@ def admin() -> tuple[str, int] | str:
 INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips", "target", "id"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "amend_chips", "cancel_change", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
+                           "adjust_chips", "amend_chips", "cancel_change", "new_night", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
                            "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 
@@ -125,6 +125,8 @@ def _game_form(settings: dict[str, Any]) -> dict[str, Any]:
             raise ApiError(400, "starting chips: a whole number, please") from None
     if form.get("chip_value") is not None and form["chip_value"].strip() != settings.get("chip_value"):
         payload["chip_value"] = form["chip_value"].strip()
+    if form.get("currency") is not None and form["currency"].strip() != (settings.get("currency") or ""):
+        payload["currency"] = form["currency"].strip()
     return payload
 
 

@@ -16,7 +16,7 @@ from web.validate import check_command
 
 __all__ = [
     "AddPlayer", "AdjustChips", "AmendChips", "CancelChange", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
-    "EndGame", "Misdeal", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
+    "EndGame", "Misdeal", "NewNight", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
     "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
 ]
@@ -121,6 +121,15 @@ class UpdateSettings:
     options: Mapping[str, Any] | None = None
     starting_chips: int | None = None
     chip_value: str | None = None
+    currency: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewNight:
+    """Once a night is over, start the next one in the same ledger: the same players, variant,
+    house rules, starting chips and money; the night just ended goes to the Nights page."""
+
+    NAME: ClassVar[str] = "new_night"
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,12 +195,12 @@ class ShowDeck:
 
 DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | AmendChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
-                    | AddPlayer | CancelChange | SeatButton | ResetDeckLearning | ShowDeck)
+                    | AddPlayer | CancelChange | SeatButton | ResetDeckLearning | ShowDeck | NewNight)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
     cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, AmendChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
-                              AddPlayer, CancelChange, SeatButton, ResetDeckLearning, ShowDeck)
+                              AddPlayer, CancelChange, SeatButton, ResetDeckLearning, ShowDeck, NewNight)
 }
 COMMANDS: tuple[str, ...] = tuple(COMMAND_TYPES)
 """The command names, in the order docs/api.md lists them."""

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from flask import Blueprint, Response, render_template, request
 
 from web import web_state
 from web.chart import chip_chart
-from web.settle import fewest_transfers, money, net_results, parse_chip_value
+from web.settle import fewest_transfers, net_results, parse_chip_value, with_currency
+from web.settle import money as plain_money
 from web.table_page import fragment_response
 
 bp = Blueprint("history", __name__)
@@ -59,14 +61,22 @@ def partial() -> Response:
 
 
 def settlement(chip_value_text: object) -> dict[str, Any]:
-    """Net results and transfers at ``chip_value_text`` (ValueError on a bad value or a bad night)."""
+    """Net results and transfers at ``chip_value_text`` (ValueError on a bad value or a bad night);
+    money carries the host's currency symbol ("£0.70")."""
     chip_value = parse_chip_value(chip_value_text)
     service = web_state().service
+    currency = str(service.settings().get("currency") or "")
+
+    def money(chips: int, value: Decimal) -> str:
+        return with_currency(plain_money(chips, value), currency)
+
     net = net_results(service.chip_history(), service.chips_in())
     in_pool = -sum(net.values())  # chips still in the pool (the night is not over): no transfers yet
     transfers = fewest_transfers(net) if in_pool == 0 else []
     return {
         "chip_value": str(chip_value),
+        "currency": currency,
+        "with_money": chip_value != 0,
         "in_pool": in_pool,
         "net": [{"player": p, "chips": c, "money": money(c, chip_value)} for p, c in
                 sorted(net.items(), key=lambda pc: (-pc[1], pc[0]))],
@@ -75,15 +85,20 @@ def settlement(chip_value_text: object) -> dict[str, Any]:
     }
 
 
+def _zero(money_text: str) -> bool:
+    """Whether a money text ("0.00", "£0.00") is nothing: then it is not shown at all."""
+    return not any(ch in "123456789" for ch in money_text)
+
+
 def share_text(result: dict[str, Any], *, over: bool) -> str:
     """The night's result as plain text that pastes into a chat: results, then who pays whom."""
     lines = ["Loo night: " + ("final results" if over else "results so far")]
     for r in result["net"]:
         chips = r["chips"]
-        lines.append(f"{r['player']}: {chips:+d} chips" + (f" ({r['money']})" if r["money"] != "0.00" else ""))
+        lines.append(f"{r['player']}: {chips:+d} chips" + (f" ({r['money']})" if not _zero(r["money"]) else ""))
     if result["transfers"]:
         lines.append("Who pays whom:")
-        lines += [f"{t['from']} pays {t['to']} {t['chips']} chips" + (f" ({t['money']})" if t["money"] != "0.00" else "")
+        lines += [f"{t['from']} pays {t['to']} {t['chips']} chips" + (f" ({t['money']})" if not _zero(t["money"]) else "")
                   for t in result["transfers"]]
     elif result["in_pool"]:
         lines.append(f"{result['in_pool']} chips still in the pool.")
@@ -93,13 +108,13 @@ def share_text(result: dict[str, Any], *, over: bool) -> str:
 def share_picture(result: dict[str, Any], *, over: bool) -> dict[str, Any]:
     """What the End page's script draws as a picture (web/static/share.js): the title, one row per
     player (name, chips, money) and who pays whom, as the lines of the text to share say it."""
-    shown = [r["money"] != "0.00" for r in result["net"]] + [t["money"] != "0.00" for t in result["transfers"]]
+    shown = [not _zero(r["money"]) for r in result["net"]] + [not _zero(t["money"]) for t in result["transfers"]]
     return {
         "title": "Loo night: " + ("final results" if over else "results so far"),
         "money": any(shown),
         "rows": [{"player": r["player"], "chips": f"{r['chips']:+d}", "money": r["money"], "sign": (r["chips"] > 0) - (r["chips"] < 0)}
                  for r in result["net"]],
-        "transfers": [f"{t['from']} pays {t['to']} {t['chips']} chips" + (f" = {t['money']}" if t["money"] != "0.00" else "")
+        "transfers": [f"{t['from']} pays {t['to']} {t['chips']} chips" + (f" = {t['money']}" if not _zero(t["money"]) else "")
                       for t in result["transfers"]],
         "note": f"{result['in_pool']} chips still in the pool." if result["in_pool"] else "",
     }

@@ -77,6 +77,12 @@ class TableService(Protocol):
         """Each player's chips at the start of the night and after every deal (equal-length lists)."""
         ...
 
+    def nights(self) -> list[dict[str, Any]]:
+        """The nights the table kept, oldest first, tonight's last: ``started``, ``ended`` (epoch
+        seconds), ``players``, ``net`` {player: chips won (+) or lost}, ``chip_value``,
+        ``currency``, ``deals``, ``tonight`` and ``over`` (bools)."""
+        ...
+
     def bought_history(self) -> dict[str, list[int]]:
         """Chips each player bought (+) or cashed out (-) in each row of `chip_history` (same
         lengths), so the scoresheet shows money paid in apart from what the cards won."""

@@ -194,7 +194,7 @@ def _players(value: object) -> list[str]:
 
 
 def _update_settings(payload: Payload, current: Payload) -> Payload:
-    _only(payload, {"players", "variant", "options", "starting_chips", "chip_value"})
+    _only(payload, {"players", "variant", "options", "starting_chips", "chip_value", "currency"})
     if not payload:
         raise ValueError("nothing to change")
     out: Payload = {}
@@ -210,7 +210,19 @@ def _update_settings(payload: Payload, current: Payload) -> Payload:
         out["starting_chips"] = _int(payload, "starting_chips", 1, MAX_CHIPS)
     if "chip_value" in payload:
         out["chip_value"] = str(parse_chip_value(payload["chip_value"]))
+    if "currency" in payload:
+        out["currency"] = _currency(payload["currency"])
     return out
+
+
+def _currency(value: object) -> str:
+    """A currency symbol shown before money ("£", "€", "kr"): up to 3 characters, no digits."""
+    if not isinstance(value, str):
+        raise ValueError("currency must be a short symbol such as £, € or $")
+    text = value.strip()
+    if len(text) > 3 or any(ch.isdigit() or unicodedata.category(ch)[0] in "CZ" for ch in text):
+        raise ValueError("currency must be a symbol of at most 3 characters, such as £, € or $, without digits")
+    return text
 
 
 def _set_zones(payload: Payload) -> Payload:
@@ -272,6 +284,7 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "show_pam": _show_pam,
     "call_civil": _empty,
     "misdeal": _empty,
+    "new_night": _empty,
     "reset_deck_learning": _empty,
     "show_deck": _show_deck,
 }

@@ -95,3 +95,24 @@ def test_docs_and_code_agree_on_how_many_players_sit_down():
     assert f"{three.players_min}–{three.players_max} for three-card Loo by default" in api
     assert f"({MAX_SEATS} on the default header" in api
     assert "2–17" not in api
+
+
+def test_a_second_night_in_the_same_ledger_keeps_the_first_and_replays(tmp_path):
+    ledger, ref, players, transport = night(tmp_path)
+    service = TableService(ref)
+    service.command("update_settings", {"currency": "€"})
+    with pytest.raises(ValueError, match="the night is not over"):
+        service.command("new_night", {})
+    run_night(ref, players, transport)  # the whole night, to its end
+    assert ref.state.game_over
+    first = {p: ref.state.balances[p] - service.chips_in()[p] for p in PLAYERS}
+    said = service.command("new_night", {})["message"]
+    assert said.startswith("A new night: night 2 for Ann, Bea, Cal, Dot, 100 chips each")
+    assert not ref.state.game_over and ref.state.deal_number == 0 and ref.state.currency == "€"
+    run_night(ref, players, transport, max_deals=1)
+    nights = service.nights()
+    assert [n["net"] for n in nights[:1]] == [first] and nights[1]["tonight"] and len(nights) == 2
+    again = TableState.replay(ledger.iter_events())
+    assert again.digest() == ref.state.digest() and again.nights == ref.state.nights
+    assert verify(ledger)["ok"]
+    ledger.close()

@@ -305,7 +305,7 @@ AUDIT = """() => {
   return out;
 }"""
 
-PAGES = ["/", "/history", "/end", "/admin"]
+PAGES = ["/", "/history", "/end", "/nights", "/admin"]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

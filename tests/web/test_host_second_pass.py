@@ -372,3 +372,47 @@ def test_the_host_picks_a_card_instead_of_typing_it(night, browser):
     fix.locator('button:not(.pick-card)').click()
     expect(admin.locator("#now-result.result-ok")).to_contain_text(f"Corrected {player}'s")
     assert n.ref.state.deal.current_trick[0] == (player, other)
+
+
+def test_nights_are_kept_with_running_totals_csv_and_a_currency(night, browser):
+    """Issue 48: past nights kept (date, players, result), each player's running total across
+    nights, exportable as CSV; money shown with the currency set in the settings."""
+    import csv
+    import io
+
+    n, base = night
+    admin = login(browser, base)
+    admin.on("dialog", lambda d: d.accept())
+    game = admin.locator("#game-form")
+    game.locator('input[name="currency"]').fill("£")
+    game.locator("button").click()
+    expect(game.locator(".result-ok")).to_have_text("Saved currency.")
+    n.until(lambda st: st.deal is not None and st.deal.is_over)
+    n.ref.call("end_game", {})
+    first = {r["player"]: r["chips"] for r in n.service.nights()[-1:] for r in
+             [{"player": p, "chips": c} for p, c in r["net"].items()]}
+    end = browser.new_context(**PHONE).new_page()
+    end.goto(base + "/end")
+    assert "£" in end.locator("table.results").inner_text()
+    admin.reload()
+    admin.locator('button[data-command="new_night"]').click()
+    expect(admin.locator("#end .result-ok")).to_contain_text("A new night: night 2 for Ann, Bea, Cal, Dot")
+    n.until(lambda st: len(st.finished) == 1)  # tonight's first deal, so its results so far count too
+    tonight = n.service.nights()[-1]["net"]
+
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(base + "/nights")
+    expect(page.locator("article.night")).to_have_count(2)
+    expect(page.locator("#night-1 h3")).to_contain_text("Night 1 · 20")  # its date
+    expect(page.locator("#night-1")).to_contain_text("Ann, Bea, Cal, Dot")
+    totals = {r.locator("td").nth(0).inner_text(): int(r.locator("td").nth(1).inner_text())
+              for r in page.locator("table.totals tbody tr").all()}
+    assert totals == {p: first[p] + tonight[p] for p in first}
+    assert "£" in page.locator("table.totals").inner_text()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, width
+    shot(page, "nights-phone", full=True)
+    rows = list(csv.DictReader(io.StringIO(page.request.get(base + "/nights.csv").text())))
+    assert len(rows) == 8 and {r["night"] for r in rows} == {"1", "2"}
+    last = {r["player"]: int(r["running_total_chips"]) for r in rows if r["night"] == "2"}
+    assert last == totals

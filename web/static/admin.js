@@ -81,6 +81,7 @@
       payload.starting_chips = parseInt(f.starting_chips.value, 10);
     }
     if (f.chip_value.value.trim() !== f.chip_value.dataset.initial) payload.chip_value = f.chip_value.value.trim();
+    if (f.currency && f.currency.value.trim() !== f.currency.dataset.initial) payload.currency = f.currency.value.trim();
     if (!f.variant.disabled && f.variant.value !== f.variant.dataset.initial) { payload.variant = f.variant.value; payload.options = {}; }
     return payload;
   }
