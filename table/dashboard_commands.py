@@ -18,7 +18,7 @@ from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
 from table.ledger import Event
-from table.next_deal import cancel_change, in_deal, queue_change
+from table.next_deal import cancel_change, in_deal, left_message, queue_change
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 from web import commands as cmd
@@ -104,6 +104,11 @@ class DashboardCommands(Interpreter):
             return self._add_player(c.player, c.chips)
         if isinstance(c, cmd.NewNight):
             return self._new_night()
+        if isinstance(c, cmd.RemovePlayer):
+            player = self._player(c.player)
+            if in_deal(st):
+                return queue_change(self, "player_left", {"player": player})
+            return self._remove_player(player)
         if isinstance(c, cmd.CancelChange):
             return cancel_change(self, c.id)
         if isinstance(c, cmd.SeatButton):
@@ -206,6 +211,15 @@ class DashboardCommands(Interpreter):
         if st.last_seq == before:
             return {"message": (self.message or "Nothing changed") + "."}
         return {}
+
+    def _remove_player(self, player: str) -> dict[str, Any]:
+        """A player leaves between deals (a deal that is over is closed first)."""
+        st = self.state
+        before = list(st.players)
+        held = st.chips()[player]
+        item = ("player_left", {"player": player}, None)
+        self._commit_many([self._close_item(), item] if st.deal is not None else [item])
+        return {"message": left_message(player, held, st.chips_in()[player], before)}
 
     def _new_night(self) -> dict[str, Any]:
         """The next night in the same ledger, as the last one was set up (the dealer moves on)."""

@@ -96,6 +96,8 @@ def _one(event: Any, lookup: Lookup) -> str:
         if int(d["delta"]) == 0:
             return f"Undid {what}"
         return f"Changed {what} to {int(d['delta']):+d}"
+    if kind == "player_left":
+        return f"{d['player']} left the table with their chips"
     if kind == "player_joined":
         return f"{d['player']} joins with {d['chips']} chips, dealt in from the next deal"
     if kind == "pause":

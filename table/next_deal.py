@@ -45,6 +45,14 @@ def queue_change(ref: _Referee, kind: str, data: dict[str, Any]) -> dict[str, An
         taken = next((p for p in [*st.players, *waiting] if p.casefold() == name.casefold()), None)
         if taken is not None:
             raise StateError(f"{taken!r} is already at the table or waiting to join; choose another name")
+    if kind == "player_left":
+        leaving = [q["data"]["player"] for q in st.queued.values() if q["kind"] == "player_left"]
+        if data["player"] in leaving:
+            raise StateError(f"{data['player']} is already leaving at the end of this deal")
+        fewest = st.options_obj.players_min
+        if len(st.players) - len(leaving) - 1 < fewest:
+            raise StateError(f"{st.variant.replace('_', '-')} needs at least {fewest} players: "
+                             f"with {data['player']} gone {len(st.players) - len(leaving) - 1} would be left")
     asked = ref._commit("change_queued", {"kind": kind, "data": data, "deal": st.deal_number})
     what = _what(kind, data, st.variant)
     if kind == "settings":
@@ -60,6 +68,16 @@ def cancel_change(ref: _Referee, target: int) -> dict[str, Any]:
         raise StateError("that change is not waiting for the next deal (applied or cancelled already)")
     ref._commit("change_cancelled", {"target": target, "reason": "cancelled by the host"})
     return {"message": f"Cancelled: {_what(queued['kind'], queued['data'], ref.state.variant)} will not happen."}
+
+
+def left_message(player: str, took: int, brought: int, seated: list[str]) -> str:
+    """What the host reads when a player has left: the chips taken, the result, who moves up."""
+    movers = seated[seated.index(player) + 1:]
+    text = f"{player} leaves with {took} chips ({took - brought:+d} tonight)"
+    if movers:
+        start = seated.index(player) + 1
+        text += "; " + ", ".join(f"{p} moves to seat {start + i}" for i, p in enumerate(movers))
+    return text + "."
 
 
 def apply_queued(ref: _Referee) -> None:
@@ -94,6 +112,8 @@ def queued_rows(state: TableState) -> list[Queued]:
 def _what(kind: str, data: dict[str, Any], variant: str) -> str:
     if kind == "player_joined":
         return f"{data['player']} joins with {data['chips']} chips"
+    if kind == "player_left":
+        return f"{data['player']} leaves with their chips"
     if data.get("variant", variant) != variant:
         return "the new variant"
     return "the new house rules"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["night_summary", "running_totals"]
+__all__ = ["begin_next_night", "night_summary"]
 
 
 def night_summary(state: Any, ended: float) -> dict[str, Any]:
@@ -23,10 +23,10 @@ def night_summary(state: Any, ended: float) -> dict[str, Any]:
     }
 
 
-def running_totals(nights: list[dict[str, Any]]) -> dict[str, int]:
-    """Each player's chips won or lost over every night listed, by name, best first."""
-    total: dict[str, int] = {}
-    for night in nights:
-        for player, chips in night["net"].items():
-            total[player] = total.get(player, 0) + int(chips)
-    return dict(sorted(total.items(), key=lambda pc: (-pc[1], pc[0])))
+def begin_next_night(state: Any, fresh: Any) -> None:
+    """Turn ``state`` (a `TableState` whose night is over) into ``fresh``'s blank night, keeping
+    the nights so far (this one summed up), the ledger position, the zones and the money."""
+    nights = [*state.nights, night_summary(state, state._at)]
+    kept = {k: getattr(state, k) for k in ("last_seq", "events_applied", "zones", "chip_value", "currency", "_at")}
+    state.__dict__.clear()
+    state.__dict__.update(fresh.__dict__, **kept, nights=nights)

@@ -40,14 +40,14 @@ from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, par
 from engine.game import Game
 from engine.records import deal_to_record
 from table.config import MAX_SEATS
-from table.nights import night_summary
+from table.nights import begin_next_night
 
 __all__ = ["TableState", "StateError", "DealEntry"]
 
 
 #: the events a change asked for during a deal becomes at the next deal boundary (their data then
 #: carries ``queued``: the seq of the ``change_queued`` event that asked for it)
-QUEUEABLE = frozenset({"player_joined", "settings"})
+QUEUEABLE = frozenset({"player_joined", "player_left", "settings"})
 
 
 class StateError(ValueError):
@@ -127,6 +127,8 @@ class _Chips:
             raise StateError("a player joins between deals, not during one: wait for the deal to end")
         if len(game.players) >= MAX_SEATS:
             raise StateError(f"the table is full: it seats at most {MAX_SEATS} players")
+        if player in self.opening:  # a leaver's result stays under that name
+            raise StateError(f"{player} played earlier tonight and left; they join again under another name")
         game.add_player(player, chips)  # the engine refuses a taken name, a bad buy-in, a full variant
         self.opening[player] = chips
         self.brought_in[player] = 0
@@ -136,9 +138,19 @@ class _Chips:
 
     def chips_in(self) -> dict[str, int]:
         """What each player brought to the table: the chips they sat down with (the starting chips,
-        or a late joiner's buy-in) plus every adjustment; the night's results are measured from it."""
-        players = self.game.players if self.game is not None else ()
+        or a late joiner's buy-in) plus every adjustment; the night's results are measured from it.
+        A player who left is still here: their result is what they took minus this."""
+        players = [*self.opening] if self.game is not None else []
         return {p: self.opening.get(p, self.starting_chips) + self.brought_in.get(p, 0) for p in players}
+
+    def _on_player_left(self, seq: int, d: dict[str, Any]) -> None:
+        """A player leaves between deals with their chips (`engine.Game.remove_player`); their
+        scoresheet column stops at what they took."""
+        game = self._require_started()
+        player = str(d["player"])
+        if game.current is not None:
+            raise StateError("a player leaves between deals, not during one: wait for the deal to end")
+        game.remove_player(player)
 
     def _apply_adjustments(self, game: Game) -> dict[str, int]:
         """The host's chip adjustments made during the deal just finished or abandoned (returned,
@@ -402,11 +414,7 @@ class TableState(_Chips, _Queue, _Fixes):
 
     def _on_game_started(self, seq: int, d: dict[str, Any]) -> None:
         if self.game is not None and self.game.is_over:  # the next night, in the same ledger
-            nights = [*self.nights, night_summary(self, self._at)]
-            kept = (self.last_seq, self.events_applied, self.zones, self.chip_value, self.currency)
-            self.__init__()  # type: ignore[misc]
-            self.last_seq, self.events_applied, self.zones, self.chip_value, self.currency = kept
-            self.nights = nights
+            begin_next_night(self, type(self)())
         elif self.deal_number > 0:
             raise StateError("the game is already under way")
         self.night_started = self._at
@@ -554,8 +562,8 @@ class TableState(_Chips, _Queue, _Fixes):
                               "had_loo": result.had_loo, "residue": dict(result.residue), "seq": seq,
                               "summary": summary})
         self.entries = []
-        for p in self.players:
-            self.chip_history[p].append(game.balances[p])
+        for p in self.chip_history:  # a player who left keeps what they took: the lists stay equal
+            self.chip_history[p].append(game.balances.get(p, self.chip_history[p][-1]))
             self.bought_history[p].append(bought.get(p, 0))
 
     def _on_pause(self, seq: int, d: dict[str, Any]) -> None:

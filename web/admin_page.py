@@ -79,7 +79,7 @@ def admin() -> tuple[str, int] | str:
 INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips", "target", "id"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "amend_chips", "cancel_change", "new_night", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
+                           "adjust_chips", "amend_chips", "cancel_change", "new_night", "remove_player", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
                            "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from web.validate import check_command
 
 __all__ = [
-    "AddPlayer", "AdjustChips", "AmendChips", "CancelChange", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
+    "AddPlayer", "AdjustChips", "AmendChips", "CancelChange", "RemovePlayer", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
     "EndGame", "Misdeal", "NewNight", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
     "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
@@ -66,6 +66,15 @@ class AmendChips:
     NAME: ClassVar[str] = "amend_chips"
     target: int
     delta: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePlayer:
+    """``player`` leaves with their chips between deals (asked during a deal, at its end); the
+    players after their seat move up one."""
+
+    NAME: ClassVar[str] = "remove_player"
+    player: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,12 +204,12 @@ class ShowDeck:
 
 DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | AmendChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
-                    | AddPlayer | CancelChange | SeatButton | ResetDeckLearning | ShowDeck | NewNight)
+                    | AddPlayer | RemovePlayer | CancelChange | SeatButton | ResetDeckLearning | ShowDeck | NewNight)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
     cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, AmendChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
-                              AddPlayer, CancelChange, SeatButton, ResetDeckLearning, ShowDeck, NewNight)
+                              AddPlayer, RemovePlayer, CancelChange, SeatButton, ResetDeckLearning, ShowDeck, NewNight)
 }
 COMMANDS: tuple[str, ...] = tuple(COMMAND_TYPES)
 """The command names, in the order docs/api.md lists them."""

@@ -275,6 +275,7 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "adjust_chips": _adjust_chips,
     "amend_chips": _amend_chips,
     "cancel_change": _cancel_change,
+    "remove_player": _show_pam,  # the same shape: one player's name
     "add_player": _add_player,
     "seat_button": _seat_button,
     "pause": _empty,

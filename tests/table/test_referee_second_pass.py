@@ -116,3 +116,41 @@ def test_a_second_night_in_the_same_ledger_keeps_the_first_and_replays(tmp_path)
     assert again.digest() == ref.state.digest() and again.nights == ref.state.nights
     assert verify(ledger)["ok"]
     ledger.close()
+
+
+def test_a_leave_asked_mid_deal_happens_at_its_end_and_the_night_still_adds_up(tmp_path):
+    ledger, ref, players, transport = night(tmp_path)
+    run_night(ref, players, transport, max_steps=6)  # deal 1 under way
+    service = TableService(ref)
+    said = service.command("remove_player", {"player": "Bea"})["message"]
+    assert said.startswith("Bea leaves with their chips from the next deal (deal 2)")
+    with pytest.raises(ValueError, match="already leaving"):
+        service.command("remove_player", {"player": "Bea"})
+    assert ref.state.players == PLAYERS
+    while ref.state.deal_number == 1:
+        run_night(ref, players, transport, max_steps=1)
+    assert ref.state.players == ["Ann", "Cal", "Dot"]
+    took = ref.state.chip_history["Bea"][-1]
+    with pytest.raises(ValueError, match="needs at least 3 players: with Cal gone 2 would be left"):
+        service.command("remove_player", {"player": "Cal"})
+    run_night(ref, players, transport)  # to the end of the night
+    st = ref.state
+    brought = service.chips_in()
+    assert set(brought) == set(PLAYERS)  # Bea's result is kept
+    net = {p: (st.balances[p] if p in st.balances else took) - brought[p] for p in PLAYERS}
+    assert sum(net.values()) == 0
+    assert TableState.replay(ledger.iter_events()).digest() == st.digest()
+    assert len({len(v) for v in st.chip_history.values()}) == 1  # equal rows for the scoresheet
+    ledger.close()
+
+
+def test_a_leave_between_deals_says_who_moves_up(tmp_path):
+    ledger, ref, players, transport = night(tmp_path)
+    service = TableService(ref)
+    service.command("add_player", {"player": "Eve", "chips": 100})  # five, before the first deal
+    said = service.command("remove_player", {"player": "Bea"})["message"]
+    assert said == "Bea leaves with 100 chips (+0 tonight); Cal moves to seat 2, Dot moves to seat 3, Eve moves to seat 4."
+    assert ref.state.players == ["Ann", "Cal", "Dot", "Eve"]
+    with pytest.raises(ValueError, match="played earlier tonight and left"):
+        service.command("add_player", {"player": "Bea", "chips": 50})
+    ledger.close()

@@ -416,3 +416,25 @@ def test_nights_are_kept_with_running_totals_csv_and_a_currency(night, browser):
     assert len(rows) == 8 and {r["night"] for r in rows} == {"1", "2"}
     last = {r["player"]: int(r["running_total_chips"]) for r in rows if r["night"] == "2"}
     assert last == totals
+
+
+def test_a_leave_asked_mid_deal_waits_for_the_deal_to_end(night, browser):
+    """Issue 48 (2): a player leaving during a deal leaves at its end, shown until then and
+    kept in the night's results."""
+    n, base = night
+    n.until(card_down)
+    admin = login(browser, base)
+    admin.on("dialog", lambda d: d.accept())
+    leave = admin.locator("#leave-form")
+    leave.locator('select[name="player"]').select_option("Dot")
+    leave.locator("button").click()
+    expect(leave.locator(".result-ok")).to_contain_text("Dot leaves with their chips from the next deal (deal 2)")
+    expect(admin.locator(".queued li")).to_contain_text("Dot leaves with their chips · from the next deal")
+    assert n.ref.state.players == PLAYERS_4
+    n.until(lambda st: st.deal_number == 2)
+    assert n.ref.state.players == ["Ann", "Bea", "Cal"]
+    took = n.service.chip_history()["Dot"][-1]
+    end = browser.new_context(**PHONE).new_page()
+    end.goto(base + "/end")
+    row = end.locator("table.results tbody tr", has_text="Dot")
+    expect(row.locator("td").nth(1)).to_have_text(f"{took - 100:+d}")  # what Dot took minus the 100 brought

@@ -192,6 +192,7 @@
     "fix-any-form": function (f) { return ["correct_card", { trick: parseInt(f.trick.value, 10), player: f.player.value, card: f.card.value.trim() }, true]; },
     "missed-form": function (f) { return ["correct_card", { zone: f.zone.value, card: f.card.value.trim() }, true]; },
     "adjust-form": function (f) { return ["adjust_chips", chipStep(f), true]; },
+    "leave-form": function (f) { return ["remove_player", { player: f.player.value }, false]; },
     "join-form": function (f) { return ["add_player", { player: f.player.value.trim(), chips: parseInt(f.chips.value, 10) }, true]; },
     "flush-form": function (f) {
       var cs = Array.prototype.map.call(f.querySelectorAll('input[name="card"]'), function (el) { return el.value.trim(); });
@@ -212,12 +213,13 @@
     else return;  // login, logout: plain posts
     ev.preventDefault();
     if (f.id === "adjust-form" && !largeConfirmed(f, spec[1])) return;
+    if (f.id === "leave-form" && !window.confirm(spec[1].player + " leaves the table with their chips?")) return;
     if (f.id === "game-form" && !Object.keys(spec[1]).length) { show(f, "Nothing to save: no field was changed.", true); return; }
     var button = f.querySelector("button:not([type=button])");
     send(spec[0], spec[1], f, button).then(function (body) {
       if (!body) return;
       if (spec[2]) f.reset();  // a one-off entry: cleared, so a second tap cannot repeat it
-      if (spec[0] === "add_player" && !body.queued) {  // the new seat belongs in every list of the page: reload it
+      if ((spec[0] === "add_player" || spec[0] === "remove_player") && !body.queued) {  // the new seat belongs in every list of the page: reload it
         try { sessionStorage.setItem(JOINED, cards(body.message || "Done.")); } catch (e) { /* said already */ }
         location.hash = "#join";
         location.reload();
