@@ -271,9 +271,13 @@ def test_the_smaller_things_on_the_table_and_end_pages(night, browser):
     assert " ," not in last and " ." not in last and last.count(",") == 3, last
 
     wide = browser.new_context(viewport={"width": 844, "height": 390}, is_mobile=True, has_touch=True).new_page()
+    wide.add_init_script(COUNT_SWAPS)
     wide.goto(base + "/")
+    swapped(wide)  # the live fragment as the stream delivers it
     top = wide.locator("#trick-plays").bounding_box()
-    assert top is not None and top["y"] + top["height"] <= 390, top  # the cards on the table, without scrolling
+    layout = wide.evaluate("""() => Array.from(document.querySelectorAll('#live > *, main > *'))
+      .map(e => e.className + ' ' + Math.round(e.getBoundingClientRect().top))""")
+    assert top is not None and top["y"] + top["height"] <= 390, (top, layout)  # the cards, without scrolling
     shot(wide, "table-phone-landscape")
 
     n.until(lambda st: st.deal is not None and st.deal.is_over)
