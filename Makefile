@@ -17,7 +17,8 @@ TORCH_SPEC ?= torch==2.13.0
 help:
 	@echo "make demo   - play a seeded game night (installs into $(VENV) first)"
 	@echo "make test   - lint, type-check and run the whole test suite"
-	@echo "make bench  - run the benchmarks under bench/ and print their figures (PHOTOS=FOLDER: labelled photos)"
+	@echo "make bench  - run the benchmarks under bench/ and print their figures (PHOTOS=FOLDER: labelled photos;"
+	@echo "              DECK=FOLDER: a deck laid out suit by suit; QUICK=1: each with its quickest options)"
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; sys.exit("loo-table needs Python 3.11+, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -51,16 +52,27 @@ pytest: $(DEV_STAMP)
 test: lint typecheck pytest
 
 # The benchmarks on labelled real photos read PHOTOS (learn_photos.py learns there and reads
-# PHOTOS_TEST); by default the few in tests/data, so that every benchmark runs.
+# PHOTOS_TEST); by default the few in tests/data, so that every benchmark runs. show_deck.py needs a
+# deck laid out suit by suit (DECK=FOLDER with a labels.tsv, such as felt-52) and is skipped without.
+# QUICK=1 runs each benchmark with its quickest options (seconds, not minutes): the figures mean
+# little, but every script runs to the end; tests/pi/test_bench.py runs it so that none can rot.
+# instructions.py needs valgrind and a minute even then, so QUICK=1 leaves it out.
 PHOTOS ?= tests/data/photos/bicycle-9a
 PHOTOS_TEST ?= $(PHOTOS)
+DECK ?=
+QUICK ?=
 
 bench: $(DEV_STAMP)
 	@for b in bench/*.py; do \
 	  case $$b in \
-	    bench/realphotos.py|bench/on_top.py) args="$(PHOTOS)";; \
+	    bench/realphotos.py) args="$(PHOTOS)$(if $(QUICK), --limit 1)";; \
+	    bench/on_top.py) args="$(if $(QUICK),--scenes 2 --whole-scenes 2,$(PHOTOS))";; \
 	    bench/learn_photos.py) args="$(PHOTOS) $(PHOTOS_TEST)";; \
-	    *) args="";; \
+	    bench/show_deck.py) args="$(DECK)"; \
+	      if [ -z "$$args" ]; then echo "== $$b skipped (DECK=FOLDER: a deck's photos with a labels.tsv)"; continue; fi;; \
+	    bench/instructions.py) args="$(if $(QUICK),skip)"; \
+	      if [ -n "$$args" ]; then echo "== $$b skipped (QUICK=1: valgrind takes a minute)"; continue; fi;; \
+	    *) args="$(if $(QUICK),$$(grep -m1 '^# quick:' $$b | cut -c10-))";; \
 	  esac; \
 	  echo "== $$b $$args"; $(BIN)/python $$b $$args || exit 1; \
 	done

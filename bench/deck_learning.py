@@ -16,6 +16,8 @@ card come to each other and to other cards' crops: where `NIGHT_MATCH_FLOOR` com
 seeds other than the ones measured).
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --seeds 1 --hands 1 --worn 1
 from __future__ import annotations
 
 import argparse

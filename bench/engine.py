@@ -19,6 +19,8 @@ Profile with ``python -m cProfile -s tottime bench/engine.py --seconds 1``.
 Targets (issue 2): >= 2,000 deals/s on one x86 core; 500-deal replay < 0.3 s.
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --seconds 0.1 --deals 5 --rounds 1 --repeats 1
 from __future__ import annotations
 
 import argparse

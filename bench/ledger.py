@@ -13,6 +13,8 @@
 Figures depend on the disk (fsync); the machine is printed with them.
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --commits 20 --deals 2
 from __future__ import annotations
 
 import argparse
@@ -71,13 +73,8 @@ def bench_night(folder: Path, deals: int) -> dict[str, float]:
     ref = Referee(led, setup={"players": ["Ann", "Bea", "Cal", "Dan", "Eve"], "variant": "three_card",
                               "options": {"deals_per_player": 1000}, "chips": 100, "first_dealer": 0})
 
-    class CardEvent:  # VisionEvent's fields, without importing OpenCV into the timing
-        def __init__(self, kind, zone, timestamp, card=None, confidence=None, top3=()):
-            self.kind, self.zone, self.timestamp = kind, zone, timestamp
-            self.card, self.confidence, self.top3 = card, confidence, top3
-
     t0 = time.perf_counter()
-    run_night(ref, VirtualPlayers(11, revoke_rate=0.05), DirectTransport(ref, event_type=CardEvent),
+    run_night(ref, VirtualPlayers(11, revoke_rate=0.05), DirectTransport(ref),
               max_deals=deals)
     play_s = time.perf_counter() - t0
     events = led.last_seq()

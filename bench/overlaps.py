@@ -18,6 +18,8 @@ and less (a strip beside the card on top). ``ms`` is the median time per scene, 
 Needs the held-out deck artwork (``models/README.md``: apt and npm packages).
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --scenes 2
 from __future__ import annotations
 
 import os

@@ -30,6 +30,8 @@ Times are medians per photo on one thread.
 Needs the deck artwork (``models/README.md``: apt and npm packages); renders are cached.
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --photos 1 --kind still
 from __future__ import annotations
 
 import os

@@ -17,6 +17,8 @@ the median time of ``identify`` per photo, one thread.
 Needs the held-out deck artwork (``models/README.md``: apt and npm packages).
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --scenes 1 --size 1000x1000 --heights 60-100
 from __future__ import annotations
 
 import os

@@ -10,6 +10,8 @@ Accuracy on the held-out deck designs is quoted from ``models/metrics.json`` (wr
 training recipe, which synthesised the held-out crops); ``models/evaluate.py`` recomputes it.
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --runs 3 --tables 1
 from __future__ import annotations
 
 import argparse

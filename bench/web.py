@@ -18,6 +18,8 @@ Each phone, poller and half-open connection comes from its own loopback address 
 phones on the Wi-Fi do, so the server's per-address limits treat them as the LAN would.
 """
 
+# The quickest options (`make bench QUICK=1`, tests/pi/test_bench.py): every part runs, the figures mean little.
+# quick: --streams 2 --rate 5 --duration 1 --workers 1
 from __future__ import annotations
 
 import argparse

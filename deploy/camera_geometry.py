@@ -152,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--margin", type=float, default=50.0, metavar="MM",
                         help="extra border seen around the play area (default: 50)")
     parser.add_argument("--lens", choices=sorted(LENSES), default="cm3", help="camera (default: cm3)")
-    parser.add_argument("--resolution", type=_size, default=(1280, 720), metavar="WxH",
-                        help="capture size, as [camera] width/height in the config (default: 1280x720)")
+    parser.add_argument("--resolution", type=_size, default=(1920, 1080), metavar="WxH",
+                        help="capture size, as [camera] width/height in the config (default: 1920x1080, "
+                             "the shipped config's)")
     parser.add_argument("--fps", type=float, default=15.0, help="[camera] fps (default: 15)")
     parser.add_argument("--sensor-mode", type=_size, metavar="WxH",
                         help="this sensor mode instead of the one the camera source picks (to compare)")

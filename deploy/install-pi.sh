@@ -13,6 +13,8 @@ CONFIG_DIR=/etc/loo-table
 UNIT_DIR=/etc/systemd/system
 SERVICE_USER=loo-table  # the units name this user
 STATE_DIR=/var/lib/loo-table
+# The oldest picamera2 whose capture timeout works (MIN_PICAMERA2 in vision/sources/picamera2.py).
+MIN_PICAMERA2=0.3.20
 DRY_RUN=0
 START=1
 # Overridable for tests and odd systems (documented in --help).
@@ -27,7 +29,8 @@ Usage: sudo deploy/install-pi.sh [--dry-run] [--no-start] [--prefix DIR] [--conf
 
 Installs loo-table from this checkout ($SRC_DIR) on Raspberry Pi OS bookworm or trixie (arm64),
 Pi 4 or Pi 5:
-  1. apt packages: python3-venv, python3-pip, python3-picamera2, python3-lgpio, sqlite3
+  1. apt packages: python3-venv, python3-pip, python3-picamera2 (at least $MIN_PICAMERA2; an older
+     one is upgraded), python3-lgpio, sqlite3
   2. system user '$SERVICE_USER' in the gpio and video groups
   3. a virtual environment in PREFIX/venv with --system-site-packages (so apt's camera stack is
      visible) and pip constraints that keep apt's numpy (bookworm: numpy<2, opencv<4.12)
@@ -178,6 +181,24 @@ say "1. apt packages (${#missing[@]} missing)"
 if [ ${#missing[@]} -gt 0 ]; then
   run env DEBIAN_FRONTEND=noninteractive apt-get update
   run env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+# picamera2 before 0.3.20 ignores capture_request(wait=...): a stalled camera would hang the camera
+# thread until the watchdog restarts the service (vision/sources/picamera2.py, MIN_PICAMERA2).
+picamera2_version() { dpkg-query -W -f='${Version}' python3-picamera2 2>/dev/null || true; }
+PICAMERA2_VERSION="$(picamera2_version)"
+if [ -z "$PICAMERA2_VERSION" ]; then
+  [ "$DRY_RUN" = 1 ] || die "python3-picamera2 is not installed after apt-get install; install it by hand and run again"
+  echo "python3-picamera2: the version is checked once it is installed (at least $MIN_PICAMERA2)"
+elif ! dpkg --compare-versions "$PICAMERA2_VERSION" ge "$MIN_PICAMERA2"; then
+  echo "python3-picamera2 $PICAMERA2_VERSION is older than $MIN_PICAMERA2 (its capture timeout does not work): upgrading it"
+  run env DEBIAN_FRONTEND=noninteractive apt-get update
+  run env DEBIAN_FRONTEND=noninteractive apt-get install -y --only-upgrade python3-picamera2
+  PICAMERA2_VERSION="$(picamera2_version)"
+  if [ "$DRY_RUN" = 0 ] && ! dpkg --compare-versions "$PICAMERA2_VERSION" ge "$MIN_PICAMERA2"; then
+    die "python3-picamera2 $PICAMERA2_VERSION is older than $MIN_PICAMERA2 even after an upgrade: a stalled camera would hang; update Raspberry Pi OS (sudo apt full-upgrade) and run again"
+  fi
+else
+  echo "python3-picamera2 $PICAMERA2_VERSION (at least $MIN_PICAMERA2)"
 fi
 
 # --- 2. the service user ---------------------------------------------------------------------

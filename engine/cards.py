@@ -11,7 +11,7 @@ from typing import Final
 
 from engine.errors import InvalidInputError
 
-__all__ = ["Card", "DECK", "SUITS", "SUIT_NAMES", "RANK_NAMES", "parse_cards"]
+__all__ = ["Card", "DECK", "RANKS", "SUITS", "SUIT_NAMES", "RANK_NAMES", "cards_by_player", "parse_cards"]
 
 SUITS: Final = "CDHS"
 SUIT_NAMES: Final = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
@@ -19,6 +19,10 @@ RANK_NAMES: Final = {
     2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", 10: "10",
     11: "J", 12: "Q", 13: "K", 14: "A",
 }
+RANKS: Final[tuple[str, ...]] = tuple(RANK_NAMES.values())
+"""The ranks as written in a card's code, 2 up to the ace: the one alphabet of the packages that
+may import engine (table, web, models, bench). vision may not, and keeps its own in
+``vision.labels``; tests/vision/test_alphabet.py checks that the two agree."""
 _RANK_PARSE: Final = {
     "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9, "10": 10, "T": 10,
     "J": 11, "Q": 12, "K": 13, "A": 14,
@@ -102,3 +106,17 @@ def parse_cards(texts: Iterable[str | Card]) -> list[Card]:
 
 DECK: Final[tuple[Card, ...]] = tuple(Card(r, s) for s in SUITS for r in range(2, 15))
 """The 52-card pack in a fixed order (clubs, diamonds, hearts, spades; 2 up to ace)."""
+
+
+def cards_by_player(tricks: Iterable[Iterable[tuple[str, Card]]]) -> dict[str, list[Card]]:
+    """Each player's cards in the order played (one per trick), from tricks of (player, card):
+    the hand a player held, as the §11.1 audit and a record's check of its hands both need it."""
+    hands: dict[str, list[Card]] = {}
+    for plays in tricks:
+        for player, card in plays:
+            mine = hands.get(player)
+            if mine is None:
+                hands[player] = [card]
+            else:
+                mine.append(card)
+    return hands

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from engine.cards import Card
+from engine.cards import Card, cards_by_player
 from engine.options import Options
 
 __all__ = ["Laws", "FREE"]
@@ -237,16 +237,8 @@ class Laws:
         cards he played from that trick on, plus his known ``holdings`` not played earlier);
         returns the (player, trick, rule) offences."""
         out: list[tuple[str, int, str]] = []
-        seq: dict[str, list[Card]] = {}   # each player's cards in trick order (one per trick)
-        played_at: dict[Card, int] = {}
-        for t, trick in enumerate(tricks, start=1):
-            for p, c in trick:
-                mine = seq.get(p)
-                if mine is None:
-                    seq[p] = [c]
-                else:
-                    mine.append(c)
-                played_at[c] = t
+        seq = cards_by_player(tricks)   # each player's cards in trick order (one per trick)
+        played_at = {c: t for t, trick in enumerate(tricks, start=1) for _, c in trick}
         trump = self.trump
         tier = self.tier
         power = self.power

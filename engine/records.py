@@ -33,7 +33,7 @@ from engine.actions import (
     ShowPam,
     TurnUp,
 )
-from engine.cards import DECK, SUITS, Card
+from engine.cards import DECK, SUITS, Card, cards_by_player
 from engine.deal import Deal
 from engine.errors import InvalidInputError, LooError, RecordError
 from engine.options import Options, Variant
@@ -801,7 +801,7 @@ def _check_derived(record: HandRecord, deal: Deal) -> None:
             if p in record.hands and frozenset(record.hands[p]) != frozenset(cards):
                 raise RecordError(f"hands[{p!r}] disagrees with the flush {p} showed")
     elif record.hands is not None:
-        played = _played_hands(record.tricks)
+        played = cards_by_player(record.tricks)
         given = {p: frozenset(cs) for p, cs in record.hands.items()}
         if set(given) != set(played):
             raise RecordError(
@@ -814,18 +814,6 @@ def _check_derived(record: HandRecord, deal: Deal) -> None:
                     f"hands[{p!r}] is {' '.join(sorted(map(str, given[p])))}, but {p} played "
                     f"{' '.join(map(str, in_play))}"
                 )
-
-
-def _played_hands(tricks: Iterable[Iterable[tuple[str, Card]]]) -> dict[str, list[Card]]:
-    hands: dict[str, list[Card]] = {}
-    for plays in tricks:
-        for player, card in plays:
-            mine = hands.get(player)
-            if mine is None:
-                hands[player] = [card]
-            else:
-                mine.append(card)
-    return hands
 
 
 def score_record(raw: object) -> dict[str, Any]:
@@ -906,7 +894,7 @@ def deal_to_record(deal: Deal, *, id: str | None = None, derived: bool = True) -
     tricks = [played[i : i + seats] for i in range(0, len(played), seats)]
     settled = deal.is_over
     ante = {p: n for p, n in deal.antes.items() if n}
-    hands = {p: tuple(dict.fromkeys(cs)) for p, cs in _played_hands(tricks).items()}
+    hands = {p: tuple(dict.fromkeys(cs)) for p, cs in cards_by_player(tricks).items()}
     record = HandRecord(
         variant=deal.options.variant,
         options=deal.options,

@@ -22,9 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-SUITS = ("C", "D", "H", "S")
-FACES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
+from vision.labels import FACES, RANKS, SUITS  # noqa: F401  (importable from here, as before)
 
 GNOME_DIR = Path("/usr/share/aisleriot/cards")
 KDE_DIR = Path("/usr/share/carddecks")

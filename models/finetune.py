@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from vision.labels import RANKS
+
 OUT = Path(__file__).resolve().parent
 WORK = OUT / "work" / "finetune"
 SHIPPED = "card_classifier"
@@ -42,7 +44,7 @@ SHIPPED = "card_classifier"
 
 def rank_groups(labels: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
     """The ranks, and a (ranks, labels) 0/1 matrix: which labels are a card of each rank."""
-    ranks = sorted({lab[:-1] for lab in labels if lab != "back"}, key=lambda r: "2345678910JQKA".index(r) if r != "10" else 8)
+    ranks = sorted({lab[:-1] for lab in labels if lab != "back"}, key=RANKS.index)
     m = np.zeros((len(ranks), len(labels)), np.float32)
     for j, lab in enumerate(labels):
         if lab != "back":

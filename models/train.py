@@ -803,6 +803,10 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     import torch
 
     t0 = time.time()
+    fp32 = out_dir / f"{SHIPPED}.fp32.onnx"
+    # checked before anything is rendered: rendering every deck takes minutes
+    if evaluate_only and not fp32.is_file():
+        raise SystemExit(f"models.train: --evaluate-only needs {fp32} from an earlier run")
     out_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(max(1, cfg.threads))
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -811,14 +815,11 @@ def run_recipe(cfg: Config, out_dir: Path, *, quantise_int8: bool = True, log: A
     log(f"training decks ({len(train_decks)}): {', '.join(train_decks)}")
     log(f"held-out decks ({len(held_decks)}): {', '.join(held_decks)}")
 
-    fp32 = out_dir / f"{SHIPPED}.fp32.onnx"
     from models.net import build_net, count_parameters
 
     members: list[dict[str, Any]] = []  # an ensemble's members, as metrics.json records them
     model = None  # the trained network (None for an ensemble: its parameters are the members')
     if evaluate_only:
-        if not fp32.is_file():
-            raise SystemExit(f"models.train: --evaluate-only needs {fp32} from an earlier run")
         previous = json.loads((out_dir / "metrics.json").read_text()) if (out_dir / "metrics.json").is_file() else {}
         t_train = float(previous.get("train_seconds", 0.0))
         if cfg.members:

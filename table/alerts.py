@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from table.contract.snapshot import Alert
 from table.state import TableState
-from web.snapshot import Alert
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
@@ -48,6 +48,13 @@ class AlertKeeper:
         info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "contradiction", "game_over", "error")]
         for old in info[:-MAX_INFO_ALERTS]:
             self.alerts.remove(old)
+
+    def _health(self, status: Any) -> None:
+        """A `table.health.HealthStatus`: one alert per kind (the power supply, a camera that had
+        to be restarted), replaced when the check says something new, gone when it says nothing."""
+        self.alerts = [a for a in self.alerts if a["kind"] != status.kind]
+        if status.message:
+            self._alert(status.kind, status.message)
 
     def _notice(self, message: str) -> None:
         """Show ``message`` as the one ``waiting`` alert until the ledger moves on."""

@@ -147,8 +147,10 @@ class CameraConfig:
 
     source: str = "picamera2"
     device: int | str = 0
-    width: int = 1280
-    height: int = 720
+    # 1920x1080: at the mount height docs/hardware.md works out, 1280x720 makes a card 45x63 px,
+    # under the reader's 64x88 crop; 1920x1080 makes it 68x95
+    width: int = 1920
+    height: int = 1080
     fps: int = 15
     calibration: str = ""
     stable_s: float = 0.3

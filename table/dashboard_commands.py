@@ -14,6 +14,7 @@ from typing import Any
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from engine.cards import SUIT_NAMES
 from table.config import MAX_SEATS
+from table.contract import commands as cmd
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
@@ -21,7 +22,6 @@ from table.ledger import Event
 from table.next_deal import cancel_change, in_deal, left_message, queue_change
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
-from web import commands as cmd
 
 __all__ = ["DashboardCommands"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from table.contract.snapshot import DeckTour as DeckTourView
 from vision.labels import FACES
-from web.snapshot import DeckTour as DeckTourView
 
 __all__ = ["DeckTour"]
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from table.audit import verify
 from table.devices import TableControls
 from table.inputs import DOUBLE, HOLD, PRESS
 from table.instance import TableLock
@@ -460,8 +461,6 @@ class TableDemo:
         return self.finish()
 
     def finish(self) -> DemoSummary:
-        from table.commands.ledger import verify
-
         s = self.summary
         st = self.referee.state
         s.deals = len(st.finished)

@@ -183,6 +183,9 @@ class GestureButton(Button):  # type: ignore[misc]  # gpiozero ships no type inf
         self._emit(PRESS)
 
     def close(self) -> None:
+        if not hasattr(self, "_lock"):  # its pin could not be had: gpiozero's __init__ never finished
+            super().close()
+            return
         with self._lock:
             if self._pending is not None:
                 self._pending.cancel()
@@ -230,16 +233,17 @@ class SeatControls(CompositeDevice):  # type: ignore[misc]  # (gpiozero: untyped
     ) -> None:
         self.seat = seat
         self._state = "off"
-        super().__init__(
-            led=LED(led, pin_factory=pin_factory),
-            button=GestureButton(
+        light = LED(led, pin_factory=pin_factory)
+        try:
+            press = GestureButton(
                 button, source="seat", seat=seat, on_event=on_event, hold_time=hold_time,
                 double_press_time=double_press_time, bounce_time=bounce_time, clock=clock,
                 timer=timer, pin_factory=pin_factory,
-            ),
-            _order=("led", "button"),
-            pin_factory=pin_factory,
-        )
+            )
+        except Exception:
+            light.close()  # its pin is free again for a retry with fewer seats
+            raise
+        super().__init__(led=light, button=press, _order=("led", "button"), pin_factory=pin_factory)
 
     @property
     def light(self) -> str:
@@ -328,21 +332,29 @@ class TableControls(CompositeDevice):  # type: ignore[misc]  # (gpiozero: untype
         timer: TimerStart = start_timer,
         pin_factory: object = None,
     ) -> None:
-        seats = [
-            SeatControls(led, button, seat=i, on_event=on_event, hold_time=hold_time,
-                         double_press_time=double_press_time, bounce_time=bounce_time, clock=clock,
-                         timer=timer, pin_factory=pin_factory)
-            for i, (led, button) in enumerate(seat_pins)
-        ]
-        self._seat_list = tuple(seats)
-        self._double_window = double_press_time if double_press_time > 0 else 0.4
-        named = {f"seat{i}": s for i, s in enumerate(seats)}
+        built: list[object] = []  # closed again if a later pin cannot be had (so a retry can claim them)
+        try:
+            seats = []
+            for i, (led, button) in enumerate(seat_pins):
+                seats.append(SeatControls(led, button, seat=i, on_event=on_event, hold_time=hold_time,
+                                          double_press_time=double_press_time, bounce_time=bounce_time,
+                                          clock=clock, timer=timer, pin_factory=pin_factory))
+                built.append(seats[-1])
+            self._seat_list = tuple(seats)
+            self._double_window = double_press_time if double_press_time > 0 else 0.4
+            named = {f"seat{i}": s for i, s in enumerate(seats)}
+            built.append(StatusLight(*status, pwm=pwm, pin_factory=pin_factory))
+            built.append(Buzzer(buzzer, pin_factory=pin_factory))
+            built.append(DealerButton(dealer, on_event=on_event, hold_time=hold_time, bounce_time=bounce_time,
+                                      clock=clock, timer=timer, pin_factory=pin_factory))
+        except Exception:
+            for device in reversed(built):
+                device.close()  # type: ignore[attr-defined]
+            raise
         super().__init__(
-            status=StatusLight(*status, pwm=pwm, pin_factory=pin_factory),
-            buzzer=Buzzer(buzzer, pin_factory=pin_factory),
-            dealer=DealerButton(dealer, on_event=on_event, hold_time=hold_time,
-                                bounce_time=bounce_time, clock=clock, timer=timer,
-                                pin_factory=pin_factory),
+            status=built[-3],
+            buzzer=built[-2],
+            dealer=built[-1],
             _order=(*named, "status", "buzzer", "dealer"),
             pin_factory=pin_factory,
             **named,

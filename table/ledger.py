@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from table.backup_files import recovery_hint
+
 __all__ = [
     "Event",
     "Ledger",
@@ -158,8 +160,6 @@ def _migrate_v1(con: sqlite3.Connection) -> None:
 
 def _corrupt_message(path: Path, verdict: str, backup_dir: Path | str | None) -> str:
     try:
-        from table.backup import recovery_hint
-
         hint = recovery_hint(path, backup_dir)
     except Exception as exc:  # the hint must never hide the real problem
         hint = f"(could not look for backups: {exc})"

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from engine import Options
+from table.contract.snapshot import Queued
 from table.ledger import Event
 from table.state import StateError, TableState
-from web.snapshot import Queued
 
 __all__ = ["in_deal", "queue_change", "cancel_change", "apply_queued", "queued_rows"]
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from table.contract.service import NightSummary
+
 __all__ = ["begin_next_night", "night_summary"]
 
 
-def night_summary(state: Any, ended: float) -> dict[str, Any]:
+def night_summary(state: Any, ended: float) -> NightSummary:
     """One night: when it started and ended (epoch seconds, from the ledger), its players, each
     player's result in chips (chips now minus chips brought), the money per chip and currency."""
     brought = state.chips_in()

@@ -27,32 +27,59 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from engine import Card, Play, TurnUp
+from engine import Card, LooError, Play, TurnUp
 from table import view
+from table.contract.commands import DashboardCommand, parse_command
+from table.contract.service import Refused
+from table.contract.snapshot import Alert, Snapshot
 from table.dashboard_commands import DashboardCommands
 from table.deck_tour import DeckTour
+from table.health import HealthStatus
 from table.inputs import ButtonEvent
 from table.interpreter import CameraStatus
 from table.ledger import Event, Ledger, LedgerWriteError
 from table.seen_cards import SeenCards
 from table.state import TableState
 from vision.event_types import VisionEvent
-from web.commands import DashboardCommand, parse_command
-from web.snapshot import Alert, Snapshot
 
-__all__ = ["Referee", "Command", "Tick", "CameraStatus", "Stop", "Barrier"]
+__all__ = ["Referee", "Command", "Handled", "Refused", "Tick", "CameraStatus", "Stop", "Barrier"]
 
 log = logging.getLogger("loo-table.referee")
 
 
+class Handled(TypedDict):
+    """The referee's answer to an accepted command: the ledger events it wrote (the service says
+    what they did) and, for some commands, a sentence of its own."""
+
+    ok: bool
+    events: list[Event]
+    message: NotRequired[str]
+    queued: NotRequired[int]
+
+
+def refusal(exc: Exception) -> Refused:
+    """``exc`` as the refusal the phone reads: the engine's error class (carried by `StateError`
+    when the state wrapped it), else the kind of check that refused."""
+    if isinstance(exc, Refused):
+        return exc
+    if isinstance(exc, LedgerWriteError):
+        return Refused(str(exc), "ledger")
+    if isinstance(exc, KeyError | TypeError):
+        return Refused(f"missing or malformed {exc}", "payload")
+    rule = getattr(exc, "rule", None)
+    if not isinstance(rule, str):
+        rule = type(exc).__name__ if isinstance(exc, LooError) else "StateError"
+    return Refused(str(exc), rule)
+
+
 @dataclass
 class Command:
-    """A dashboard command; the referee sets `reply`'s result (a dict) or exception (ValueError)."""
+    """A dashboard command; the referee sets `reply`'s result (`Handled`) or exception (`Refused`)."""
 
     command: DashboardCommand
-    reply: Future[dict[str, Any]] = field(default_factory=Future)
+    reply: Future[Handled] = field(default_factory=Future)
 
 
 @dataclass(frozen=True)
@@ -184,18 +211,22 @@ class Referee(DashboardCommands):
             except Exception as exc:  # nothing a phone or the camera sends may end this thread
                 log.exception("referee: %r failed after it was handled", item)
                 if isinstance(item, Command) and not item.reply.done():
-                    item.reply.set_exception(ValueError(f"the table could not do that ({exc})"))
+                    item.reply.set_exception(Refused(f"the table could not do that ({exc})", "internal"))
 
     def call(self, command: DashboardCommand | str, payload: Mapping[str, Any] | None = None,
-             timeout: float = 10.0) -> dict[str, Any]:
-        """Send a dashboard command and wait for its answer (raises ValueError when refused).
+             timeout: float = 10.0) -> Handled:
+        """Send a dashboard command and wait for its answer (raises `Refused`, a ValueError, when
+        refused).
 
         ``command`` is a `web.commands` dataclass, or its name with a JSON ``payload`` (checked by
         `web.commands.parse_command`, the dashboard's own check)."""
         if isinstance(command, str):
             with self.lock:
                 current = {"variant": self.state.variant}
-            command = parse_command(command, dict(payload or {}), current)
+            try:
+                command = parse_command(command, dict(payload or {}), current)
+            except ValueError as exc:
+                raise Refused(str(exc), "payload") from None
         cmd = Command(command)
         if self.running and threading.current_thread() is not self._thread:
             self.queue.put(cmd)
@@ -232,12 +263,12 @@ class Referee(DashboardCommands):
             except LedgerWriteError as exc:
                 self.fault = str(exc)
                 if isinstance(item, Command) and not item.reply.done():
-                    item.reply.set_exception(ValueError(str(exc)))
+                    item.reply.set_exception(refusal(exc))
             except Exception as exc:  # a bug must not kill the one thread that owns the game
                 log.exception("referee: %r failed", item)
                 self._info_alert("error", f"internal error while handling {type(item).__name__}: {exc}")
                 if isinstance(item, Command) and not item.reply.done():
-                    item.reply.set_exception(ValueError(f"internal error: {exc}"))
+                    item.reply.set_exception(Refused(f"internal error: {exc}", "internal"))
             self._expire_notice()
             self._update_seen()
             self._reconcile_deck()
@@ -282,12 +313,17 @@ class Referee(DashboardCommands):
             except LedgerWriteError:
                 raise
             except ValueError as exc:
-                item.reply.set_exception(ValueError(str(exc)))
+                item.reply.set_exception(refusal(exc))
             except (KeyError, TypeError) as exc:  # a payload the dashboard did not shape-check
-                item.reply.set_exception(ValueError(f"{item.command.NAME}: missing or malformed {exc}"))
+                item.reply.set_exception(Refused(f"{item.command.NAME}: missing or malformed {exc}", "payload"))
             else:
                 # the ledger events it wrote: the dashboard says what they did
-                item.reply.set_result({"ok": True, "events": list(self._written), **result})
+                handled: Handled = {"ok": True, "events": list(self._written)}
+                if "message" in result:
+                    handled["message"] = str(result["message"])
+                if "queued" in result:  # it waits for the next deal (table.next_deal)
+                    handled["queued"] = int(result["queued"])
+                item.reply.set_result(handled)
             finally:
                 self._in_command = False
         elif isinstance(item, Tick):
@@ -298,6 +334,8 @@ class Referee(DashboardCommands):
             self._notice(item.message)
         elif isinstance(item, CameraStatus):
             self._camera(item)
+        elif isinstance(item, HealthStatus):
+            self._health(item)
         elif isinstance(item, ButtonEvent):
             self._input(item)
         elif isinstance(item, VisionEvent):

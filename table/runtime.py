@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from table.health import HealthStatus
 from table.referee import CameraStatus, Referee, Tick
 
 __all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_detector", "load_calibration",
@@ -113,12 +114,17 @@ class CameraLoop(threading.Thread):
     and this loop retries with backoff — ``retry_initial`` seconds doubling up to ``retry_s`` —
     instead of the source sleeping through its schedule (about 15 s) before anyone hears of it.
 
-    A camera can also stall: a read that neither returns a frame nor fails. This thread cannot
-    see that (it is the one waiting), so the main loop asks :meth:`healthy` each heartbeat: a read
-    older than ``stall_s`` is reported as a fault; one older than ``hang_s`` stops the watchdog
-    pings, and systemd restarts the service unless a frame comes first. A camera that is missing
-    or unplugged fails fast instead, and its retries keep the pings going: a restart would not
-    bring a cable back, and restarting every 30 s would use up systemd's start limit.
+    A camera can also stall: its frames stop without an error (a Camera Module whose frontend
+    timed out). The picamera2 source gives up waiting after its capture timeout, stops the stalled
+    camera and raises `SourceStalled`: reported at once ("camera stalled", the status LED and the
+    dashboard), then the camera is opened again here, in this process, within seconds. Once it
+    delivers again, a ``camera_stall`` alert stays on the dashboard counting the night's stalls
+    (a loose ribbon or a weak power supply shows as a repeat). A read that neither returns nor
+    fails is the last line: the main loop asks :meth:`healthy` each heartbeat; a read older than
+    ``stall_s`` is reported as a fault, one older than ``hang_s`` (or a source that says it is
+    wedged) stops the watchdog pings, and systemd restarts the service unless a frame comes first.
+    A camera that is missing or unplugged fails fast instead, and its retries keep the pings going:
+    a restart would not bring a cable back.
     """
 
     def __init__(self, source: Any, watcher: Any, submit: Callable[[Any], None], *,
@@ -143,6 +149,8 @@ class CameraLoop(threading.Thread):
         self._clock = clock
         self._reading_since: float | None = None  # set while the thread waits for the source
         self._status = threading.Lock()  # report_down comes from this thread and the main loop
+        self.stalls = 0  # stalls the camera came back from, this run
+        self._stalled_since: float | None = None  # when the stall being recovered from began
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -160,7 +168,22 @@ class CameraLoop(threading.Thread):
             if self.ok:
                 return
             self.ok = True
+            since, self._stalled_since = self._stalled_since, None
         self.submit(CameraStatus(True, "camera back"))
+        if since is not None:
+            self.stalls += 1
+            took = max(0.0, self._clock() - since)
+            times = "once" if self.stalls == 1 else f"{self.stalls} times"
+            self.submit(HealthStatus("camera_stall", (
+                f"the camera stalled {times} tonight (the last time at {time.strftime('%H:%M')}, for "
+                f"{took:.0f} s) and came back on its own; if it keeps happening, reseat the camera's "
+                "ribbon cable and check the power supply")))
+
+    def _stalled(self, since: float, message: str) -> None:
+        with self._status:
+            if self._stalled_since is None:
+                self._stalled_since = since
+        self.report_down(message)
 
     def healthy(self) -> bool:
         """For the main loop's heartbeat: False once the thread has died, or has waited
@@ -169,12 +192,16 @@ class CameraLoop(threading.Thread):
             return True
         if not self.is_alive():
             return False
+        wedged = getattr(self.source, "wedged", None)
+        if isinstance(wedged, str) and wedged:
+            self.report_down(f"camera stuck: {wedged}")
+            return False
         since = self._reading_since
         if since is None:
             return True
         waited = self._clock() - since
         if waited >= self.stall_s:
-            self.report_down(f"camera stalled: no picture for {waited:.0f} s; waiting for it (the game waits)")
+            self._stalled(since, f"camera stalled: no picture for {waited:.0f} s; waiting for it (the game waits)")
         return waited < self.hang_s
 
     def _backoff(self) -> None:
@@ -185,9 +212,9 @@ class CameraLoop(threading.Thread):
 
     def step(self) -> bool:
         """Read and process one frame; False when the source has ended (a finished recording)."""
-        from vision.sources import SourceEnded, SourceError
+        from vision.sources import SourceEnded, SourceError, SourceStalled
 
-        self._reading_since = self._clock()
+        started = self._reading_since = self._clock()
         failure: SourceError | None
         try:
             frame = self.source.read()
@@ -202,7 +229,10 @@ class CameraLoop(threading.Thread):
             self._reading_since = None  # the backoff below is a wait, not a stall
         if failure is not None:
             self.failures += 1
-            self.report_down(f"camera lost: {failure}; retrying (the game waits)")
+            if isinstance(failure, SourceStalled):
+                self._stalled(started, f"{failure}; restarting the camera (the game waits)")
+            else:
+                self.report_down(f"camera lost: {failure}; retrying (the game waits)")
             try:
                 self.source.close()
             except Exception:  # noqa: BLE001 - a dead device may fail to close; we reopen anyway

@@ -108,10 +108,7 @@ class VirtualPlayers:
         him, and the bots keep following the deal the table has (`Referee(vet=...)`)."""
         probe = VirtualPlayers(self.seed, revoke_rate=self.revoke_rate)
         probe._discards = self._discards
-        try:
-            probe.shadow(state)
-        except IllegalActionError as exc:
-            raise ValueError(str(exc)) from None
+        probe.shadow(state)  # IllegalActionError (a ValueError) refuses, and names the engine's rule
 
     def _real_exchange(self, shadow: Deal, seen: Exchange, key: Any) -> Exchange:
         """The table saw only how many cards were exchanged; the bot knows which it threw."""

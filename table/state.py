@@ -40,6 +40,7 @@ from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, par
 from engine.game import Game
 from engine.records import deal_to_record
 from table.config import MAX_SEATS
+from table.contract.service import NightSummary
 from table.nights import begin_next_night
 
 __all__ = ["TableState", "StateError", "DealEntry"]
@@ -51,7 +52,13 @@ QUEUEABLE = frozenset({"player_joined", "player_left", "settings"})
 
 
 class StateError(ValueError):
-    """An event that does not fit the table's state; the message says why in one sentence."""
+    """An event that does not fit the table's state; the message says why in one sentence.
+    ``rule`` is the engine's error class where the engine refused it (``OutOfTurnError``, …),
+    else ``StateError``: carried to the phone with the refusal (`table.contract.service.Refused`)."""
+
+    def __init__(self, message: str, rule: str = "StateError") -> None:
+        super().__init__(message)
+        self.rule = rule
 
 
 @dataclass
@@ -248,7 +255,7 @@ class TableState(_Chips, _Queue, _Fixes):
         self.queued: dict[int, dict[str, Any]] = {}
         self.paused = False
         self.currency = ""  # shown before money ("£"); the chip value says how much a chip is
-        self.nights: list[dict[str, Any]] = []  # the nights this ledger kept before this one
+        self.nights: list[NightSummary] = []  # the nights this ledger kept before this one
         self.night_started = 0.0
         self._at = 0.0  # the time of the event being applied (ledger events carry it)
         self.ended_by_host = False
@@ -385,7 +392,7 @@ class TableState(_Chips, _Queue, _Fixes):
         try:
             handler(event.seq, data)
         except engine.LooError as exc:
-            raise StateError(str(exc)) from None
+            raise StateError(str(exc), rule=type(exc).__name__) from None
         except (KeyError, TypeError, AttributeError) as exc:
             raise StateError(f"malformed {event.kind} event: {exc}") from None
         if queued is not None:  # the change asked for during the last deal, now applied

@@ -11,9 +11,9 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from engine import MISS, TableCommands
+from table.contract.snapshot import Alert, Commands, DeckLearning, DeckTour, Seat, Snapshot, Trick
 from table.next_deal import queued_rows
 from table.state import TableState
-from web.snapshot import Alert, Commands, DeckLearning, DeckTour, Seat, Snapshot, Trick
 
 __all__ = ["seat_lights", "status", "build_snapshot"]
 

@@ -7,7 +7,8 @@ measures once. Markers are ``cv2.aruco.DICT_4X4_50`` ids 0–3, printed ``marker
 
 Every marker contributes its four corners, so the fit uses 16 points and the RMS reprojection
 error says whether the markers were measured and printed right. The checks also report how tall a
-card appears in pixels in every zone: below about 50 px the corner index becomes illegible.
+card appears in pixels in every zone: below the card reader's crop height (88 px) the card is
+upscaled and its corner index reads less reliably (docs/hardware.md, "Camera height").
 
 The file written by ``loo-table calibrate`` (``loo-table-calibration/1``, JSON) holds the
 calibration and the zone layout; the config's ``camera.calibration`` names it.
@@ -24,13 +25,15 @@ from typing import Any
 import cv2
 import numpy as np
 
+from vision.classifier import CANONICAL_SIZE
 from vision.geometry import Calibration, GeometryError, TableLayout
 
 ARUCO_DICT = cv2.aruco.DICT_4X4_50
 MARKER_IDS = (0, 1, 2, 3)
 FORMAT = "loo-table-calibration/1"
-#: Below this a card's corner index is too small to read reliably (pixels of card height).
-MIN_CARD_PX = 50.0
+#: A card shorter than this (pixels) is smaller than the reader's 64×88 crop: it is upscaled and
+#: reads less reliably. docs/hardware.md and deploy/camera_geometry.py use the same figure.
+MIN_CARD_PX = float(CANONICAL_SIZE[1])
 #: Above this RMS error (pixels) the table measurements or the print scale are probably wrong.
 MAX_RESIDUAL_PX = 2.0
 

@@ -18,12 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
+from vision.labels import RANKS, SUITS
+
 _RANK_WORDS = {
     "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
     "nine": "9", "ten": "10", "jack": "J", "queen": "Q", "king": "K", "ace": "A",
 }
-_RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
-_SUITS = ("C", "D", "H", "S")
+_RANKS = RANKS
+_SUITS = SUITS
 
 
 def labelled_photos(folder: Path) -> list[tuple[Path, Path]]:

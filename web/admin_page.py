@@ -49,7 +49,7 @@ def _wants_json() -> bool:
 ZONE_KEYS = ("x", "y", "width", "height")
 
 
-def zone_rows(settings: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+def zone_rows(settings: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(zone name, what the host reads, rectangle) for every zone the table can use."""
     zones = settings.get("zones") or {}
     names = [(f"seat:{i}", f"{p}'s place") for i, p in enumerate(settings.get("players") or [])]
@@ -108,7 +108,7 @@ def _rules_form(variant: str) -> dict[str, Any]:
     return {"variant": variant, "options": options}
 
 
-def _game_form(settings: dict[str, Any]) -> dict[str, Any]:
+def _game_form(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The Players and game form: only the fields that changed (a disabled one is not sent)."""
     payload: dict[str, Any] = {}
     form = request.form
@@ -179,7 +179,7 @@ def do(name: str) -> Any:
     if name not in FORM_COMMANDS:
         raise ApiError(404, f"{name!r} needs the page's script (or the JSON API)")
     service = web_state().service
-    settings = service.settings() if name == "update_settings" else {}
+    settings: Mapping[str, Any] = service.settings() if name == "update_settings" else {}
     if name == "update_settings":
         form_of = request.form.get("form")
         payload = _rules_form(str(settings.get("variant"))) if form_of == "rules" else _game_form(settings)

@@ -9,6 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
+from table.contract.service import Refused
 from web import web_state
 from web.commands import COMMANDS, parse_command
 from web.history_page import settlement
@@ -124,6 +125,10 @@ def command(name: str) -> Response:
     try:
         command = parse_command(name, payload, service.settings() if name == "update_settings" else {})
         result = service.command(command)
+    except Refused as err:  # the game refused it: the phone can say which rule (docs/api.md)
+        refused = jsonify({"error": str(err) or "refused", "rule": err.rule})
+        refused.status_code = 400
+        return refused
     except ValueError as err:
         raise ApiError(400, str(err) or "refused") from None
     return jsonify(result)

@@ -13,24 +13,15 @@ from functools import lru_cache
 
 from markupsafe import Markup, escape
 
-from engine import DECK, Card, InvalidInputError
-from engine.cards import SUIT_NAMES
+from engine import DECK, Card
+from engine.cards import RANKS, SUIT_NAMES, SUITS
+from table.contract.values import normalize_card
 
 #: The suit pips drawn on the cards (display only).
 PIPS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
 _CANONICAL = frozenset(str(c) for c in DECK)
 #: Court cards in words, for screen readers ("queen of hearts").
 RANK_WORDS = {11: "jack", 12: "queen", 13: "king", 14: "ace"}
-
-
-def normalize_card(text: object) -> str:
-    """Canonical code (``"10h"`` -> ``"10H"``, ``"th"`` -> ``"10H"``) or ``ValueError`` saying why."""
-    if not isinstance(text, str):
-        raise ValueError("a card must be a string such as '10H' or 'JC'")
-    try:
-        return str(Card.parse(text.strip()))
-    except InvalidInputError:
-        raise ValueError(f"{text!r} is not a card: write rank then suit, e.g. 10H, JC, AS, 7D") from None
 
 
 def card_name(code: str) -> str:
@@ -74,7 +65,7 @@ def card_image(code: object, width: int = 56) -> Markup:
         return Markup("<span class=\"card-text\">{}</span>").format(code)
 
 
-_CODE_IN_TEXT = re.compile(r"\b(10|[2-9JQKA])([CDHS])\b")
+_CODE_IN_TEXT = re.compile(r"\b(" + "|".join(sorted(RANKS, key=len, reverse=True)) + ")([" + SUITS + r"])\b")
 
 
 def card_text(text: object) -> str:

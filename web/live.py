@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from flask import Blueprint, Response, current_app, request
@@ -25,7 +25,7 @@ bp = Blueprint("live", __name__, url_prefix="/api")
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def frame(item: dict[str, Any]) -> str:
+def frame(item: Mapping[str, Any]) -> str:
     data = json.dumps(item["data"], separators=(",", ":"))
     return f"id: {int(item['id'])}\nevent: {item.get('event', 'state')}\ndata: {data}\n\n"
 
@@ -95,7 +95,7 @@ class EventStream:
         pending = getattr(channel, "total_outbufs_len", 0)
         return self.backlog_bytes is not None and isinstance(pending, int) and pending > self.backlog_bytes
 
-    def _frame(self, item: dict[str, Any]) -> str:
+    def _frame(self, item: Mapping[str, Any]) -> str:
         if self.render is None:
             return frame(item)
         return html_frame(int(item["id"]), self.render(item["data"]))

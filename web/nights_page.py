@@ -13,6 +13,7 @@ from flask import Blueprint, Response, render_template
 
 from web import web_state
 from web.api import _csv_cell
+from web.service import NightSummary
 from web.settle import money, parse_chip_value, with_currency
 
 bp = Blueprint("nights", __name__)
@@ -22,14 +23,14 @@ def _when(epoch: float) -> str:
     return time.strftime("%Y-%m-%d", time.localtime(epoch)) if epoch else "–"
 
 
-def _value(night: dict[str, Any]) -> Decimal:
+def _value(night: NightSummary) -> Decimal:
     try:
         return parse_chip_value(night.get("chip_value") or "0")
     except ValueError:
         return Decimal(0)
 
 
-def nights_table(nights: list[dict[str, Any]]) -> dict[str, Any]:
+def nights_table(nights: list[NightSummary]) -> dict[str, Any]:
     """The rows the page and the CSV show: one per night (players best first, with money), then
     each player's running total over the nights listed, in chips and in money."""
     rows: list[dict[str, Any]] = []

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from engine.options import CHOICES, Options, Variant
+from engine.options import CHOICES, Options
+from table.contract.values import VARIANTS as VARIANTS  # importable from here too
+from table.contract.values import checked_options as checked_options
 from web.rules_text import GROUPS, rule_text
 
-VARIANTS: tuple[str, ...] = tuple(str(v) for v in Variant)
 # Options that are consequences of the variant rather than house rules: shown, not editable.
 FIXED_BY_VARIANT = frozenset({"hand_size"})
 
@@ -64,15 +65,3 @@ def option_fields(variant: str) -> list[OptionField]:
     return out
 
 
-def checked_options(variant: object, mapping: object) -> dict[str, Any]:
-    """The full option mapping after ``engine.Options`` validated it; ValueError says what is wrong."""
-    if not isinstance(variant, str) or variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
-    if mapping is None:
-        mapping = {}
-    if not isinstance(mapping, dict) or not all(isinstance(k, str) for k in mapping):
-        raise ValueError("options must be an object of option names to values")
-    options = Options.from_dict(variant, mapping)  # InvalidInputError is a ValueError
-    d = options.to_dict()
-    del d["variant"]
-    return d

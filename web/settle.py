@@ -9,7 +9,9 @@ the greedy largest-debtor-to-largest-creditor rule, which is at most one group o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
+
+from table.contract.values import parse_chip_value as parse_chip_value  # importable from here too
 
 EXACT_LIMIT = 17
 
@@ -19,22 +21,6 @@ class Transfer:
     payer: str
     payee: str
     chips: int
-
-
-def parse_chip_value(text: object) -> Decimal:
-    """A chip's money value: a decimal string ``"0.10"`` (0 to 1000, at most 4 decimals)."""
-    if isinstance(text, bool) or not isinstance(text, str | int | float):
-        raise ValueError("chip_value must be a decimal number such as '0.10'")
-    try:
-        value = Decimal(str(text).strip())
-    except InvalidOperation:
-        raise ValueError(f"chip_value {text!r} is not a number") from None
-    if not value.is_finite() or value < 0 or value > 1000:
-        raise ValueError("chip_value must be between 0 and 1000")
-    exponent = value.as_tuple().exponent
-    if isinstance(exponent, int) and exponent < -4:
-        raise ValueError("chip_value may have at most 4 decimals")
-    return value
 
 
 def money(chips: int, chip_value: Decimal) -> str:

@@ -5,9 +5,11 @@ The frame comes from ``--image`` or, without it, from the camera the config name
 (``loo-table-calibration/1`` JSON: homography + zone layout) goes to ``--output``, else to the
 config's ``camera.calibration``, else to ``calibration.json`` beside the config.
 
-From a Pi camera it also locks the picture: automatic exposure, white balance and (on a Camera
-Module 3) continuous autofocus run for ``--settle`` seconds, then the values they reached are
-stored in the file as ``camera_controls``, and `loo-table run` starts the camera with them. Left
+From a camera it also locks the picture: automatic exposure, white balance and (on a Camera
+Module 3 or a USB camera with a focus motor) continuous autofocus run for ``--settle`` seconds,
+then the values they reached are stored in the file as ``camera_controls`` (libcamera controls for
+a Pi camera, OpenCV's V4L2 properties for a USB camera), and `loo-table run` starts the camera
+with them. Left
 automatic, the picture drifts with the room's light and the players' arms, while the card finder
 compares grey levels and the reader tells red from black by colour. The file lives beside the
 ledger where the service user may write it; the config (root's) only names it. The checks printed:
@@ -56,34 +58,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     parser.add_argument("--settle", type=float, default=3.0, metavar="S",
                         help="seconds of automatic exposure, white balance and focus before they are "
-                             "locked (Pi camera; default 3)")
+                             "locked (default 3)")
     parser.add_argument("--no-lock", action="store_true",
                         help="leave exposure, white balance and focus automatic (store no camera controls)")
 
 
 def _frame_from_camera(config: TableConfig, *, settle_s: float, lock: bool) -> tuple[np.ndarray, dict[str, Any]]:
     """A frame from the configured camera, and the controls that hold its picture ({} when the
-    camera reports none: a USB camera, or ``lock`` off)."""
+    camera has none to lock, or ``lock`` is off): libcamera's for a Pi camera, OpenCV's V4L2
+    properties (``CAP_PROP_*``) for a USB camera."""
     from vision.sources import SourceError, open_source
+    from vision.sources.opencv import AUTOMATIC
     from vision.sources.picamera2 import AF_CONTINUOUS, locked_controls
 
     cam = config.camera
     spec: dict[str, Any] = {"source": cam.source, "device": cam.device, "width": cam.width, "height": cam.height, "fps": cam.fps}
     if cam.source == "picamera2":  # everything automatic while it settles (unsupported ones are skipped)
         spec["controls"] = {"AeEnable": True, "AwbEnable": True, "AfMode": AF_CONTINUOUS}
+    elif cam.source == "opencv":
+        spec["controls"] = dict(AUTOMATIC)
     frames = max(5, round(settle_s * cam.fps))
     try:
         with open_source(spec) as source:
             for _ in range(frames):  # let exposure, white balance and focus settle
                 frame = source.read()
             metadata = getattr(source, "metadata", None) or {}
+            usb = source.lock_controls() if lock and hasattr(source, "lock_controls") else {}
     except SourceError as exc:
         raise CommandError(str(exc)) from None
-    return frame.image, (locked_controls(metadata) if lock else {})
+    if not lock:
+        return frame.image, {}
+    return frame.image, (usb or locked_controls(metadata))
 
 
 def _describe_controls(controls: dict[str, Any]) -> str:
     parts = []
+    if "CAP_PROP_EXPOSURE" in controls:
+        parts.append(f"exposure {controls['CAP_PROP_EXPOSURE']:g}")
+    if "CAP_PROP_WB_TEMPERATURE" in controls:
+        parts.append(f"white balance {controls['CAP_PROP_WB_TEMPERATURE']:g} K")
+    if "CAP_PROP_FOCUS" in controls:
+        parts.append(f"focus {controls['CAP_PROP_FOCUS']:g}")
     if "ExposureTime" in controls:
         parts.append(f"exposure {controls['ExposureTime'] / 1000:.1f} ms, gain {controls['AnalogueGain']:.2f}")
     if "ColourGains" in controls:

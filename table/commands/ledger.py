@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
+from table.audit import verify
 from table.cli import CommandError
+
+__all__ = ["add_arguments", "run", "verify"]  # verify: table.audit, importable from here too
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,58 +53,6 @@ def _open(args: argparse.Namespace) -> Any:
         return Ledger(path, backup_dir=backups, readonly=True)
     except LedgerError as exc:
         raise CommandError(str(exc)) from None
-
-
-def verify(ledger: Any) -> dict[str, Any]:
-    """The checks `ledger verify` runs; returns a report with ``ok`` and ``problems``."""
-    from engine.records import score_record
-    from table.state import StateError, TableState
-
-    problems: list[str] = []
-    integrity = ledger.integrity()
-    if integrity != "ok":
-        problems.append(f"integrity_check: {integrity}")
-    problems.extend(ledger.verify_chain())
-    head_seq, head_hash = ledger.head()
-    state = TableState()
-    events = 0
-    keys: set[str] = set()
-    try:
-        for event in ledger.iter_events():
-            events += 1
-            if event.key in keys:
-                problems.append(f"event {event.seq}: duplicate key {event.key}")
-            keys.add(event.key)
-            try:
-                state.apply(event)
-            except StateError as exc:
-                problems.append(f"event {event.seq} ({event.kind}) does not replay: {exc}")
-                break
-    except (ValueError, sqlite3.Error) as exc:  # a damaged row: bad UTF-8 or JSON, a wrong type
-        problems.append(f"event after {events} read: cannot be read ({exc})")
-    rescored = 0
-    for deal in state.finished:
-        try:
-            outcome = score_record(deal["record"])
-        except ValueError as exc:
-            problems.append(f"deal {deal['number']}: its record does not score: {exc}")
-            continue
-        outcome.pop("id", None)
-        stored = dict(deal["outcome"])
-        stored["revokes"] = [{k: v for k, v in r.items() if k != "card"} for r in stored.get("revokes", [])]
-        if outcome != stored:
-            problems.append(f"deal {deal['number']}: the record scores differently from the stored outcome")
-        rescored += 1
-    total = state.total_chips() if state.started else 0
-    if state.started and total != state.total_in:
-        problems.append(f"chips not conserved: {total} on the table, {state.total_in} brought")
-    return {
-        "ok": not problems, "problems": problems, "integrity": integrity, "events": events,
-        "deals_closed": len(state.finished), "records_rescored": rescored,
-        "chips": state.chips() if state.started else {}, "pool": state.pool_now() if state.started else 0,
-        "total_chips": total, "chips_brought": state.total_in, "digest": state.digest(),
-        "head": {"seq": head_seq, "hash": head_hash},
-    }
 
 
 def run(args: argparse.Namespace) -> int:

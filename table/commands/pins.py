@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING, Any
 
 from table.cli import CommandError
@@ -40,9 +41,23 @@ def render(rows: list[dict[str, Any]], fmt: str) -> str:
         return "\n".join(lines)
     lines = [f"{'GPIO':<8}{'pin':>4}  device"]
     lines += [f"{'GPIO' + str(r['gpio']):<8}{r['physical']:>4}  {r['device']}" for r in rows]
-    lines.append("Every LED needs a series resistor (330 ohm) to ground; buttons switch to ground "
-                 "(internal pull-ups).")
+    lines.append(RESISTORS)
     return "\n".join(lines)
+
+
+#: The resistors docs/hardware.md gives (a test holds the two together).
+RESISTORS = ("Resistors: each seat LED 330 ohm (150 ohm for a blue or white one); the status LED "
+             "330 ohm on red, 47 ohm on green and on blue (one 330 ohm for all three makes amber look "
+             "red). Buttons switch to ground (internal pull-ups, no resistor).")
+
+
+def spi_warnings(config: TableConfig, seats: int | None) -> list[str]:
+    """Pins of this map that a driver holds on this Pi (SPI on): the service would refuse them."""
+    from table import pin_claims
+
+    claimed = pin_claims.claimed_pins()
+    reason = pin_claims.claim_reason(config.pins.assignments(seats if seats is not None else config.seats), claimed)
+    return [reason.removeprefix("pins: ")] if reason else []
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,4 +72,6 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--seats {seats}: the config has pins for "
                            f"{min(len(config.pins.seat_leds), len(config.pins.seat_buttons))} seats")
     print(render(wiring_rows(config, seats), args.format))
+    for warning in spi_warnings(config, seats):
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -2,7 +2,10 @@
 
 PATH is a folder of images (optionally with ``timestamps.json``) or a video file. The table
 geometry comes from ``--calibration`` (a file written by ``loo-table calibrate``) or, failing
-that, from the ArUco markers in the first frame with the default layout for ``--seats``.
+that, from the ArUco markers in the first frame with a layout: ``--layout FILE`` (a table layout
+as JSON: ``width_mm``, ``height_mm``, ``zones``), else the ``layout.json`` lying beside a recorded
+video or inside a recorded folder (as ``tests/data/recordings`` has), else the default layout for
+``--seats``.
 Each event is one JSON object per line on stdout::
 
     {"kind": "card_placed", "zone": "seat:2", "timestamp": 4.2, "frame": 63, "card": "9H", "confidence": 0.97}
@@ -25,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", type=Path, help="a folder of frames or a video file")
     parser.add_argument("--calibration", type=Path, metavar="FILE",
                         help="calibration file from `loo-table calibrate` (default: find the markers in frame 0)")
+    parser.add_argument("--layout", type=Path, metavar="FILE",
+                        help="table layout JSON (default: layout.json beside the recording, else the default layout)")
     parser.add_argument("--seats", type=int, default=4, help="seats for the default layout (default 4)")
     parser.add_argument("--table-mm", type=float, nargs=2, default=(800.0, 800.0), metavar=("W", "H"),
                         help="marker centre to marker centre, millimetres (default 800 800)")
@@ -36,6 +41,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fps", type=float, default=15.0, help="frame rate of a folder without timestamps.json")
     parser.add_argument("--realtime", action="store_true", help="replay at the recorded pace (default: as fast as possible)")
     parser.add_argument("--quiet", action="store_true", help="no summary on stderr")
+
+
+def layout_file(args: argparse.Namespace) -> Path | None:
+    """``--layout``, else the recording's own ``layout.json``: a recording made on another table
+    than the default one gives no event read with the default zones."""
+    if args.layout is not None:
+        return Path(args.layout)
+    beside = (args.path if args.path.is_dir() else args.path.parent) / "layout.json"
+    return beside if beside.is_file() else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,9 +78,17 @@ def run(args: argparse.Namespace) -> int:
                         if args.calibration:
                             calibration, layout = load(args.calibration)
                         else:
-                            layout = TableLayout.default(args.seats, width_mm=args.table_mm[0],
-                                                         height_mm=args.table_mm[1])
-                            calibration = from_markers(frame.image, tuple(args.table_mm), marker_mm=args.marker_mm)
+                            found = layout_file(args)
+                            if found is not None:
+                                try:
+                                    layout = TableLayout.from_dict(json.loads(found.read_text()))
+                                except (OSError, ValueError, GeometryError, KeyError, TypeError) as exc:
+                                    raise CommandError(f"{found}: not a table layout ({exc})") from None
+                                size = (layout.width_mm, layout.height_mm)
+                            else:
+                                size = (args.table_mm[0], args.table_mm[1])
+                                layout = TableLayout.default(args.seats, width_mm=size[0], height_mm=size[1])
+                            calibration = from_markers(frame.image, size, marker_mm=args.marker_mm)
                         watcher = TableWatcher(layout, calibration, classifier, stable_s=args.stable_s, detector=detector)
                     except (CalibrationError, GeometryError, ValueError) as exc:
                         raise CommandError(f"calibration: {exc}") from None

@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seconds", type=float, default=None, metavar="S",
                         help="stop after S seconds (tests, timing runs)")
     parser.add_argument("--quiet", action="store_true", help="do not print the dashboard URL and QR code")
+    parser.add_argument("--keep-trying", action="store_true",
+                        help="never give up (the systemd unit): a failed start is retried after 10 s, 20 s, "
+                             "... up to every 5 minutes, and the dashboard's port says why meanwhile")
 
 
 def _layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
@@ -78,6 +81,7 @@ class Controller:
         self.stop_event = threading.Event()
         self.parts: list[Any] = []
         self.camera_down: str | None = None
+        self.pin_notes: list[str] = []  # why wired seats beyond the players' were not opened
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
@@ -187,6 +191,10 @@ class Controller:
         self.camera.start()
         self.web.start()
         self.watchdog = Watchdog(self.referee, self.notifier, alive=self.camera.healthy)
+        from table.health import HealthMonitor
+
+        # the power supply (under-voltage), the Pi's temperature, open files: dashboard alerts
+        self.health = HealthMonitor(self.referee.submit)
         camera_text = self.source.describe() + (" (camera not found yet)" if self.camera_down else "")
         self.notifier.ready(f"table ready: {camera_text}, dashboard on port {self.web.port}")
         if not args.quiet:
@@ -195,6 +203,10 @@ class Controller:
             print_qr(dashboard_url(host, self.web.port))
 
     def _pins(self, cfg: Any) -> Any:
+        """The header's devices: the players' seats without fail (a pin another driver holds is
+        refused with the plain reason), and the wired seats beyond them for late joiners as far
+        as their pins are free (the log says why the others are not opened)."""
+        from table import pin_claims
         from table.devices import GPIOUnavailable, open_table_controls
 
         factory = None
@@ -208,20 +220,53 @@ class Controller:
             # never a reason not to start again: a night whose late joiners sit beyond the wired
             # seats goes on, those seats declaring on the Admin page (the phone seats no more
             # starting players than the table wires)
-            print(f"loo-table run: pins: the game seats {seats} players and the config wires {have} seats: "
-                  f"seats {have + 1}-{seats} declare on the Admin page", file=sys.stderr, flush=True)
-        try:
-            # every seat the config wires, not only the players': a late joiner who sits down at a
-            # wired seat has a working button and LED at once (presses at an empty seat mean nothing)
-            controls, fell_back = open_table_controls(cfg.pins, have, on_event=self.referee.submit,
-                                                      double_press=cfg.game.variant == "three_card",
-                                                      pin_factory=factory)
-        except GPIOUnavailable as exc:
-            raise CommandError(f"GPIO: {exc} (on a PC use --mock-pins)") from None
+            self._pin_note(f"the game seats {seats} players and the config wires {have} seats: "
+                           f"seats {have + 1}-{seats} declare on the Admin page")
+            seats = have
+        claimed = pin_claims.claimed_pins()
+        reason = pin_claims.claim_reason(cfg.pins.assignments(seats), claimed)
+        if reason:
+            raise CommandError(reason)
+
+        def seat_pins(i: int) -> list[tuple[int, str]]:
+            return [(cfg.pins.seat_leds[i], f"seat {i} LED"), (cfg.pins.seat_buttons[i], f"seat {i} button")]
+
+        # every wired seat, not only the players': a late joiner who sits down at a wired seat has
+        # a working button and LED at once (presses at an empty seat mean nothing)
+        wired = seats
+        while wired < have and not pin_claims.claim_reason(seat_pins(wired), claimed):
+            wired += 1
+        if wired < have:
+            why = pin_claims.claim_reason(seat_pins(wired), claimed).removeprefix("pins: ")
+            self._pin_note(f"seats {wired} to {have - 1} are not opened (a player joining there uses the "
+                           f"Admin page's seat button): {why}")
+        failure = ""
+        for n in dict.fromkeys((wired, seats)):  # all the free wired seats, else the players' only
+            if failure:
+                import gc
+
+                gc.collect()  # a device whose pin failed keeps its reservation until it is collected
+            try:
+                controls, fell_back = open_table_controls(cfg.pins, n, on_event=self.referee.submit,
+                                                          double_press=cfg.game.variant == "three_card",
+                                                          pin_factory=factory)
+            except GPIOUnavailable as exc:
+                failure = pin_claims.busy_hint(str(exc))  # the text only: the half-built devices go
+                if n > seats:
+                    self._pin_note(f"seats {seats} to {n - 1} are not opened (a player joining there uses "
+                                   f"the Admin page's seat button): {failure}")
+                continue
+            break
+        else:
+            raise CommandError(f"GPIO: {failure} (on a PC use --mock-pins)")
         if fell_back:
             print(f"loo-table run: GPIO: using {type(controls.pin_factory).__name__} after: {'; '.join(fell_back)}",
                   file=sys.stderr, flush=True)
         return controls
+
+    def _pin_note(self, text: str) -> None:
+        self.pin_notes.append(text)
+        print(f"loo-table run: {text}", file=sys.stderr, flush=True)
 
     def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),
@@ -281,13 +326,16 @@ class Controller:
         deadline = None if self.args.max_seconds is None else time.monotonic() + self.args.max_seconds
         while not self.stop_event.is_set():
             self.watchdog.beat()
+            self.health.poll()
             if deadline is not None and time.monotonic() >= deadline:
                 break
             self.stop_event.wait(interval if deadline is None else min(interval, max(0.0, deadline - time.monotonic())))
 
-    def stop(self) -> None:
+    def stop(self, *, stopping: bool = True) -> None:
+        """Stop everything started, in order; ``stopping=False`` keeps systemd from hearing that
+        the service stops (`--keep-trying` tidies up a failed start and tries again)."""
         notifier = getattr(self, "notifier", None)
-        if notifier is not None:
+        if notifier is not None and stopping:
             notifier.stopping()
         for name in ("camera",):
             part = getattr(self, name, None)
@@ -309,7 +357,123 @@ class Controller:
                 pass
 
 
+class KeepTrying:
+    """`run --keep-trying`: start the table, and when that fails, say why (stderr, systemd's status
+    line, the trouble page on the dashboard's port) and try again, slower each time, for ever
+    (table.keep_trying). ``delays`` and ``stable_after`` are shortened in tests."""
+
+    def __init__(self, args: argparse.Namespace, *, delays: tuple[float, ...] | None = None,
+                 stable_after: float | None = None) -> None:
+        from table.keep_trying import RETRY_DELAYS, STABLE_AFTER_S
+
+        self.args = args
+        self.delays = delays or RETRY_DELAYS
+        self.stable_after = STABLE_AFTER_S if stable_after is None else stable_after
+        self.stop_event = threading.Event()
+        self.controller: Controller | None = None
+        self.page: Any = None  # the TroublePage while one is up
+        self.record: Any = None
+        self.retry_at = 0.0
+
+    def run(self) -> int:
+        from table.keep_trying import StartRecord, retry_delay, state_directory
+        from table.notify import Notifier
+
+        notifier = Notifier()
+        self.record = record = StartRecord.load(state_directory(self._database()))
+        record.begin()
+        # from the second bad end in a row, a restart waits too: a crash loop slows down
+        wait = retry_delay(record.failures, self.delays) if record.failures >= 2 else 0.0
+        while not self.stop_event.is_set():
+            if wait > 0 and not self._wait_showing(record, wait, notifier):
+                return 0
+            ctl = self.controller = Controller(self.args)
+            ctl.stop_event = self.stop_event
+            try:
+                ctl.start()
+            except CommandError as exc:
+                print(f"loo-table run: {exc}", file=sys.stderr, flush=True)
+                ctl.stop(stopping=False)
+                record.failed(str(exc))
+                wait = retry_delay(record.failures, self.delays)
+                continue
+            record.running()
+            stable = threading.Timer(self.stable_after, record.stable)
+            stable.daemon = True
+            stable.start()
+            try:
+                ctl.loop()
+            finally:
+                stable.cancel()
+                ctl.stop()
+                record.stopped()
+            return 0
+        return 0
+
+    def _database(self) -> str | None:
+        from table.config import ConfigError, load_config
+
+        try:
+            return load_config(self.args.config).state.database
+        except ConfigError:
+            return None
+
+    def _wait_showing(self, record: Any, wait: float, notifier: Any) -> bool:
+        """Wait ``wait`` seconds showing why (False when told to stop meanwhile)."""
+        from table.keep_trying import TroublePage
+
+        self.retry_at = time.monotonic() + wait
+        text = f"not started: {record.reason}; trying again in {wait:.0f} s"
+        print(f"loo-table run: {text}", file=sys.stderr, flush=True)
+        notifier.ready(text)  # systemd's start job must not time out while we wait
+        host, port = self._address()
+        try:
+            self.page = TroublePage(host, port, lambda: {
+                "reason": record.reason, "failures": record.failures,
+                "retry_in": max(0.0, self.retry_at - time.monotonic())})
+        except OSError as exc:  # the port is taken: the wait goes on without the page
+            print(f"loo-table run: cannot show why on {host}:{port} ({exc.strerror or exc})", file=sys.stderr)
+            self.page = None
+        try:
+            interval = min(notifier.watchdog_interval() or 1.0, 1.0)
+            while not self.stop_event.is_set():
+                left = self.retry_at - time.monotonic()
+                if left <= 0:
+                    return True
+                notifier.watchdog()
+                self.stop_event.wait(min(interval, left))
+            return False
+        finally:
+            if self.page is not None:
+                self.page.close()
+                self.page = None
+
+    def _address(self) -> tuple[str, int]:
+        from table.config import ConfigError, TableConfig, load_config
+
+        try:
+            web = load_config(self.args.config).web
+        except ConfigError:
+            web = TableConfig().web
+        host = self.args.host or web.host
+        port = web.port if self.args.port is None else self.args.port
+        return host, port
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "keep_trying", False):
+        keeper = KeepTrying(args)
+
+        def stop_trying(signum: int, frame: object) -> None:
+            keeper.stop_event.set()
+
+        old = {s: signal.signal(s, stop_trying) for s in (signal.SIGTERM, signal.SIGINT)} \
+            if threading.current_thread() is threading.main_thread() else {}
+        try:
+            return keeper.run()
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
     ctl = Controller(args)
 
     def on_signal(signum: int, frame: object) -> None:

@@ -84,3 +84,45 @@ def test_the_cropped_mode_sees_two_thirds_at_the_documented_height() -> None:
     """What picamera2 alone would do at 1280x720 (the 1536x864 mode): 1158 x 667 mm at 1337 mm."""
     row = camera_geometry.heights_table([1337], "cm3", (1280, 720), 15.0, (1536, 864)).splitlines()[-1]
     assert "1158 x  667" in row
+
+
+def test_the_shipped_capture_size_reads_cards_at_the_documented_mount() -> None:
+    """The guide's 900 mm table under a Camera Module 3 at the height it works out: the shipped
+    [camera] size must give cards at least the reader's 64 x 88 px (1280x720 gave 45 x 63)."""
+    from table.config import load_config
+
+    cfg = load_config(None)
+    text = camera_geometry.report(900, 900, 50, "cm3", (cfg.camera.width, cfg.camera.height), float(cfg.camera.fps))
+    assert "enough for the card reader" in text, text
+    shipped = (ROOT / "table" / "default_config.toml").read_text()
+    assert f"width = {cfg.camera.width}\nheight = {cfg.camera.height}" in shipped
+
+
+def test_the_pins_command_gives_the_guides_resistors() -> None:
+    """`loo-table pins` once said every LED takes 330 ohm, where the guide gives the status LED's
+    green and blue legs 47 ohm (330 ohm there makes amber look red)."""
+    from table.commands.pins import RESISTORS, render, wiring_rows
+    from table.config import load_config
+
+    text = render(wiring_rows(load_config(None)), "text")
+    assert RESISTORS in text and "Every LED needs a series resistor (330 ohm)" not in text
+    guide = HARDWARE.read_text()
+    assert "330 Ω for red, yellow or green LEDs; 150 Ω for blue or white" in guide
+    assert "330 Ω (red), 47 Ω (green), 47 Ω (blue)" in guide
+    assert "each seat LED 330 ohm (150 ohm for a blue or white one)" in RESISTORS
+    assert "330 ohm on red, 47 ohm on green and on blue" in RESISTORS
+    config = (ROOT / "table" / "default_config.toml").read_text()
+    assert "330 ohm on red, 47 ohm on green and blue" in config
+
+
+def test_pins_warns_when_spi_holds_the_maps_pins(tmp_path, monkeypatch, capsys) -> None:
+    from table import pin_claims
+    from table.cli import main
+
+    monkeypatch.setattr(pin_claims, "DEV", tmp_path)
+    assert main(["pins", "--all-seats"]) == 0
+    assert "warning" not in capsys.readouterr().err  # SPI off: nothing to say
+    (tmp_path / "spidev0.0").touch()
+    assert main(["pins", "--all-seats"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: seat 3 button is GPIO8 (header pin 24), SPI0 CE0") and "do_spi 1" in err

@@ -115,7 +115,7 @@ def test_bookworm_pi5_plan(tmp_path: Path) -> None:
     for unit in ("loo-table.service", "loo-table-backup.service", "loo-table-backup.timer"):
         assert f"write {tmp_path}/units/{unit} (mode 0644):" in cmds
     # the units run what this install put in --prefix, with the config from --config-dir
-    assert (f"|   ExecStart={tmp_path}/opt/venv/bin/loo-table run --config {tmp_path}/etc/config.toml"
+    assert (f"|   ExecStart={tmp_path}/opt/venv/bin/loo-table run --config {tmp_path}/etc/config.toml --keep-trying"
             in out.splitlines())
     assert f"|   ExecStart={tmp_path}/opt/venv/bin/loo-table backup --config {tmp_path}/etc/config.toml --keep 7" \
         in out.splitlines()
@@ -198,8 +198,13 @@ def test_refuses_prefixes_the_units_cannot_use(tmp_path: Path, prefix: str, need
 STUBS = {
     # Every stub appends its command line to $STUB_LOG; state lives in $STUB_STATE.
     "apt-get": 'if [ "$1" = install ] || [ "$3" = install ]; then for a in "$@"; do '
-               'case "$a" in python3*|sqlite3|ca-certificates) echo "$a" >> "$STUB_STATE/packages";; esac; done; fi',
-    "dpkg-query": 'pkg="${!#}"; grep -qx "$pkg" "$STUB_STATE/packages" 2>/dev/null && echo "install ok installed"; true',
+               'case "$a" in python3*|sqlite3|ca-certificates) echo "$a" >> "$STUB_STATE/packages";; esac; done; fi\n'
+               # --only-upgrade brings what the archive has ($STUB_STATE/archive-<package>, if any)
+               'case "$*" in *--only-upgrade*) pkg="${!#}"; [ -f "$STUB_STATE/archive-$pkg" ] && '
+               'cp "$STUB_STATE/archive-$pkg" "$STUB_STATE/version-$pkg";; esac; true',
+    "dpkg-query": 'pkg="${!#}"; grep -qx "$pkg" "$STUB_STATE/packages" 2>/dev/null || exit 1\n'
+                  'case "$*" in *Version*) cat "$STUB_STATE/version-$pkg" 2>/dev/null || echo 0.3.38-1;; '
+                  '*) echo "install ok installed";; esac',
     "useradd": 'echo "${!#}:" >> "$STUB_STATE/users"',
     "usermod": 'echo "${!#}:$3" >> "$STUB_STATE/users"',
     "groupadd": 'echo "${!#}" >> "$STUB_STATE/groups"',
@@ -234,7 +239,7 @@ def stubbed_env(tmp_path: Path) -> dict[str, str]:
             "STUB_STATE": str(state)}
 
 
-def real_run(tmp_path: Path, env: dict[str, str]) -> list[str]:
+def real_run(tmp_path: Path, env: dict[str, str], *, ok: bool = True) -> list[str]:
     log = tmp_path / "log"
     log.write_text("")
     result = subprocess.run(
@@ -244,8 +249,44 @@ def real_run(tmp_path: Path, env: dict[str, str]) -> list[str]:
         capture_output=True, text=True, timeout=60,
         env={**env, "LOO_ARCH": "arm64", "LOO_BOARD_MODEL": str(board(tmp_path, "Raspberry Pi 5 Model B Rev 1.0"))},
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return log.read_text().splitlines()
+    assert (result.returncode == 0) == ok, result.stdout + result.stderr
+    return log.read_text().splitlines() + ([] if ok else ["stderr: " + result.stderr.strip()])
+
+
+def test_an_old_picamera2_is_upgraded_or_refused(tmp_path: Path) -> None:
+    """Before 0.3.20 picamera2 ignores capture_request(wait=...): a stalled camera would hang."""
+    from vision.sources.picamera2 import MIN_PICAMERA2
+
+    assert f"MIN_PICAMERA2={'.'.join(map(str, MIN_PICAMERA2))}" in SCRIPT.read_text()  # one minimum
+    env = stubbed_env(tmp_path)
+    state = Path(env["STUB_STATE"])
+    (state / "packages").write_text("python3-picamera2\n")
+    (state / "version-python3-picamera2").write_text("0.3.12-1\n")
+    (state / "archive-python3-picamera2").write_text("0.3.27-1\n")  # what apt has
+    log = real_run(tmp_path, env)
+    assert "apt-get install -y --only-upgrade python3-picamera2" in "\n".join(log)
+    assert (state / "version-python3-picamera2").read_text().strip() == "0.3.27-1"
+    # an archive without a new enough one (a Pi OS left un-updated for years): refused, before the venv
+    (state / "version-python3-picamera2").write_text("0.3.12-1\n")
+    (state / "archive-python3-picamera2").write_text("0.3.19-1\n")
+    log = real_run(tmp_path, env, ok=False)
+    assert "python3-picamera2 0.3.19-1 is older than 0.3.20 even after an upgrade" in log[-1]
+    assert log[-1].count("\n") == 0
+
+
+def test_the_dry_run_plans_the_picamera2_upgrade(tmp_path: Path) -> None:
+    env = stubbed_env(tmp_path)
+    state = Path(env["STUB_STATE"])
+    (state / "packages").write_text("python3-picamera2\n")
+    (state / "version-python3-picamera2").write_text("0.3.18-1\n")
+    result = subprocess.run(
+        [BASH, str(SCRIPT), "--dry-run", "--os-release", str(os_release(tmp_path, "trixie")),
+         "--prefix", str(tmp_path / "opt"), "--config-dir", str(tmp_path / "etc"), "--unit-dir", str(tmp_path / "units")],
+        capture_output=True, text=True, timeout=60,
+        env={**env, "LOO_ARCH": "arm64", "LOO_BOARD_MODEL": str(board(tmp_path, "Raspberry Pi 4 Model B"))})
+    assert result.returncode == 0, result.stderr
+    assert "python3-picamera2 0.3.18-1 is older than 0.3.20" in result.stdout
+    assert any(c.endswith("apt-get install -y --only-upgrade python3-picamera2") for c in plan_commands(result.stdout))
 
 
 def test_real_run_twice_is_idempotent(tmp_path: Path) -> None:

@@ -127,6 +127,28 @@ def test_controller_unit_contract() -> None:
     assert unit["Install"]["WantedBy"] == ["multi-user.target"]
 
 
+def test_the_controller_starts_without_a_known_network_and_is_never_given_up() -> None:
+    """network-online.target holds the start at a venue without the known Wi-Fi (the server binds
+    every address anyway); a start limit would leave the table dead until someone typed
+    `systemctl reset-failed`: `run --keep-trying` slows the retries down itself."""
+    unit = parse_unit(UNIT_DIR / "loo-table.service")
+    text = (UNIT_DIR / "loo-table.service").read_text()
+    assert "network-online.target" not in "".join(v for k, vs in unit["Unit"].items() for v in vs)
+    assert unit["Unit"]["After"][0].split()[0] == "network.target"
+    assert unit["Unit"]["StartLimitIntervalSec"] == ["0"] and "StartLimitBurst" not in unit["Unit"]
+    assert "--keep-trying" in unit["Service"]["ExecStart"][0].split()
+    assert "Restart=on-failure" in text
+
+
+def test_the_controller_has_room_for_its_open_files() -> None:
+    """Every dashboard connection is a descriptor; the default soft limit (1,024) is too close."""
+    from web.server import DEFAULT_CONNECTION_LIMIT
+
+    svc = parse_unit(UNIT_DIR / "loo-table.service")["Service"]
+    limit = int(svc["LimitNOFILE"][0].split(":")[0])
+    assert limit >= 4 * DEFAULT_CONNECTION_LIMIT
+
+
 def test_backup_units_contract() -> None:
     svc = parse_unit(UNIT_DIR / "loo-table-backup.service")["Service"]
     assert svc["Type"] == ["oneshot"]

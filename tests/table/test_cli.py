@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from table import cli
 
 
@@ -25,3 +27,15 @@ def test_an_explicit_telemetry_setting_is_kept(tmp_path, monkeypatch, capsys):
     assert cli.main(["pins"]) == 0
     capsys.readouterr()
     assert os.environ["ORT_DISABLE_TELEMETRY"] == "0"
+
+
+def test_train_evaluate_only_without_a_trained_model_stops_before_rendering(tmp_path, capsys):
+    """`train --evaluate-only` on a folder with no trained model says so at once: it used to
+    render every deck's artwork first (minutes) and only then find the model missing."""
+    pytest.importorskip("torch")
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert cli.main(["train", "--evaluate-only", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"loo-table train: --evaluate-only needs {out / 'card_classifier.fp32.onnx'} from an earlier run"]
+    assert list(out.iterdir()) == []  # nothing rendered, nothing written

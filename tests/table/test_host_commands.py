@@ -8,6 +8,7 @@ import pytest
 
 from engine import Card
 from table.commands.ledger import verify
+from table.contract.service import Refused
 from table.demo_table import waiting_notice
 from table.ledger import Ledger
 from table.referee import Referee
@@ -46,8 +47,9 @@ def test_fixing_a_card_with_one_the_player_cannot_hold_is_refused_and_the_night_
                    and all(c not in shadow.hand(p) for p in [player]))
     service = TableService(ref)
     before = (ref.state.last_seq, ref.state.digest())
-    with pytest.raises(ValueError, match=f"{player} does not hold {foreign}"):
+    with pytest.raises(Refused, match=f"{player} does not hold {foreign}") as refused:
         service.command("correct_card", {"trick": 1, "player": player, "card": str(foreign)})
+    assert refused.value.rule == "IllegalActionError"  # the engine's class, for the phone to name
     assert (ref.state.last_seq, ref.state.digest()) == before  # nothing written, nothing changed
     run_night(ref, players, transport, max_deals=2)  # the bots follow the deal the table has
     assert len(ref.state.finished) == 2 and verify(ledger)["ok"]

@@ -131,6 +131,7 @@ def test_through_the_real_dashboard(table, service, tmp_path):
     assert client.get("/api/state").get_json()["seats"][1]["chips"] == 96
     resp = client.post("/api/admin/resume", json={}, headers=headers)
     assert resp.status_code == 400 and "not paused" in resp.get_json()["error"]
+    assert resp.get_json()["rule"] == "StateError"  # the table's own rule, not the engine's
     assert "adjust_chips" in client.get("/api/ledger.csv").get_data(as_text=True)
 
 

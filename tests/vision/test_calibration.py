@@ -1,4 +1,5 @@
 """Calibration on rendered marker images with known geometry; geometry and the file format."""
+# ruff: noqa: F811 (the fake_picamera2 fixture imported from picamera2_fake is a test argument of the same name)
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ PROBES = np.array([[0, 0], [800, 0], [400, 400], [120, 650], [790, 780]], dtype=
 
 @pytest.fixture(scope="module")
 def scene() -> tuple[SyntheticTable, np.ndarray]:
-    table = SyntheticTable(seed=11, seats=5, tilt_deg=15)
+    # the shipped capture size: at 1280x720 the same table's cards are 61-74 px, under the reader's 88
+    table = SyntheticTable(seed=11, seats=5, tilt_deg=15, size=(1920, 1080))
     return table, table.render([], frame_index=0)
 
 
@@ -52,12 +54,12 @@ def test_missing_marker_is_a_clear_error(scene) -> None:
 def test_four_marked_corners(scene) -> None:
     table, _ = scene
     corners = table.calibration.to_image([[0, 0], [800, 0], [800, 800], [0, 800]])
-    got = Calibration.from_corners(corners, (800, 800), (1280, 720))
+    got = Calibration.from_corners(corners, (800, 800), (1920, 1080))
     assert np.allclose(got.to_image(PROBES), table.calibration.to_image(PROBES), atol=1e-6)
     with pytest.raises(GeometryError, match="four corner points"):
-        Calibration.from_corners(corners[:3], (800, 800), (1280, 720))
+        Calibration.from_corners(corners[:3], (800, 800), (1920, 1080))
     with pytest.raises(GeometryError, match="degenerate|singular"):
-        Calibration.from_corners([[0, 0], [1, 1], [2, 2], [3, 3]], (800, 800), (1280, 720))
+        Calibration.from_corners([[0, 0], [1, 1], [2, 2], [3, 3]], (800, 800), (1920, 1080))
 
 
 def test_checks_report_card_size_and_warn_when_too_small(scene) -> None:
@@ -65,11 +67,29 @@ def test_checks_report_card_size_and_warn_when_too_small(scene) -> None:
     layout = table.layout
     good = cal.check(cal.from_markers(image, (800, 800)), layout)
     assert good.ok and set(good.card_px) == {z.name for z in layout.zones}
-    assert all(50 < px < 110 for px in good.card_px.values())
-    # the same view from a camera with half the resolution: cards about 32 px tall
-    half = np.diag([0.5, 0.5, 1.0]) @ table.calibration.table_to_image
-    poor = cal.check(Calibration(half, (640, 360), (800, 800)), layout)
-    assert not poor.ok and "too small" in poor.warnings[0]
+    assert all(88 <= px < 130 for px in good.card_px.values())
+    # the same view at 1280x720: cards 61-74 px, under the reader's 64x88 crop (what the hardware
+    # guide says of the old default size), so calibrate says so
+    smaller = np.diag([2 / 3, 2 / 3, 1.0]) @ table.calibration.table_to_image
+    poor = cal.check(Calibration(smaller, (1280, 720), (800, 800)), layout)
+    assert not poor.ok and "too small" in poor.warnings[0] and "want ≥ 88 px" in poor.warnings[0]
+    assert max(poor.card_px.values()) < 80
+
+
+def test_the_card_size_threshold_is_the_readers_crop_and_the_guides() -> None:
+    """calibrate, deploy/camera_geometry.py and docs/hardware.md name one figure: 88 px."""
+    import sys
+    from pathlib import Path
+
+    from vision.classifier import CANONICAL_SIZE
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "deploy"))
+    import camera_geometry
+
+    assert cal.MIN_CARD_PX == CANONICAL_SIZE[1] == camera_geometry.CROP_PX[1] == 88
+    guide = (root / "docs" / "hardware.md").read_text()
+    assert "at least 88 px" in guide and "calibrate" in guide
 
 
 def test_file_round_trip_and_bad_files(tmp_path, scene) -> None:
@@ -162,10 +182,10 @@ def test_calibrate_command_writes_the_file(tmp_path, scene, capsys) -> None:
     assert "not found" in capsys.readouterr().err
 
 
-from test_sources import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in
+from picamera2_fake import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in and its fixture
 
 
-def test_calibrate_locks_the_pi_camera_and_run_applies_it(tmp_path, scene, capsys, fake_picamera2) -> None:  # noqa: F811
+def test_calibrate_locks_the_pi_camera_and_run_applies_it(tmp_path, scene, capsys, fake_picamera2) -> None:
     """Exposure, white balance and focus run automatic while the picture settles, their settled
     values go into the calibration file, and the source `loo-table run` builds starts with them."""
     from vision.calibration import load_camera_controls
@@ -214,3 +234,47 @@ def test_calibrate_from_a_photo_or_with_no_lock_stores_no_controls(tmp_path, sce
     assert cli_main(["calibrate", "--image", str(img), "--seats", "5", "--output", str(out)]) == 0
     assert "camera controls: automatic" in capsys.readouterr().out
     assert load_camera_controls(out) == {} and "camera_controls" not in json.loads(out.read_text())
+
+
+def test_calibrate_locks_a_usb_camera_and_run_applies_it(tmp_path, scene, capsys, monkeypatch) -> None:
+    """A USB camera named by its stable /dev/v4l path: exposure, white balance and focus settle
+    automatic, are locked through OpenCV's V4L2 properties, stored, and applied by `run`."""
+    import argparse
+
+    from test_sources import V4L2Capture
+
+    from table.commands.run import Controller
+    from table.config import load_config
+    from table.runtime import load_calibration
+    from vision.calibration import load_camera_controls
+
+    _, image = scene
+    made: list[V4L2Capture] = []
+
+    def capture(device):  # noqa: ANN001, ANN202
+        made.append(V4L2Capture(image=image))
+        return made[-1]
+
+    monkeypatch.setattr(cv2, "VideoCapture", capture)
+    h, w = image.shape[:2]
+    device = "/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920-video-index0"
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[camera]\nsource = "opencv"\ndevice = "{device}"\nwidth = {w}\nheight = {h}\nfps = 15\n')
+    out = tmp_path / "cal.json"
+    assert cli_main(["calibrate", "--config", str(cfg), "--seats", "5", "--output", str(out), "--json",
+                     "--settle", "1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    settled = made[0]
+    assert settled.props[cv2.CAP_PROP_FOURCC] == cv2.VideoWriter_fourcc(*"MJPG")  # a camera, by its v4l name
+    locked = {"CAP_PROP_AUTO_EXPOSURE": 1.0, "CAP_PROP_EXPOSURE": 100.0 + 7 * 15, "CAP_PROP_AUTO_WB": 0.0,
+              "CAP_PROP_WB_TEMPERATURE": 4000.0 + 50 * 15, "CAP_PROP_AUTOFOCUS": 0.0, "CAP_PROP_FOCUS": 5.0 * 15}
+    assert report["ok"] and report["camera_controls"] == locked  # where 15 frames of automatic left them
+    assert load_camera_controls(out) == locked
+    cfg.write_text(cfg.read_text() + f'calibration = "{out}"\n')
+    source, _, _ = Controller(argparse.Namespace(mock_pins=True))._camera(load_config(cfg), load_calibration)
+    for _ in range(3):
+        source.read()
+    source.close()
+    running = made[-1]
+    assert running.props[cv2.CAP_PROP_EXPOSURE] == locked["CAP_PROP_EXPOSURE"]  # held: no hunting
+    assert running.props[cv2.CAP_PROP_FOCUS] == locked["CAP_PROP_FOCUS"] and source.missed == []

@@ -78,10 +78,40 @@ def _imports(package: str) -> set[str]:
 @pytest.mark.parametrize("package, forbidden", [
     ("engine", {"vision", "table", "web", "models"}),
     ("vision", {"engine", "table", "web", "models"}),
-    ("web", {"table", "models"}),
+    ("web", {"models"}),
 ])
 def test_layering(package: str, forbidden: set[str]) -> None:
     assert not _imports(package) & forbidden
+
+
+def _full_imports(package: str) -> set[str]:
+    found: set[str] = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+    return found
+
+
+def test_web_uses_only_the_contract_of_table_and_the_contract_no_web() -> None:
+    """The dashboard's contract (snapshot, commands, payload checks, service protocol) lives in
+    table.contract: web imports it and nothing else of table; it imports no web and no Flask."""
+    assert {m for m in _full_imports("web") if m.split(".")[0] == "table"} <= {
+        "table.contract", "table.contract.snapshot", "table.contract.commands", "table.contract.payloads",
+        "table.contract.service", "table.contract.values"}
+    contract = _full_imports("table/contract")
+    assert {m.split(".")[0] for m in contract} - {"engine", "table", "__future__"} <= {
+        "collections", "dataclasses", "decimal", "json", "re", "typing"}
+    assert {m for m in contract if m.startswith("table.")} <= {f"table.contract.{n}" for n in (
+        "snapshot", "commands", "payloads", "service", "values")}
+
+
+def test_importing_the_referee_loads_no_flask() -> None:
+    code = "import sys, table.referee, table.service; print('flask' in sys.modules, any(m.startswith('web') for m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.stdout.split() == ["False", "False"], done.stdout + done.stderr
 
 
 def test_classifier_and_enrolment_no_longer_import_each_other_both_ways() -> None:

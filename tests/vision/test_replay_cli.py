@@ -84,3 +84,28 @@ def test_replay_failures_are_one_line(tmp_path, capsys) -> None:
     (tmp_path / "bad.json").write_text(json.dumps({"labels": ["AS", "back"]}))
     assert cli_main(["replay", str(tmp_path / "blank"), "--model", str(bad)]) == 1
     assert "bad.onnx" in capsys.readouterr().err
+
+
+RECORDINGS = Path(__file__).resolve().parents[1] / "data" / "recordings"
+
+
+def test_replay_of_a_committed_recording_prints_its_expected_event(capsys) -> None:
+    """`loo-table replay tests/data/recordings/slide.mp4` reads the table with the recording's own
+    layout.json (it printed nothing with the default layout), and `--layout` names one."""
+    if not MODEL.is_file():
+        pytest.skip("models/card_classifier.onnx not built yet")
+    expected = json.loads((RECORDINGS / "expected.json").read_text())["slide"]["events"]
+    for extra in ([], ["--layout", str(RECORDINGS / "layout.json")]):
+        assert cli_main(["replay", str(RECORDINGS / "slide.mp4"), "--quiet", *extra]) == 0
+        got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [[e["kind"], e["zone"], e.get("card")] for e in got] == expected
+
+
+def test_replay_with_a_layout_that_is_not_one_is_one_line(tmp_path, capsys) -> None:
+    if not MODEL.is_file():
+        pytest.skip("models/card_classifier.onnx not built yet")
+    bad = tmp_path / "layout.json"
+    bad.write_text("{}")
+    assert cli_main(["replay", str(RECORDINGS / "slide.mp4"), "--layout", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"loo-table replay: {bad}: not a table layout") and err.count("\n") == 1

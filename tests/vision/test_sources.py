@@ -1,10 +1,13 @@
 """Frame sources against their failure modes: never opens, stops delivering, driver errors,
 truncated and unreadable recordings, a missing picamera2; reopening with backoff (no real sleeps)."""
+# ruff: noqa: F811 (the fake_picamera2 fixture imported from picamera2_fake is a test argument of the same name)
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 import types
 
 import cv2
@@ -14,13 +17,13 @@ import pytest
 from vision.sources import (
     Backoff,
     SourceCorrupt,
+    SourceStalled,
     SourceUnavailable,
     open_source,
 )
 from vision.sources.opencv import OpenCVSource
 from vision.sources.picamera2 import Picamera2Source
 from vision.sources.replay import ReplaySource, write_recording
-from vision.sources.sensor_modes import IMX708_MODES
 
 
 class Sleeps:
@@ -141,6 +144,93 @@ def test_opencv_video_file_is_left_as_recorded(tmp_path) -> None:
     assert cap.set_calls == []
 
 
+class V4L2Capture(FakeCapture):
+    """A USB camera behind OpenCV's V4L2 backend: automatic exposure, white balance and focus
+    that move the values they own, manual values only taken in manual mode, and (``legacy``)
+    OpenCV's older 0.25/0.75 numbering for auto exposure. ``focus=False``: no focus motor."""
+
+    def __init__(self, *, legacy: bool = False, focus: bool = True, image=None, **kw) -> None:  # noqa: ANN001
+        super().__init__(**kw)
+        self.manual_value, self.auto_value = (0.25, 0.75) if legacy else (1.0, 3.0)
+        self.focus = focus
+        self.image = image
+        self.props.update({cv2.CAP_PROP_AUTO_EXPOSURE: self.auto_value, cv2.CAP_PROP_EXPOSURE: 100.0,
+                           cv2.CAP_PROP_AUTO_WB: 1.0, cv2.CAP_PROP_WB_TEMPERATURE: 4000.0})
+        if focus:
+            self.props.update({cv2.CAP_PROP_AUTOFOCUS: 1.0, cv2.CAP_PROP_FOCUS: 0.0})
+
+    def set(self, prop: int, value: float) -> bool:
+        if prop == cv2.CAP_PROP_AUTO_EXPOSURE and value not in (self.manual_value, self.auto_value):
+            return False
+        if prop in (cv2.CAP_PROP_AUTOFOCUS, cv2.CAP_PROP_FOCUS) and not self.focus:
+            return False
+        manual = {cv2.CAP_PROP_EXPOSURE: self.props[cv2.CAP_PROP_AUTO_EXPOSURE] == self.manual_value,
+                  cv2.CAP_PROP_WB_TEMPERATURE: self.props[cv2.CAP_PROP_AUTO_WB] == 0,
+                  cv2.CAP_PROP_FOCUS: self.props.get(cv2.CAP_PROP_AUTOFOCUS) == 0}
+        if not manual.get(prop, True):
+            return False  # the automatic loop owns it
+        return super().set(prop, value)
+
+    def get(self, prop: int) -> float:
+        return float(self.props.get(prop, 0.0))
+
+    def read(self):  # noqa: ANN201
+        ok, image = super().read()
+        if ok:  # the automatic loops move what they own, frame by frame
+            for switch, auto, value, step in (
+                    (cv2.CAP_PROP_AUTO_EXPOSURE, self.auto_value, cv2.CAP_PROP_EXPOSURE, 7.0),
+                    (cv2.CAP_PROP_AUTO_WB, 1.0, cv2.CAP_PROP_WB_TEMPERATURE, 50.0),
+                    (cv2.CAP_PROP_AUTOFOCUS, 1.0, cv2.CAP_PROP_FOCUS, 5.0)):
+                if self.props.get(switch) == auto and value in self.props:
+                    self.props[value] += step
+        return ok, (self.image if ok and self.image is not None else image)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_a_usb_camera_is_locked_where_it_settled_and_opened_locked(legacy) -> None:
+    from vision.sources.opencv import AUTOMATIC
+
+    cap = V4L2Capture(legacy=legacy)
+    with OpenCVSource("/dev/video0", controls=AUTOMATIC, capture_factory=factory(cap)) as src:
+        for _ in range(4):
+            src.read()
+        locked = src.lock_controls()
+    manual = 0.25 if legacy else 1.0
+    assert locked == {"CAP_PROP_AUTO_EXPOSURE": manual, "CAP_PROP_EXPOSURE": 128.0, "CAP_PROP_AUTO_WB": 0.0,
+                      "CAP_PROP_WB_TEMPERATURE": 4200.0, "CAP_PROP_AUTOFOCUS": 0.0, "CAP_PROP_FOCUS": 20.0}
+    # the next start (`loo-table run`): the same values, held still from the first frame on
+    again = V4L2Capture(legacy=legacy)
+    stored = json.loads(json.dumps({**locked, "CAP_PROP_AUTO_EXPOSURE": 1.0}))  # made with another OpenCV
+    with OpenCVSource("/dev/video0", controls=stored, capture_factory=factory(again)) as src:
+        for _ in range(3):
+            src.read()
+        assert src.missed == []
+    assert again.props[cv2.CAP_PROP_EXPOSURE] == 128.0 and again.props[cv2.CAP_PROP_WB_TEMPERATURE] == 4200.0
+    assert again.props[cv2.CAP_PROP_FOCUS] == 20.0 and again.props[cv2.CAP_PROP_AUTO_EXPOSURE] == manual
+    assert again.set_calls.index(cv2.CAP_PROP_AUTO_EXPOSURE) < again.set_calls.index(cv2.CAP_PROP_EXPOSURE)
+
+
+def test_a_usb_camera_without_a_focus_motor_locks_the_rest() -> None:
+    cap = V4L2Capture(focus=False)
+    with OpenCVSource(0, capture_factory=factory(cap)) as src:
+        src.read()
+        locked = src.lock_controls()
+    assert "CAP_PROP_FOCUS" not in locked and locked["CAP_PROP_AUTO_WB"] == 0.0
+    # a Pi camera's controls in the same file mean nothing to a USB camera
+    assert OpenCVSource(0, controls={"AeEnable": False, "CAP_PROP_FOCUS": 3}).controls == {"CAP_PROP_FOCUS": 3}
+
+
+@pytest.mark.parametrize("device", ["/dev/v4l/by-id/usb-046d_HD_Pro_Webcam_C920_1234-video-index0",
+                                    "/dev/v4l/by-path/platform-xhci-hcd.0-usb-0:1:1.0-video-index0"])
+def test_a_stable_v4l_name_is_a_camera_with_mjpg_and_the_size(device) -> None:
+    cap = FakeCapture()
+    with OpenCVSource(device, size=(1920, 1080), capture_factory=factory(cap)) as src:
+        src.read()
+    assert cap.props[cv2.CAP_PROP_FOURCC] == cv2.VideoWriter_fourcc(*"MJPG")
+    assert cap.props[cv2.CAP_PROP_FRAME_WIDTH] == 1920 and cap.props[cv2.CAP_PROP_FRAME_HEIGHT] == 1080
+    assert isinstance(open_source({"source": "opencv", "device": device}), OpenCVSource)
+
+
 # -- replay ------------------------------------------------------------------------------------
 def _frames(n: int) -> list[np.ndarray]:
     return [np.full((24, 32, 3), 10 * i, np.uint8) for i in range(n)]
@@ -200,119 +290,12 @@ def test_replay_video_and_truncated_video(tmp_path) -> None:
 
 
 # -- picamera2 (a fake module stands in for the Pi-only library) ----------------------------------
-# The fake keeps picamera2 0.3's signatures (create_video_configuration, capture_request, the
-# global_camera_info static method, the sensor_modes and camera_controls properties) so a call the
-# real library would refuse fails here too, and it records what the source asked for.
-IMX708_CONTROLS = {name: (None, None, None) for name in (
-    "AeEnable", "ExposureTime", "AnalogueGain", "AwbEnable", "ColourGains", "AfMode", "LensPosition",
-    "FrameDurationLimits")}
-
-
-class FakeRequest:
-    def __init__(self, cam: FakePicamera2) -> None:
-        self.cam = cam
-
-    def make_array(self, stream: str) -> np.ndarray:
-        w, h = self.cam.config[stream]["size"]
-        if stream == "main":
-            return np.full((h, w, 3), 7, np.uint8) if FakePicamera2.image is None else FakePicamera2.image
-        yuv = np.zeros((h * 3 // 2, w), np.uint8)
-        yuv[:h] = 99  # luma
-        return yuv
-
-    def get_metadata(self) -> dict:
-        return {"SensorTimestamp": 1_500_000_000 + 66_000_000 * self.cam.captures, **FakePicamera2.metadata}
-
-    def release(self) -> None:
-        self.cam.released += 1
-
-
-class FakePicamera2:
-    instances: list[FakePicamera2] = []
-    fail_captures = 0
-    cameras = 1
-    modes: list[dict] = IMX708_MODES
-    controls_known: dict = IMX708_CONTROLS
-    metadata: dict = {}
-    image: np.ndarray | None = None  # what the camera sees (else a flat grey)
-
-    @staticmethod
-    def global_camera_info() -> list:
-        return [{"Model": "imx708", "Num": i, "Id": f"/base/i2c@{i}"} for i in range(FakePicamera2.cameras)]
-
-    def __init__(self, camera_num: int = 0, verbose_console=None, tuning=None, allocator=None) -> None:  # noqa: ANN001
-        import os
-
-        # picamera2 opens its notification pipe first and leaks it when there is no camera
-        self.pipe = os.pipe()
-        if camera_num >= FakePicamera2.cameras:
-            raise IndexError("list index out of range")
-        self.config: dict = {}
-        self.configuration_calls: list[dict] = []
-        self.waits: list = []
-        self.started = self.closed = False
-        self.captures = self.released = 0
-        FakePicamera2.instances.append(self)
-
-    @property
-    def sensor_modes(self) -> list:
-        return [dict(m) for m in FakePicamera2.modes]
-
-    @property
-    def camera_controls(self) -> dict:
-        return dict(FakePicamera2.controls_known)
-
-    def create_video_configuration(self, main={}, lores=None, raw={}, transform=None, colour_space=None,  # noqa: B006
-                                   buffer_count=6, controls={}, display="main", encode="main",  # noqa: B006
-                                   queue=True, sensor={}, use_case="video") -> dict:  # noqa: B006
-        unknown = sorted(k for k in controls if k not in self.camera_controls and k != "FrameRate")
-        if unknown:  # what picamera2's Controls does with a control libcamera does not advertise
-            raise RuntimeError(f"Control {unknown[0]} is not advertised by libcamera")
-        call = {"main": main, "lores": lores, "controls": controls, "sensor": sensor}
-        self.configuration_calls.append(call)
-        return dict(call)
-
-    def configure(self, config: dict) -> None:
-        self.config = config
-
-    def start(self) -> None:
-        self.started = True
-
-    def stop(self) -> None:
-        self.started = False
-
-    def close(self) -> None:
-        import os
-
-        self.closed = True
-        for fd in self.pipe:
-            os.close(fd)
-
-    def capture_request(self, wait=None, signal_function=None, flush=None) -> FakeRequest:  # noqa: ANN001
-        self.waits.append(wait)
-        if FakePicamera2.fail_captures > 0:
-            FakePicamera2.fail_captures -= 1
-            raise TimeoutError  # job.get_result(timeout=wait) when no frame came
-        self.captures += 1
-        return FakeRequest(self)
-
-
-@pytest.fixture
-def fake_picamera2(monkeypatch):  # noqa: ANN201
-    mod = types.ModuleType("picamera2")
-    mod.Picamera2 = FakePicamera2  # type: ignore[attr-defined]
-    FakePicamera2.instances = []
-    FakePicamera2.fail_captures = 0
-    FakePicamera2.cameras = 1
-    FakePicamera2.modes = IMX708_MODES
-    FakePicamera2.controls_known = IMX708_CONTROLS
-    FakePicamera2.metadata = {}
-    FakePicamera2.image = None
-    monkeypatch.setitem(sys.modules, "picamera2", mod)
-    yield mod
-    for cam in FakePicamera2.instances:
-        if not cam.closed:
-            cam.close()
+# picamera2_fake.FakePicamera2 keeps picamera2 0.3's signatures (create_video_configuration,
+# capture_request, the global_camera_info static method, the sensor_modes and camera_controls
+# properties) so a call the real library would refuse fails here too, and it runs its job queue,
+# event loop and notification pipe the way picamera2 does, so a stall or a busy camera behaves here
+# as on a Pi.
+from picamera2_fake import IMX708_CONTROLS, FakePicamera2, fake_picamera2, open_descriptors  # noqa: E402,F401 - fake_picamera2: a fixture
 
 
 def test_picamera2_main_and_lores_streams(fake_picamera2) -> None:
@@ -340,24 +323,153 @@ def test_picamera2_no_camera_is_unavailable(fake_picamera2) -> None:
 
 
 def test_picamera2_timeout_reopens(fake_picamera2) -> None:
+    FakePicamera2.stalls = [1]  # the first camera object delivers one frame, then none
     s = Sleeps()
-    src = Picamera2Source(size=(16, 12), lores=(8, 6), backoff=Backoff(attempts=2, initial=0.5),
+    src = Picamera2Source(size=(16, 12), lores=(8, 6), capture_timeout=0.2, backoff=Backoff(attempts=2, initial=0.5),
                           sleep=s.sleep, clock=s.clock)
     with src:
         src.read()
-        FakePicamera2.fail_captures = 1
         frame = src.read()
     assert frame.index == 1 and src.reopens == 1
     assert FakePicamera2.instances[0].closed and len(FakePicamera2.instances) == 2
 
 
-def test_picamera2_stall_is_named(fake_picamera2) -> None:
-    src = Picamera2Source(size=(16, 12), lores=(8, 6), capture_timeout=1.5, backoff=Backoff(attempts=0))
+def test_picamera2_stall_is_named_and_reported_at_once_without_a_schedule(fake_picamera2) -> None:
+    """`loo-table run` builds its source with no reopen schedule: the stall goes to the camera
+    thread at once (which says so on the dashboard), with the stalled camera already closed."""
+    FakePicamera2.stalls = [1]
+    src = Picamera2Source(size=(16, 12), lores=(8, 6), capture_timeout=0.3, backoff=Backoff(attempts=0))
     with src:
-        FakePicamera2.fail_captures = 2  # the read and the immediate reopen's read
-        with pytest.raises(SourceUnavailable, match=r"camera stalled: no frame within 1\.5 s"):
+        src.read()
+        with pytest.raises(SourceStalled, match=r"camera stalled: no frame within 0\.3 s"):
             src.read()
-    assert [cam.waits for cam in FakePicamera2.instances] == [[1.5], [1.5]]
+        assert FakePicamera2.instances[0].closed and len(FakePicamera2.instances) == 1
+        assert src.read().index == 1  # the next read opens it again
+    assert [cam.waits for cam in FakePicamera2.instances] == [[0.3, 0.3], [0.3]]
+
+
+def _started_fake(stall_after: int | None = None) -> FakePicamera2:
+    FakePicamera2.stalls = [stall_after]
+    cam = FakePicamera2(0)
+    cam.configure(cam.create_video_configuration(main={"size": (16, 12)}, lores={"size": (8, 6)}))
+    cam.start()
+    return cam
+
+
+def _returns_within(seconds: float, call) -> bool:  # noqa: ANN001
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    t.join(seconds)
+    return not t.is_alive()
+
+
+def test_the_fake_picamera2_queues_stop_behind_a_timed_out_capture(fake_picamera2) -> None:
+    """The model the stall tests rely on, as picamera2's job queue behaves (and as its own
+    tests/wait_cancel_test.py shows): a capture that timed out stays queued, stop() waits behind it
+    for ever, and cancel_all_and_flush() first lets stop() through at once."""
+    cam = _started_fake(stall_after=2)
+    cam.capture_request(wait=1.0).release()
+    cam.capture_request(wait=1.0).release()
+    with pytest.raises(TimeoutError):
+        cam.capture_request(wait=0.2)  # the sensor stopped: no third frame
+    assert not _returns_within(1.0, cam.stop)  # stop() is queued behind that capture
+    cam.cable_fixed.set()  # (frames again: the capture and then the stop complete)
+    assert _returns_within(5.0, lambda: None) and _wait_for(lambda: not cam.started)
+    cam.close()
+
+    cam = _started_fake(stall_after=0)
+    with pytest.raises(TimeoutError):
+        cam.capture_request(wait=0.2)
+    cam.cancel_all_and_flush()
+    assert _returns_within(1.0, cam.stop) and not cam.started and cam.cancelled == 1
+    assert _returns_within(1.0, cam.close) and cam.closed
+
+
+def _wait_for(predicate, timeout: float = 5.0) -> bool:  # noqa: ANN001
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_stalled_pi_camera_is_stopped_and_reopened_in_process(fake_picamera2) -> None:
+    """A Camera Module whose frontend times out: the capture times out, the camera is stopped
+    (its queued capture cancelled first, or stop() would wait behind it for ever) and closed,
+    and a new one delivers frames: seconds, not a watchdog restart."""
+    FakePicamera2.stalls = [3]
+    src = Picamera2Source(size=(16, 12), lores=(8, 6), capture_timeout=0.5, backoff=Backoff(attempts=1, initial=0.1))
+    src.open()
+    frames = [src.read() for _ in range(3)]
+    got: list = []
+    assert _returns_within(10.0, lambda: got.append(src.read())), (
+        "the read after a stall never came back: stop() waits behind the capture that timed out")
+    assert [f.index for f in frames + got] == [0, 1, 2, 3]
+    stalled, fresh = FakePicamera2.instances
+    assert stalled.closed and stalled.cancelled == 1 and not stalled.started
+    assert fresh.started and src.reopens == 1 and src.wedged is None
+    src.close()
+    assert fresh.closed
+
+
+def test_a_camera_that_will_not_stop_is_wedged_not_a_hung_thread(fake_picamera2, monkeypatch) -> None:
+    """Should libcamera itself hang in stopping a stalled camera, the camera thread still comes
+    back (after close_timeout) and the source says why it cannot reopen: only a restart frees it."""
+    release = threading.Event()
+    FakePicamera2.stalls = [0]
+    src = Picamera2Source(size=(16, 12), lores=(8, 6), capture_timeout=0.2, close_timeout=0.3,
+                          backoff=Backoff(attempts=0))
+    src.open()
+    monkeypatch.setattr(src._cam, "stop_", lambda request=None: (release.wait(30), (True, None))[1])
+    with pytest.raises(SourceStalled):
+        src.read()
+    assert src.wedged is not None and "did not stop within 0.3 s" in src.wedged
+    with pytest.raises(SourceUnavailable, match="restarting the service"):
+        src.open()
+    release.set()  # it stopped after all
+    assert _wait_for(lambda: src.wedged is None)
+    assert src.read().index == 0
+    src.close()
+
+
+def test_a_busy_camera_retried_1000_times_leaks_no_descriptor(fake_picamera2) -> None:
+    """Listed by libcamera but held by another program: picamera2 opens its pipe before acquire()
+    fails, and its close() skips a camera it never opened. At one retry every 2 s the unit's 1,024
+    descriptors would last about 35 minutes; the count must stay flat instead."""
+    import gc
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc/self/fd")
+    FakePicamera2.busy = True
+    src = Picamera2Source(backoff=Backoff(attempts=0))
+    with pytest.raises(SourceUnavailable, match="another program may be using it"):
+        src.open()
+    gc.collect()
+    before = open_descriptors()
+    for _ in range(1000):
+        with pytest.raises(SourceUnavailable):
+            src.open()
+    gc.collect()
+    assert open_descriptors() - before <= 2
+    assert FakePicamera2._cm.cameras == {}  # the manager holds no half-built camera either
+    FakePicamera2.busy = False  # the other program let go
+    with src:
+        assert src.read().index == 0
+
+
+def test_an_old_picamera2_is_named_in_the_log(fake_picamera2, caplog) -> None:
+    fake_picamera2.__version__ = "0.3.19"
+    with open_source({"source": "picamera2", "width": 64, "height": 48}) as src:
+        src.read()
+    assert src.version == (0, 3, 19)
+    assert "picamera2 0.3.19 is older than 0.3.20" in caplog.text
+    from vision.sources.picamera2 import picamera2_version
+
+    assert picamera2_version(types.SimpleNamespace(__version__="0.3.27-1")) == (0, 3, 27)
+    assert picamera2_version(types.SimpleNamespace()) is None
 
 
 @pytest.mark.parametrize(("size", "fps", "mode"), [
@@ -418,8 +530,6 @@ def test_locked_controls_come_from_a_settled_frames_metadata() -> None:
 
 def test_missing_camera_retries_leak_no_descriptors(fake_picamera2) -> None:
     """picamera2 leaks a pipe per failed Picamera2(n); the source asks global_camera_info() first."""
-    import os
-
     if not os.path.isdir("/proc/self/fd"):
         pytest.skip("needs /proc/self/fd")
     FakePicamera2.cameras = 0

@@ -3,8 +3,9 @@
 ``open_source(config)`` takes the ``[camera]`` table of the config as a plain dict::
 
     {"source": "picamera2" | "opencv" | "replay" | "synthetic",   # or "kind"
-     "device": 0, "width": 1280, "height": 720, "fps": 15,        # camera kinds
-     "controls": {"AeEnable": False, ...},                        # picamera2: locked controls
+     "device": 0, "width": 1920, "height": 1080, "fps": 15,       # camera kinds
+     "controls": {"AeEnable": False, ...},                        # locked controls (picamera2's
+                                                                  # libcamera names, opencv's CAP_PROP_*)
      "path": "recording/", "realtime": false,                     # replay
      "seed": 0, "seats": 4, "deals": 1}                           # synthetic
 
@@ -23,6 +24,7 @@ from vision.sources.base import (
     SourceCorrupt,
     SourceEnded,
     SourceError,
+    SourceStalled,
     SourceUnavailable,
 )
 
@@ -34,7 +36,7 @@ def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
     (``sleep``, ``clock``, ``capture_factory``, ``module``) through. Unknown kinds and missing
     keys raise ``ValueError`` naming the key."""
     kind = str(config.get("kind") or config.get("source") or "")
-    size = (int(config.get("width", 1280)), int(config.get("height", 720)))
+    size = (int(config.get("width", 1920)), int(config.get("height", 1080)))
     fps = float(config.get("fps", 15))
     backoff = inject.pop("backoff", None)
     if backoff is None and "reopen_attempts" in config:
@@ -53,7 +55,7 @@ def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
         device = config.get("device", 0)
         if isinstance(device, str) and device.isdigit():
             device = int(device)
-        return OpenCVSource(device, size=size, fps=fps, **inject)
+        return OpenCVSource(device, size=size, fps=fps, controls=config.get("controls") or None, **inject)
     if kind == "replay":
         from vision.sources.replay import ReplaySource
 
@@ -73,4 +75,4 @@ def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
 
 
 __all__ = ["Backoff", "Frame", "FrameSource", "KINDS", "SourceCorrupt", "SourceEnded", "SourceError",
-           "SourceUnavailable", "open_source"]
+           "SourceStalled", "SourceUnavailable", "open_source"]

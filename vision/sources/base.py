@@ -24,6 +24,13 @@ class SourceUnavailable(SourceError):
     """The camera or file is missing, unplugged, or did not come back after reopening."""
 
 
+class SourceStalled(SourceError):
+    """The camera stopped delivering frames without failing (a Camera Module whose frontend timed
+    out): the device has been closed already. With a reopen schedule the source reopens it; with
+    none (``Backoff(attempts=0)``, as `loo-table run` builds it) the error goes to the caller at once,
+    so the table can say so while it reopens."""
+
+
 class SourceCorrupt(SourceError):
     """A recording is truncated or holds an unreadable frame (reopening would not help)."""
 
@@ -144,6 +151,8 @@ class FrameSource:
                 self._close()
             except Exception:  # noqa: BLE001 - a half-dead device may fail to close; reopening decides
                 pass
+            if isinstance(last, SourceStalled) and self.backoff.attempts <= 0:
+                raise last  # already waited the capture timeout: the caller reports it, then reopens
             if immediate:
                 immediate = False
                 continue
