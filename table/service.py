@@ -65,8 +65,14 @@ class TableService:
         return [e.row() for e in self.referee.ledger.iter_events()]
 
     def ledger_head(self) -> LedgerHead:
+        from table.seal import code
+
         seq, digest = self.referee.ledger.head()
-        return {"seq": seq, "hash": digest}
+        seal = self.referee.ledger.seal(seq) if seq else None
+        head: LedgerHead = {"seq": seq, "hash": digest}
+        if seal:  # what the host keeps at the end of the night (table/seal.py), when events are sealed
+            head["seal"] = code(seal)
+        return head
 
     def chip_history(self) -> dict[str, list[int]]:
         with self.referee.lock:

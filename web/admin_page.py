@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,11 +30,12 @@ from web.security import (
     check_pin,
     client_address,
     csrf_token,
-    end_all_sessions,
+    end_session,
     is_admin,
     open_admin_session,
     pin_hash,
 )
+from web.server import ADMIN_MEMORY_S
 from web.table_page import fragment_response
 
 #: The phases of a deal in progress (the admin page says what can change only between deals).
@@ -199,13 +201,17 @@ def do(name: str) -> Any:
 def login() -> Any:
     state = web_state()
     client = client_address()
-    wait = state.limiter.attempt(client)  # checks and counts in one step: a burst gets no extra tries
-    if wait:
-        reason = f"too many wrong PINs: try again in {wait} s"
+    seen = state.admin_addresses.get(client)
+    known = seen is not None and time.monotonic() - seen < ADMIN_MEMORY_S  # the host's phone tonight
+    refusal = state.limiter.check(client, known=known)  # checks and counts in one step
+    if refusal is not None:
+        retry = {"Retry-After": str(refusal.wait)}
         if _wants_json():
-            raise ApiError(429, reason, headers={"Retry-After": str(wait)})
-        return (render_template("login.html", error=f"Too many wrong PINs. Try again in {wait} seconds.", retry=wait),
-                429, {"Retry-After": str(wait)})
+            raise ApiError(429, refusal.reason, headers=retry)
+        if refusal.reason.startswith("too many wrong PINs"):  # the page counts the wait down
+            return (render_template("login.html", error=f"Too many wrong PINs. Try again in {refusal.wait} seconds.",
+                                    retry=refusal.wait), 429, retry)
+        return render_template("login.html", error=refusal.reason[:1].upper() + refusal.reason[1:] + "."), 429, retry
     if request.is_json:
         body = request.get_json(silent=True)
         pin = body.get("pin") if isinstance(body, dict) else None
@@ -224,7 +230,11 @@ def login() -> Any:
 
 @bp.post("/logout")
 def logout() -> Any:
-    end_all_sessions()  # every admin session, not only this phone's: the host hands the table back
+    # this phone's own session only: a guest's logout (anyone can get a CSRF token from the login
+    # page) ends nothing but the guest's cookie. `everywhere` (admin only) ends every admin session.
+    body = request.get_json(silent=True) if request.is_json else None
+    everywhere = (isinstance(body, dict) and body.get("everywhere") is True) or request.form.get("everywhere") == "1"
+    end_session(everywhere=everywhere)
     if _wants_json():
         return jsonify(ok=True)
     return redirect(url_for("table.index"), code=303)

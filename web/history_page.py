@@ -133,4 +133,5 @@ def end_of_night() -> tuple[str, int] | str:
     snapshot = service.snapshot()
     over = bool(snapshot.get("game_over"))
     return render_template("end.html", error=None, result=result, host_value=host_value, snapshot=snapshot,
-                           share=share_text(result, over=over), picture=share_picture(result, over=over))
+                           share=share_text(result, over=over), picture=share_picture(result, over=over),
+                           head=service.ledger_head())

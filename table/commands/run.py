@@ -122,7 +122,14 @@ class Controller:
             raise CommandError(f"cannot lock {lock.path}: {exc.strerror or exc}") from None
         self.parts.append(lock)
         try:
-            self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir)
+            from table.seal import HeadNotary, SealError, load_key
+
+            try:  # the service's own key seals every event (table/seal.py); made at the first start
+                key = load_key(cfg.state.database, create=True)
+            except (SealError, OSError) as exc:
+                raise CommandError(str(exc)) from None
+            self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir, key=key)
+            self.notary = HeadNotary(self.ledger)
             self.parts.append(self.ledger)
             self.ledger.require_intact()
         except LedgerError as exc:
@@ -154,6 +161,11 @@ class Controller:
         if self.referee.state.players != list(cfg.game.players):
             print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
                   "the config's [game] applies to a new ledger only", file=sys.stderr)
+        from web.security import TablePresence
+
+        # a seat-button press is also proof, for the dashboard, that someone is at the table: once
+        # the PIN budget is spent, a login needs one (web.security.LoginLimiter)
+        self.presence = TablePresence()
         self.controls = self._pins(cfg)
         self.parts.append(self.controls)
         self.referee.outputs = self.controls
@@ -184,7 +196,8 @@ class Controller:
         port = cfg.web.port if args.port is None else args.port
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
-                                 admin_pin=self.admin_pin, threads=cfg.web.threads)
+                                 admin_pin=self.admin_pin, threads=cfg.web.threads,
+                                 secure_cookies=cfg.web.secure_cookies, presence=self.presence)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
@@ -247,15 +260,15 @@ class Controller:
 
                 gc.collect()  # a device whose pin failed keeps its reservation until it is collected
             try:
-                controls, fell_back = open_table_controls(cfg.pins, n, on_event=self.referee.submit,
+                controls, fell_back = open_table_controls(cfg.pins, n, on_event=self._button,
                                                           double_press=cfg.game.variant == "three_card",
                                                           pin_factory=factory)
             except GPIOUnavailable as exc:
                 failure = pin_claims.busy_hint(str(exc))  # the text only: the half-built devices go
-                if n > seats:
-                    self._pin_note(f"seats {seats} to {n - 1} are not opened (a player joining there uses "
-                                   f"the Admin page's seat button): {failure}")
                 continue
+            if n < wired:  # the late joiners' seats failed where the players' did not: say why
+                self._pin_note(f"seats {n} to {wired - 1} are not opened (a player joining there uses "
+                               f"the Admin page's seat button): {failure}")
             break
         else:
             raise CommandError(f"GPIO: {failure} (on a PC use --mock-pins)")
@@ -263,6 +276,12 @@ class Controller:
             print(f"loo-table run: GPIO: using {type(controls.pin_factory).__name__} after: {'; '.join(fell_back)}",
                   file=sys.stderr, flush=True)
         return controls
+
+    def _button(self, event: Any) -> None:
+        """A gesture from the table's buttons: to the referee, and a seat's to the login gate."""
+        if getattr(event, "source", None) == "seat":
+            self.presence.pressed()
+        self.referee.submit(event)
 
     def _pin_note(self, text: str) -> None:
         self.pin_notes.append(text)
@@ -326,10 +345,23 @@ class Controller:
         deadline = None if self.args.max_seconds is None else time.monotonic() + self.args.max_seconds
         while not self.stop_event.is_set():
             self.watchdog.beat()
+            self._note_head()
             self.health.poll()
             if deadline is not None and time.monotonic() >= deadline:
                 break
             self.stop_event.wait(interval if deadline is None else min(interval, max(0.0, deadline - time.monotonic())))
+
+    def _note_head(self) -> None:
+        """The ledger's head, noted outside it when it moved (table/seal.py); a failure to note is
+        logged, never fatal: the events themselves are in the ledger."""
+        notary = getattr(self, "notary", None)
+        if notary is None:
+            return
+        try:
+            notary.note()
+        except OSError as exc:
+            print(f"loo-table run: cannot note the ledger's head in {notary.path}: {exc.strerror or exc}",
+                  file=sys.stderr, flush=True)
 
     def stop(self, *, stopping: bool = True) -> None:
         """Stop everything started, in order; ``stopping=False`` keeps systemd from hearing that
@@ -347,6 +379,7 @@ class Controller:
         referee = getattr(self, "referee", None)
         if referee is not None:
             referee.stop()
+        self._note_head()  # the night's last head, after the referee's last event
         camera = getattr(self, "camera", None)
         if camera is not None and camera.is_alive():
             camera.join(5)

@@ -56,6 +56,7 @@ class StreamItem(TypedDict):
 class LedgerHead(TypedDict):
     seq: int
     hash: str
+    seal: NotRequired[str]  # the seal's code the host keeps (table/seal.py), when events are sealed
 
 
 class Settings(TypedDict):
@@ -158,8 +159,9 @@ class TableService(Protocol):
         ...
 
     def ledger_head(self) -> LedgerHead:
-        """``{"seq": int, "hash": str}``: the ledger's last event and its chained hash (64 hex digits).
-        The History page shows it, so a host who notes it can later tell a rewritten log."""
+        """``{"seq": int, "hash": str}``: the ledger's last event and its chained hash (64 hex digits),
+        and ``seal`` (16 hex digits) when the controller seals its events (table/seal.py).
+        The History page shows the hash and the End of night page the seal, for the host to keep."""
         ...
 
     def chip_history(self) -> dict[str, list[int]]:

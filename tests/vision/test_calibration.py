@@ -182,7 +182,7 @@ def test_calibrate_command_writes_the_file(tmp_path, scene, capsys) -> None:
     assert "not found" in capsys.readouterr().err
 
 
-from picamera2_fake import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in and its fixture
+from picamera2_fake import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in, its fixture
 
 
 def test_calibrate_locks_the_pi_camera_and_run_applies_it(tmp_path, scene, capsys, fake_picamera2) -> None:
