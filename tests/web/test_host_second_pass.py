@@ -319,6 +319,10 @@ def test_a_join_and_a_rule_change_asked_mid_deal_wait_for_the_next_deal(night, b
     expect(queued.nth(1)).to_contain_text("The new house rules: Club law · from the next deal")
     admin.locator("#queued-h").scroll_into_view_if_needed()
     shot(admin, "admin-phone-next-deal")
+    table = browser.new_context(**PHONE).new_page()  # the players see it too
+    table.goto(base + "/")
+    expect(table.locator(".next-deal")).to_have_text(
+        "From the next deal: Eve joins with 80 chips; the new house rules; Fay joins with 100 chips.")
     admin.locator('button[aria-label^="Cancel: Fay joins"]').click()
     expect(admin.locator("#now-result")).to_have_text("Cancelled: Fay joins with 100 chips will not happen.")
     expect(queued).to_have_count(2, timeout=3000)
