@@ -22,7 +22,7 @@ MAX_NAME = 24
 MAX_REASON = 200
 MAX_CHIPS = 1_000_000
 #: the most names a players list may have: the seats a table can wire (``table.config.MAX_SEATS``,
-#: kept equal by a test; ``web`` does not import ``table``); the referee holds a table to the seats
+#: kept equal by a test; the contract imports nothing of the controller); the referee holds a table to the seats
 #: it really wires, and the variant to its ``players_min`` / ``players_max``
 MAX_PLAYERS = 8
 #: the fewest: a variant's ``players_min`` is at least 2 (3 by default)
