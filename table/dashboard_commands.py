@@ -13,10 +13,12 @@ from typing import Any
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from engine.cards import SUIT_NAMES
 from table.alerts import AlertKeeper
+from table.config import MAX_SEATS
 from table.contract import commands as cmd
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
+from table.next_deal import cancel_change, in_deal, left_message, queue_change
 from table.recorder import Recorder
 from table.state import StateError, TableState
 from vision.event_types import TURN_UP, ZoneId
@@ -64,8 +66,11 @@ class DashboardCommands:
             self.inputs.undo()
             return {}
         if isinstance(c, cmd.AdjustChips):
+            self._check_holding(self._player(c.player), c.delta)
             self.recorder.commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
             return {}
+        if isinstance(c, cmd.AmendChips):
+            return self._amend_chips(c.target, c.delta)
         if isinstance(c, cmd.Pause):
             if st.paused:
                 raise StateError("the game is already paused")
@@ -88,13 +93,28 @@ class DashboardCommands:
             data = cmd.to_payload(c)
             if not data:
                 raise StateError("no settings given")
+            if c.players is not None:
+                self._check_seats(len(c.players))
+            if in_deal(st) and set(data) != {"chip_value"} and c.players is None and c.starting_chips is None:
+                return queue_change(self.recorder, "settings", data)  # the rules of a deal never change in it
             if st.deal is not None and st.deal.is_over:
                 self.recorder.commit_many([self.inputs.close_item(), ("settings", data, None)])
             else:
                 self.recorder.commit("settings", data)
             return {}
         if isinstance(c, cmd.AddPlayer):
+            if in_deal(st):
+                return queue_change(self.recorder, "player_joined", {"player": c.player, "chips": c.chips})
             return self._add_player(c.player, c.chips)
+        if isinstance(c, cmd.NewNight):
+            return self._new_night()
+        if isinstance(c, cmd.RemovePlayer):
+            player = self._player(c.player)
+            if in_deal(st):
+                return queue_change(self.recorder, "player_left", {"player": player})
+            return self._remove_player(player)
+        if isinstance(c, cmd.CancelChange):
+            return cancel_change(self.recorder, c.id)
         if isinstance(c, cmd.SeatButton):
             return self._seat_button(self._player(c.player), c.gesture)
         if isinstance(c, cmd.ClaimFlush):
@@ -194,6 +214,61 @@ class DashboardCommands:
         self.inputs.play_pending()
         if st.last_seq == before:
             return {"message": (self.inputs.message or "Nothing changed") + "."}
+        return {}
+
+    def _remove_player(self, player: str) -> dict[str, Any]:
+        """A player leaves between deals (a deal that is over is closed first)."""
+        st = self.state
+        before = list(st.players)
+        held = st.chips()[player]
+        item = ("player_left", {"player": player}, None)
+        self.recorder.commit_many([self.inputs.close_item(), item] if st.deal is not None else [item])
+        return {"message": left_message(player, held, st.chips_in()[player], before)}
+
+    def _new_night(self) -> dict[str, Any]:
+        """The next night in the same ledger, as the last one was set up (the dealer moves on)."""
+        st = self.state
+        if not st.game_over:
+            raise StateError("the night is not over: end the game first")
+        dealer = (st.players.index(st.dealer_name()) + 1) % len(st.players)
+        self.recorder.commit("game_started", {"players": st.players, "variant": st.variant, "options": st.options,
+                                      "chips": st.starting_chips, "first_dealer": dealer,
+                                      "chip_value": st.chip_value, "currency": st.currency})
+        self.keeper.alerts, self.inputs.pending_plays = [], {}
+        return {"message": f"A new night: night {len(st.nights) + 1} for {', '.join(st.players)}, "
+                           f"{st.starting_chips} chips each; last night is kept on the Nights page."}
+
+    def seats(self) -> int:
+        """How many players can sit down at the start: the seats the header wires (all of
+        `MAX_SEATS` when no controller says otherwise)."""
+        wired = self.wired_seats()
+        return MAX_SEATS if wired is None else min(wired, MAX_SEATS)
+
+    def _check_seats(self, players: int) -> None:
+        """A players list the table can seat: accepting more than it wires would stop
+        `loo-table run` from starting again (each starting player needs a seat's button)."""
+        seats = self.seats()
+        if players > seats:
+            raise StateError(f"this table wires {seats} seats, so at most {seats} players can sit down, "
+                             f"not {players}; a newcomer can still join later under A player joins")
+
+    def _check_holding(self, player: str, delta: int) -> None:
+        """No chips are taken off beyond what the player holds now: "Bea cashes out 5000" with
+        100 chips in front of her is a typo, and would wreck the night's sums and chart."""
+        held = self.state.chips().get(player, 0)
+        if delta < 0 and held + delta < 0:
+            raise StateError(f"{player} holds {held} chips, so at most {max(held, 0)} can be taken off, "
+                             f"not {-delta}")
+
+    def _amend_chips(self, target: int, delta: int) -> dict[str, Any]:
+        """Undo (``delta`` 0) or change an earlier chip entry; the ledger keeps the entry and the
+        change, each with its own event."""
+        entry = self.state.chip_log.get(target)
+        if entry is None:
+            raise StateError("that chip entry is not in tonight's ledger")
+        self._check_holding(entry["player"], delta - entry["delta"])
+        reason = "undone" if delta == 0 else f"changed from {entry['delta']:+d} to {delta:+d}"
+        self.recorder.commit("chips_amended", {"target": target, "delta": delta, "reason": reason})
         return {}
 
     def _player(self, name: str) -> str:

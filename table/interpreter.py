@@ -17,6 +17,7 @@ from table.alerts import AlertKeeper
 from table.deck_tour import DeckTour
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event
+from table.next_deal import apply_queued
 from table.recorder import Recorder
 from table.state import StateError, TableState
 from vision.event_types import TURN_UP, VisionEvent, ZoneId
@@ -171,6 +172,7 @@ class Interpreter:
                 self._new_deal()
                 return
         self.tour = None  # a deal begins: "show me the deck" is over
+        apply_queued(self.recorder, self.keeper)  # what the host asked for during the last deal, in order
         self.recorder.commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
         self._new_deal()
 
@@ -180,7 +182,7 @@ class Interpreter:
         if settlement is None:
             raise StateError("the deal is not over: it closes after its last trick")
         return ("deal_closed", {"number": st.deal_number, "record": st.hand_record(),
-                                "outcome": settlement.to_dict()}, f"close:{st.deal_number}")
+                                "outcome": settlement.to_dict()}, _close_key(len(st.nights) + 1, st.deal_number))
 
     def _new_deal(self) -> None:
         self.exchange_counts = {}
@@ -194,6 +196,11 @@ class Interpreter:
             raise StateError("nothing to undo: no deal in progress")
         last = st.entries[-1].action if st.entries else None
         target = st.entries[-1].seq if st.entries else st.deal_info["seq"]
+        fix = st.last_fix()
+        if fix is not None and fix[1] > target:  # the host's last act was a fix: it is what Undo undoes
+            self.recorder.commit("undo", {"target": fix[1], "was": fix[2]})
+            self.keeper.sync_revokes(announce=False)
+            return
         self.recorder.commit("undo", {"target": target})
         if isinstance(last, Expose) and last.player in st.players:
             self.pending_plays.pop(st.players.index(last.player), None)  # that card was never played
@@ -350,6 +357,11 @@ class Interpreter:
                         "check its cable (the game waits)")
         elif not was:
             self.message = "camera back; the deal goes on"
+
+
+def _close_key(night: int, deal: int) -> str:
+    """The idempotency key of closing ``deal``: a ledger keeps several nights, each with a deal 1."""
+    return f"close:{deal}" if night == 1 else f"close:{night}:{deal}"
 
 
 def _zone_or_none(name: str) -> ZoneId | None:

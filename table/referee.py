@@ -63,6 +63,7 @@ class Handled(TypedDict):
     ok: bool
     events: list[Event]
     message: NotRequired[str]
+    queued: NotRequired[int]
 
 
 def refusal(exc: Exception) -> Refused:
@@ -247,6 +248,10 @@ class Referee:
     def on_zones(self, hook: Callable[[dict[str, Any]], None] | None) -> None:
         self.commands.on_zones = hook
 
+    def seats(self) -> int:
+        """How many players can sit down at the start (`DashboardCommands.seats`)."""
+        return self.commands.seats()
+
     def _alarm(self) -> None:
         if self.outputs is not None:
             self.outputs.alarm()
@@ -398,6 +403,8 @@ class Referee:
                     handled: Handled = {"ok": True, "events": list(written)}
                     if "message" in result:
                         handled["message"] = str(result["message"])
+                    if "queued" in result:  # it waits for the next deal (table.next_deal)
+                        handled["queued"] = int(result["queued"])
                     item.reply.set_result(handled)
         elif isinstance(item, Tick):
             pass

@@ -251,13 +251,14 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
 
     _register_errors(app)
 
-    from web import admin_page, api, history_page, live, table_page
+    from web import admin_page, api, history_page, live, nights_page, table_page
     from web.cards import card_image, card_text, evidence_markup
 
     app.jinja_env.globals.update(card_svg=card_image, evidence=evidence_markup)
     app.jinja_env.filters["cards"] = card_text
     app.register_blueprint(table_page.bp)
     app.register_blueprint(history_page.bp)
+    app.register_blueprint(nights_page.bp)
     app.register_blueprint(admin_page.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(live.bp)

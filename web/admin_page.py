@@ -23,7 +23,7 @@ from web.cards import card_text
 from web.commands import parse_command
 from web.options import VARIANTS, grouped_fields
 from web.qr import phone_url, qr_svg
-from web.rules_text import choice_label
+from web.rules_text import RULES, choice_label
 from web.security import (
     ApiError,
     admin_required,
@@ -78,10 +78,10 @@ def admin() -> tuple[str, int] | str:
 
 
 #: form fields that are whole numbers (everything else is text)
-INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips"})
+INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips", "target", "id"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
+                           "adjust_chips", "amend_chips", "cancel_change", "new_night", "remove_player", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
                            "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 
@@ -127,6 +127,8 @@ def _game_form(settings: Mapping[str, Any]) -> dict[str, Any]:
             raise ApiError(400, "starting chips: a whole number, please") from None
     if form.get("chip_value") is not None and form["chip_value"].strip() != settings.get("chip_value"):
         payload["chip_value"] = form["chip_value"].strip()
+    if form.get("currency") is not None and form["currency"].strip() != (settings.get("currency") or ""):
+        payload["currency"] = form["currency"].strip()
     return payload
 
 
@@ -206,7 +208,10 @@ def login() -> Any:
         retry = {"Retry-After": str(refusal.wait)}
         if _wants_json():
             raise ApiError(429, refusal.reason, headers=retry)
-        return render_template("login.html", error=refusal.reason), 429, retry
+        if refusal.reason.startswith("too many wrong PINs"):  # the page counts the wait down
+            return (render_template("login.html", error=f"Too many wrong PINs. Try again in {refusal.wait} seconds.",
+                                    retry=refusal.wait), 429, retry)
+        return render_template("login.html", error=refusal.reason[:1].upper() + refusal.reason[1:] + "."), 429, retry
     if request.is_json:
         body = request.get_json(silent=True)
         pin = body.get("pin") if isinstance(body, dict) else None
@@ -275,10 +280,17 @@ SEAT_GESTURES: dict[str, list[tuple[str, str]]] = {
 CSRF_SLOT = "__loo_csrf__"
 
 
+def rule_label(name: str) -> str:
+    """A house rule's title as the Rules form shows it ("Club law"), for the queued changes."""
+    rule = RULES.get(name)
+    return rule.title if rule is not None else name.replace("_", " ")
+
+
 def render_admin_partial(snapshot: Mapping[str, Any]) -> str:
     """The admin's live fragment, rendered once per version (shared by every admin stream)."""
     def render() -> str:
-        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot), CSRF=CSRF_SLOT)
+        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot), CSRF=CSRF_SLOT,
+                               rule_label=rule_label)
 
     return web_state().fragment("admin", int(snapshot.get("version", 0)), render)
 

@@ -236,7 +236,12 @@ class Controller:
             factory = MockFactory(pin_class=MockPWMPin)
         have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
         if seats > have:
-            raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
+            # never a reason not to start again: a night whose late joiners sit beyond the wired
+            # seats goes on, those seats declaring on the Admin page (the phone seats no more
+            # starting players than the table wires)
+            self._pin_note(f"the game seats {seats} players and the config wires {have} seats: "
+                           f"seats {have + 1}-{seats} declare on the Admin page")
+            seats = have
         claimed = pin_claims.claimed_pins()
         reason = pin_claims.claim_reason(cfg.pins.assignments(seats), claimed)
         if reason:

@@ -311,7 +311,7 @@ def test_form_login_when_rate_limited_rerenders_with_429(client):
     for _ in range(5):
         _login(client, "111111", token)
     resp = client.post("/admin/login", data={"pin": PIN, "csrf_token": token}, headers={"Origin": ORIGIN})
-    assert resp.status_code == 429 and "too many wrong PINs" in resp.get_data(as_text=True)
+    assert resp.status_code == 429 and "Too many wrong PINs. Try again in" in resp.get_data(as_text=True)
     assert int(resp.headers["Retry-After"]) > 0
 
 
