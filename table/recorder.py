@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from table.ledger import Event, Ledger
-from table.state import StateError, TableState
+from table.state import TIMED_KINDS, StateError, TableState
 
 __all__ = ["Recorder", "Vet"]
 
@@ -75,9 +75,10 @@ class Recorder:
         events = self.ledger.append_many(items)
         if self._in_command:
             self.written.extend(events)
-        if [ev.seq for ev in events] == list(range(first, first + len(items))):
+        timed = any(kind in TIMED_KINDS for kind, _, _ in items)
+        if not timed and [ev.seq for ev in events] == list(range(first, first + len(items))):
             self.state.adopt(trial)  # the trial is the state after these events: applied once
-        else:  # an idempotent retry (already applied) or a gap in the ledger's numbering
+        else:  # a fold that reads the write's time, an idempotent retry, a gap in the numbering
             for ev in events:
                 if ev.seq > self.state.last_seq:
                     self.state.apply(ev)

@@ -52,6 +52,11 @@ __all__ = ["TableState", "StateError", "DealEntry"]
 QUEUEABLE = frozenset({"player_joined", "player_left", "settings"})
 
 
+#: the events whose fold reads the time the ledger wrote them (a night's start, the last night's
+#: end): the referee applies these from the written event, not from its trial before the write
+TIMED_KINDS = frozenset({"game_started"})
+
+
 class EventLike(Protocol):
     """A ledger event as the state folds it (`table.ledger.Event`, or one not yet written)."""
 

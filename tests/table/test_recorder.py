@@ -75,3 +75,13 @@ def test_an_event_written_behind_the_recorders_back_keeps_the_ledgers_numbering(
         event = recorder.commit("adjust_chips", {"player": "Ann", "delta": 5, "reason": "buy-in"})
         assert event.seq == 3 and recorder.state.last_seq == 3
         assert recorder.state.chips_in()["Ann"] == 105
+
+
+def test_a_fold_that_reads_the_writes_time_sees_the_written_time(tmp_path) -> None:
+    """A night starts at the time the ledger wrote its ``game_started`` (the Nights page shows
+    it): the trial before the write cannot know that time, so that event is applied as written."""
+    with Ledger(tmp_path / "l.db") as ledger:
+        recorder = Recorder(ledger)
+        started = recorder.commit("game_started", SETUP)
+        assert started.at > 0 and recorder.state.night_started == started.at
+        assert recorder.state.digest() == TableState.replay(ledger.events()).digest()
