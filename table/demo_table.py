@@ -202,7 +202,13 @@ class TableDemo:
         self.layout = self.scene.layout  # the zones the camera watches and the bots lay cards in
         self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3,
                                     exclusions=self.referee.exclusions, detector=detector)
-        self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
+        from table.camera_view import CameraView
+        from table.pictures import TablePictures
+
+        # the camera view on the Admin page and the pictures of holds, fed by the synthetic camera
+        self.view = CameraView(names=lambda: self.referee.state.players)
+        self.pictures = TablePictures(self.view)
+        self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit, view=self.view)
         self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
         if self.referee.state.zones:
             self._set_zones(self.referee.state.zones)

@@ -130,8 +130,9 @@ class CameraLoop(threading.Thread):
     def __init__(self, source: Any, watcher: Any, submit: Callable[[Any], None], *,
                  retry_s: float = 2.0, retry_initial: float = 0.25,
                  sleep: Callable[[float], Any] | None = None, stall_s: float = 2.0, hang_s: float = 4.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, view: Any = None) -> None:
         super().__init__(name="camera", daemon=True)
+        self.view = view  # a table.camera_view.CameraView: keeps the latest frame for the host
         self.source = source
         self.watcher = watcher
         self.submit = submit
@@ -243,7 +244,10 @@ class CameraLoop(threading.Thread):
         self._report_up()
         self.frames += 1
         if self.watcher is not None:
-            for event in self.watcher.process(frame):
+            events = self.watcher.process(frame)
+            if self.view is not None:  # before the events: a hold's picture is cut from this frame
+                self.view.offer(frame.image, self.watcher)
+            for event in events:
                 self.submit(event)
         return True
 
@@ -266,14 +270,14 @@ class WebServer:
     pool; all but `web.server.SPARE_THREADS` of them may hold a live view (an SSE stream)."""
 
     def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, pictures: Any = None) -> None:
         from web import create_app
         from web.server import SPARE_THREADS, make_server
 
         config: dict[str, Any] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None}
         if threads:  # `[web] threads`: the stream cap follows, so streams never take the spare threads
             config["MAX_STREAMS"] = max(1, threads - SPARE_THREADS)
-        self.app = create_app(service, config=config)
+        self.app = create_app(service, config=config, pictures=pictures)
         self.server = make_server(self.app, host=host, port=port)
         self.port = int(self.server.effective_port)
         self.host = host

@@ -22,6 +22,7 @@ from flask import Flask, Response, jsonify, request
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
+from table.contract.pictures import TablePictures
 from web.qr import dashboard_url, print_qr
 from web.security import (
     ApiError,
@@ -106,6 +107,7 @@ class WebState:
     service: TableService
     limiter: LoginLimiter
     streams: StreamSlots
+    pictures: TablePictures | None = None  # None: no camera, the picture routes say so
     boot: str = field(default_factory=lambda: secrets.token_hex(4))
     stop: threading.Event = field(default_factory=threading.Event)
     partial_cache: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -179,8 +181,10 @@ class _LimitedJSON(DefaultJSONProvider):
         return loads_limited(s, **kwargs)
 
 
-def create_app(service: TableService, *, config: dict[str, Any] | None = None) -> Flask:
-    """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest."""
+def create_app(service: TableService, *, config: dict[str, Any] | None = None,
+               pictures: TablePictures | None = None) -> Flask:
+    """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest.
+    ``pictures``: the camera view and the photos (`table.contract.pictures`), None without a camera."""
     app = Flask(__name__)
     app.json = _LimitedJSON(app)
     app.config.from_mapping(DEFAULTS)
@@ -197,6 +201,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
             max_lock_s=float(app.config["LOGIN_MAX_LOCK_S"]),
         ),
         streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
+        pictures=pictures,
     )
 
     @app.before_request
@@ -222,7 +227,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
 
     _register_errors(app)
 
-    from web import admin_page, api, history_page, live, table_page
+    from web import admin_page, api, camera_page, history_page, live, table_page
     from web.cards import card_image, card_text, evidence_markup
 
     app.jinja_env.globals.update(card_svg=card_image, evidence=evidence_markup)
@@ -232,6 +237,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
     app.register_blueprint(admin_page.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(live.bp)
+    app.register_blueprint(camera_page.bp)
     return app
 
 

@@ -174,7 +174,11 @@ class Controller:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
         watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s,
                                detector=self._detector, exclusions=self.referee.exclusions)
-        self.camera = CameraLoop(self.source, watcher, self.referee.submit)
+        from table.camera_view import CameraView
+        from table.pictures import TablePictures
+
+        self.view = CameraView(names=lambda: self.referee.state.players)
+        self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
             self.referee.drain()
@@ -184,7 +188,8 @@ class Controller:
         port = cfg.web.port if args.port is None else args.port
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
-                                 admin_pin=self.admin_pin, threads=cfg.web.threads)
+                                 admin_pin=self.admin_pin, threads=cfg.web.threads,
+                                 pictures=TablePictures(self.view))
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
