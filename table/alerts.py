@@ -7,6 +7,7 @@ A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes b
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -17,6 +18,8 @@ __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
 FLASH_SECONDS = 3.0
 MAX_INFO_ALERTS = 8
+
+log = logging.getLogger("loo-table.referee")
 
 
 class AlertKeeper:
@@ -34,6 +37,10 @@ class AlertKeeper:
     stats: dict[str, int]
     _hold_views: dict[int, Any]
     _notice_seq: int | None
+    #: the zone as the camera sees it now, as a JPEG (`table.camera_view.CameraView.zone_jpeg`);
+    #: None without a camera
+    zone_jpeg: Callable[[str], bytes | None] | None
+    _alert_jpegs: dict[int, bytes]
 
     def _alert(self, kind: str, message: str, *, seat: str | None = None,
                needs_confirmation: bool = False, **extra: Any) -> Alert:
@@ -42,6 +49,32 @@ class AlertKeeper:
                              "needs_confirmation": needs_confirmation, **extra})
         self.alerts.append(alert)
         return alert
+
+    def _keep_picture(self, alert: Alert, zone: str) -> bytes | None:
+        """Cut ``zone`` out of the camera's latest frame and keep it with ``alert`` while the alert
+        is open (the host sees the card it is about: ``alert["picture"]``); returns the JPEG. A
+        picture is a help, never a condition: any failure leaves the alert as it was."""
+        if self.zone_jpeg is None:
+            return None
+        try:
+            jpeg = self.zone_jpeg(zone)
+        except Exception:  # noqa: BLE001 - a picture must never stop the game
+            log.exception("the picture of %s for alert %s", zone, alert["id"])
+            return None
+        if jpeg is None:
+            return None
+        open_ids = {a["id"] for a in self.alerts}
+        kept = {k: v for k, v in self._alert_jpegs.items() if k in open_ids}
+        kept[alert["id"]] = jpeg
+        self._alert_jpegs = kept  # swapped whole: the web threads read it without the lock
+        alert["picture"] = True
+        return jpeg
+
+    def alert_jpeg(self, alert_id: int) -> bytes | None:
+        """The picture kept with an open alert (any thread; None once the alert is gone)."""
+        if not any(a["id"] == alert_id for a in list(self.alerts)):
+            return None
+        return self._alert_jpegs.get(alert_id)
 
     def _info_alert(self, kind: str, message: str) -> None:
         self._alert(kind, message)
@@ -101,6 +134,7 @@ class AlertKeeper:
             seat=self.state.players[seat] if seat is not None else None, needs_confirmation=True,
             card=proposal, top3=top3, zone=zone,
         )
+        self._keep_picture(self.hold, zone)
         view = getattr(ev, "view", None)
         if view is not None:  # kept for the host's answer: it teaches the night's deck
             self._hold_views = {self.hold["id"]: view}

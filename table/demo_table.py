@@ -207,7 +207,8 @@ class TableDemo:
 
         # the camera view on the Admin page and the pictures of holds, fed by the synthetic camera
         self.view = CameraView(names=lambda: self.referee.state.players)
-        self.pictures = TablePictures(self.view)
+        self.pictures = TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg)
+        self.referee.zone_jpeg = self.view.zone_jpeg
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit, view=self.view)
         self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
         if self.referee.state.zones:

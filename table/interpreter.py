@@ -289,6 +289,7 @@ class Interpreter(AlertKeeper):
             "unsure", "the camera cannot read this card of the deck for sure"
             + (f" (best guess {proposal})" if proposal else ""), needs_confirmation=True,
             card=proposal, top3=top3, zone=tour.zone)
+        self._keep_picture(self.hold, tour.zone)
         view = getattr(ev, "view", None)
         if view is not None:
             self._hold_views = {self.hold["id"]: view}
@@ -350,6 +351,7 @@ class Interpreter(AlertKeeper):
                 seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
                 evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
             )
+            self._keep_picture(self.hold, str(ZoneId.of_seat(seat)))
             return None
         meta: dict[str, Any] = {"source": source}
         if confidence is not None:

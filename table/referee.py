@@ -173,6 +173,9 @@ class Referee(DashboardCommands):
         # the night's deck learning (`table.deck_learning.NightDeck`), set by whoever built the camera
         self.deck: Any = None
         self._hold_views: dict[int, Any] = {}  # alert id -> the crop's view of an unsure card
+        # the zone as the camera sees it now (set by whoever built the camera: run, the demo)
+        self.zone_jpeg: Callable[[str], bytes | None] | None = None
+        self._alert_jpegs: dict[int, bytes] = {}  # alert id -> its picture, while the alert is open
         self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         if setup is not None and not self.state.started:
             self._commit("game_started", setup)

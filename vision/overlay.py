@@ -37,7 +37,8 @@ def fit_width(image: np.ndarray, max_width: int) -> tuple[np.ndarray, float]:
 
 
 def _label(img: np.ndarray, text: str, origin: tuple[int, int], colour: tuple[int, int, int]) -> None:
-    font, size, thick = cv2.FONT_HERSHEY_SIMPLEX, 0.55, 1
+    font, thick = cv2.FONT_HERSHEY_SIMPLEX, max(1, round(img.shape[1] / 640))
+    size = max(0.5, img.shape[1] / 1100)  # readable when a phone shows the picture 360 px wide
     (tw, th), base = cv2.getTextSize(text, font, size, thick)
     x = int(min(max(origin[0], 0), max(0, img.shape[1] - tw - 6)))
     y = int(min(max(origin[1], th + 6), img.shape[0] - 2))

@@ -179,6 +179,7 @@ class Controller:
 
         self.view = CameraView(names=lambda: self.referee.state.players)
         self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
+        self.referee.zone_jpeg = self.view.zone_jpeg  # the unsure card's picture, the photos
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
             self.referee.drain()
@@ -189,7 +190,7 @@ class Controller:
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
                                  admin_pin=self.admin_pin, threads=cfg.web.threads,
-                                 pictures=TablePictures(self.view))
+                                 pictures=TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg))
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()

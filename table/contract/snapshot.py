@@ -56,6 +56,8 @@ class Alert(TypedDict):
     evidence: NotRequired[str]
     rule: NotRequired[str]
     trick: NotRequired[int]
+    picture: NotRequired[bool]  # a picture of the zone is kept with it (GET /admin/alert/<id>.jpg)
+    photo: NotRequired[str]  # the stored photo that proves it: its SHA-256 (GET /photo/<hash>.jpg)
 
 
 class Camera(TypedDict):
