@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from table.contract.snapshot import Alert
+from table.proof_photos import revoke_photo
 from table.state import TableState
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
@@ -113,8 +114,11 @@ class AlertKeeper:
         for key, r in keys.items():
             if key in self._revoke_keys:
                 continue
+            photo = revoke_photo(self.state.entries, r)
             alert = self._alert("revoke", r.describe(), seat=r.player, rule=r.rule, trick=r.trick,
                                 card=str(r.card), evidence=f"witness {r.witness} seen in trick {r.detected_in_trick}")
+            if photo:  # the play that proved it was photographed (table.photos)
+                alert["photo"] = photo
             self._revoke_keys[key] = alert["id"]
             if announce:
                 self.stats["revokes_caught"] += 1

@@ -180,6 +180,9 @@ class WebConfig:
 class StateConfig:
     database: str = "/var/lib/loo-table/ledger.db"
     backup_dir: str = "/var/lib/loo-table/backups"
+    # a revoke, a card out of turn and a host's correction keep a photo of the zone beside the
+    # ledger (<database>.photos/, named by hash, backed up and pruned with the backups)
+    photos: bool = True
 
 
 @dataclass(frozen=True)

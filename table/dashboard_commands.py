@@ -46,9 +46,13 @@ class DashboardCommands(Interpreter):
     def _command(self, c: cmd.DashboardCommand) -> dict[str, Any]:
         st = self.state
         if isinstance(c, cmd.ConfirmCard):
+            hold = self.hold
+            if hold is not None and hold["id"] == c.alert_id and hold["kind"] == "out_of_turn":
+                self._evidence = ("out_of_turn", str(hold.get("zone")), hold.get("photo"))
             return self._resolve(c.alert_id, None)
         if isinstance(c, cmd.CorrectCard):
             card = Card.parse(c.card)
+            self._evidence = self._correction_evidence(c)
             if c.alert_id is not None:
                 return self._resolve(c.alert_id, card)
             if c.zone is not None:
@@ -191,6 +195,21 @@ class DashboardCommands(Interpreter):
         if st.last_seq == before:
             return {"message": (self.message or "Nothing changed") + "."}
         return {}
+
+    def _correction_evidence(self, c: cmd.CorrectCard) -> tuple[str, str, str | None] | None:
+        """Where the photo of a host's correction is taken: the held card's zone, the zone named,
+        or the zone of the player whose card is corrected (a card out of turn keeps its own)."""
+        if c.alert_id is not None:
+            hold = self.hold
+            if hold is None or hold["id"] != c.alert_id or not hold.get("zone"):
+                return None
+            why = "out_of_turn" if hold["kind"] == "out_of_turn" else "correction"
+            return (why, str(hold["zone"]), hold.get("photo"))
+        if c.zone is not None:
+            return ("correction", c.zone, None)
+        if c.player is not None and c.player.strip() in self.state.players:
+            return ("correction", str(ZoneId.of_seat(self.state.players.index(c.player.strip()))), None)
+        return None
 
     def _player(self, name: str) -> str:
         if name.strip() not in self.state.players:

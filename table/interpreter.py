@@ -7,20 +7,23 @@ A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes b
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
 from table.alerts import AlertKeeper
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
-from table.ledger import Event, Ledger
-from table.state import StateError
+from table.ledger import Event, IdempotencyConflict, Ledger
+from table.state import StateError, TableState
 from vision.event_types import TURN_UP, ZoneId
 
 __all__ = ["Interpreter", "CameraStatus", "DECLARE_GESTURES"]
 
 # What a seat's gesture means while declaring, in order of preference: when the rules refuse the
 # first (a dealer who may not pass against a lone stander), the next is tried.
+log = logging.getLogger("loo-table.referee")
+
 DECLARE_GESTURES = {PRESS: ("play",), HOLD: ("pass", "defend_miss"), DOUBLE: ("take_miss",)}
 
 
@@ -55,6 +58,10 @@ class Interpreter(AlertKeeper):
     vet: Any  # Callable[[TableState], None] | None: an outside check of a command's trial state
     _in_command: bool
     _written: list[Event]
+    photos: Any  # table.photos.PhotoStore | None: the photos that prove (None: off)
+    #: the command's photo: (why, zone, a photo already taken or None), for its first event
+    _evidence: tuple[str, str, str | None] | None
+    _act_zone: str | None  # the acting player's zone while an action is written
 
     def _input(self, item: Any) -> None:
         """A button or camera event: held back while the game is on hold, paused or stopped."""
@@ -109,7 +116,16 @@ class Interpreter(AlertKeeper):
             trial.apply(_Pending(seq, kind, data))
         if self.vet is not None and self._in_command:
             self.vet(trial)  # raises ValueError to refuse, before anything is written
-        events = self.ledger.append_many(items)
+        proven = self._evidence_photo(trial, items[-1][0])
+        if proven is None:
+            events = self.ledger.append_many(items)
+        else:  # the last event names the photo that proves it (table.photos)
+            kind, data, key = items[-1]
+            try:
+                events = self.ledger.append_many([*items[:-1], (kind, {**data, "photo": proven[0],
+                                                                       "evidence": proven[1]}, key)])
+            except IdempotencyConflict:  # a retried event, first written without a photo
+                events = self.ledger.append_many(items)
         if self._in_command:
             self._written.extend(events)
         for ev in events:
@@ -119,9 +135,56 @@ class Interpreter(AlertKeeper):
 
     def _act(self, action: Any, **meta: Any) -> Event:
         key = meta.pop("key", None)
-        ev = self._commit("action", {"action": str(action), **meta}, key=key)
+        player = getattr(action, "player", None)
+        # the zone a revoke this action proves is photographed in: the player's own
+        self._act_zone = (str(ZoneId.of_seat(self.state.players.index(player)))
+                          if player in self.state.players else None)
+        try:
+            ev = self._commit("action", {"action": str(action), **meta}, key=key)
+        finally:
+            self._act_zone = None
         self._sync_revokes(announce=True)
         return ev
+
+    def _evidence_photo(self, trial: TableState, kind: str) -> tuple[str, str] | None:
+        """(photo name, why) for the event about to be written, or None: a host's correction or
+        a card out of turn the host confirms (``_evidence``, set by the command), or a play that
+        proves a revoke (the trial deal has a revoke the current one has not)."""
+        if self.photos is None or kind not in ("action", "correct"):
+            return None
+        if self._evidence is not None:
+            why, zone, name = self._evidence
+            self._evidence = None  # one photo per command: its first event carries it
+            name = name or self._save_zone_photo(zone)
+            return (name, why) if name else None
+        if kind != "action" or self._act_zone is None:
+            return None
+        now = self.state.deal.revokes if self.state.deal is not None else ()
+        then = trial.deal.revokes if trial.deal is not None else ()
+        if len(then) <= len(now):
+            return None
+        name = self._save_zone_photo(self._act_zone)
+        return (name, "revoke") if name else None
+
+    def _save_zone_photo(self, zone: str, jpeg: bytes | None = None) -> str | None:
+        """Photograph ``zone`` now (or keep ``jpeg``) in the photo store; None when there is no
+        camera, no frame or no room on the disk (the game goes on without the photo)."""
+        if self.photos is None:
+            return None
+        if jpeg is None:
+            try:
+                jpeg = self.zone_jpeg(zone) if self.zone_jpeg is not None else None
+            except Exception:  # noqa: BLE001 - a photo must never stop the game
+                log.exception("the photo of %s", zone)
+                return None
+        if jpeg is None:
+            return None
+        try:
+            name: str = self.photos.save(jpeg)
+        except OSError as exc:
+            self.message = f"photo not kept: {exc}"
+            return None
+        return name
 
     def _button(self, ev: ButtonEvent) -> None:
         st = self.state
@@ -351,7 +414,10 @@ class Interpreter(AlertKeeper):
                 seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
                 evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
             )
-            self._keep_picture(self.hold, str(ZoneId.of_seat(seat)))
+            jpeg = self._keep_picture(self.hold, str(ZoneId.of_seat(seat)))
+            photo = self._save_zone_photo(str(ZoneId.of_seat(seat)), jpeg) if jpeg is not None else None
+            if photo is not None:  # the moment it happened: kept with the event if the host confirms it
+                self.hold["photo"] = photo
             return None
         meta: dict[str, Any] = {"source": source}
         if confidence is not None:

@@ -176,6 +176,10 @@ class Referee(DashboardCommands):
         # the zone as the camera sees it now (set by whoever built the camera: run, the demo)
         self.zone_jpeg: Callable[[str], bytes | None] | None = None
         self._alert_jpegs: dict[int, bytes] = {}  # alert id -> its picture, while the alert is open
+        # the photos that prove a revoke, a card out of turn, a correction (table.photos; None: off)
+        self.photos: Any = None
+        self._evidence: tuple[str, str, str | None] | None = None
+        self._act_zone: str | None = None
         self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         if setup is not None and not self.state.started:
             self._commit("game_started", setup)
@@ -326,6 +330,7 @@ class Referee(DashboardCommands):
                 item.reply.set_result(handled)
             finally:
                 self._in_command = False
+                self._evidence = None
         elif isinstance(item, Tick):
             pass
         elif isinstance(item, Barrier):

@@ -34,6 +34,7 @@ from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, par
 from engine.game import Game
 from engine.records import deal_to_record
 from table.config import MAX_SEATS
+from table.proof_photos import deal_photos, revoke_photo
 
 __all__ = ["TableState", "StateError", "DealEntry"]
 
@@ -376,8 +377,10 @@ class TableState(_Chips):
         else:
             raise StateError("only a played or turned-up card can be corrected")
         entries = list(self.entries)
-        entries[i] = DealEntry(entries[i].seq, new_action,
-                               {**entries[i].meta, "corrected_by": seq, "was": str(old.card)})
+        fixed = {**entries[i].meta, "corrected_by": seq, "was": str(old.card)}
+        if d.get("photo"):  # the zone as the host corrected it (table.photos)
+            fixed["correction_photo"] = str(d["photo"])
+        entries[i] = DealEntry(entries[i].seq, new_action, fixed)
         deal = self._rebuild(entries)  # raises if the corrected deal is impossible
         game.replace_deal(deal)
         self.entries = entries
@@ -473,7 +476,10 @@ class TableState(_Chips):
             "trump": deal.trump,
             "declarations": [[p, a] for p, a in deal.declarations.items()],
             "tricks": tricks,
-            "revokes": [{**r.to_dict(), "message": r.describe()} for r in deal.revokes],
+            "revokes": [{**r.to_dict(), "message": r.describe(),
+                         **({"photo": photo} if (photo := revoke_photo(self.entries, r)) else {})}
+                        for r in deal.revokes],
+            "photos": deal_photos(self.entries),
             "finished": s is not None,
         }
         if s is not None:

@@ -175,9 +175,13 @@ class Controller:
         watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s,
                                detector=self._detector, exclusions=self.referee.exclusions)
         from table.camera_view import CameraView
+        from table.photos import PhotoStore
         from table.pictures import TablePictures
 
         self.view = CameraView(names=lambda: self.referee.state.players)
+        photos = PhotoStore.for_ledger(cfg.state.database)
+        if cfg.state.photos:  # the photos that prove a revoke, a card out of turn, a correction
+            self.referee.photos = photos
         self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
         self.referee.zone_jpeg = self.view.zone_jpeg  # the unsure card's picture, the photos
         if self.camera_down:  # the status LED and the dashboard say so before anything else
@@ -190,7 +194,8 @@ class Controller:
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
                                  admin_pin=self.admin_pin, threads=cfg.web.threads,
-                                 pictures=TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg))
+                                 pictures=TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg,
+                                                        photo_jpeg=photos.read))
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()

@@ -13,6 +13,7 @@ from typing import Any
 from table.camera_view import CameraView
 from table.devices import ButtonEvent
 from table.ledger import Ledger
+from table.photos import PhotoStore
 from table.pictures import TablePictures
 from table.referee import Referee
 from table.service import TableService
@@ -25,7 +26,7 @@ PLAYERS = ["Ann", "Bea", "Cal", "Dot"]
 class CameraTable:
     """Referee, camera view and pictures; ``lay(zone, card)`` shows a card to the camera."""
 
-    def __init__(self, tmp: Path, *, camera: bool = True, photos: Any = None) -> None:
+    def __init__(self, tmp: Path, *, camera: bool = True, photos: bool = False) -> None:
         self.ledger = Ledger(tmp / "ledger.db")
         self.ref = Referee(self.ledger, setup={"players": PLAYERS, "variant": "three_card", "options": {},
                                                "chips": 100, "first_dealer": 3})
@@ -36,9 +37,11 @@ class CameraTable:
         self.t = 0.0
         if camera:
             self.ref.zone_jpeg = self.view.zone_jpeg
+        self.store = PhotoStore.for_ledger(tmp / "ledger.db")
+        if photos:  # [state] photos = true
+            self.ref.photos = self.store
         self.service = TableService(self.ref)
-        self.pictures = TablePictures(self.view, alert_jpeg=self.ref.alert_jpeg,
-                                      photo_jpeg=photos.read if photos is not None else None)
+        self.pictures = TablePictures(self.view, alert_jpeg=self.ref.alert_jpeg, photo_jpeg=self.store.read)
         self.frame()
 
     def frame(self) -> None:
@@ -77,6 +80,16 @@ class CameraTable:
         self.lay("turn_up", "7H")
         for name in PLAYERS:
             self.press(name)
+
+    def play(self, deal: list[tuple[str, str]]) -> None:
+        """Each (player, card) laid in the player's zone, in order; a trick's cards are swept
+        off the cloth once it is complete, as the table does."""
+        for i, (name, card) in enumerate(deal):
+            self.lay(f"seat:{PLAYERS.index(name)}", card)
+            if i % len(PLAYERS) == len(PLAYERS) - 1:
+                for zone in [z for z in self.cards if z.startswith("seat:")]:
+                    del self.cards[zone]
+                self.frame()
 
     def close(self) -> None:
         self.ref.stop()

@@ -1,0 +1,51 @@
+"""Which photo proves what, read from the deal's entries (the ledger events' data).
+
+The referee writes ``photo`` (the name of a `table.photos` file) and ``evidence`` (``revoke``,
+``out_of_turn``, ``correction``) into the event that records the moment; `table.state` keeps
+them in each entry's ``meta`` (a correction's as ``correction_photo`` on the card it corrected).
+These pure functions find them again for the alert and the History, so they follow undo and
+correction like everything else folded from the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine import Play
+
+__all__ = ["deal_photos", "revoke_photo"]
+
+
+def revoke_photo(entries: Sequence[Any], revoke: Any) -> str | None:
+    """The photo taken when the deal's play proved ``revoke`` (the revoker's witness card laid
+    down), else one of a correction that proved it, else None."""
+    fallback = None
+    for e in entries:
+        if not isinstance(e.action, Play) or e.action.player != revoke.player:
+            continue
+        if e.meta.get("evidence") == "revoke" and e.meta.get("photo"):
+            if e.action.card == revoke.witness:
+                return str(e.meta["photo"])
+            fallback = fallback or str(e.meta["photo"])
+        elif e.meta.get("correction_photo") or e.meta.get("photo"):  # a correction proved it
+            fallback = fallback or str(e.meta.get("correction_photo") or e.meta["photo"])
+    return fallback
+
+
+def deal_photos(entries: Sequence[Any]) -> list[dict[str, Any]]:
+    """The deal's photos that prove, in order: ``{"photo", "why", "player", "card"}``, ``why``
+    one of ``revoke``, ``out_of_turn``, ``correction``."""
+    out: list[dict[str, Any]] = []
+    for e in entries:
+        player = getattr(e.action, "player", None)
+        card = getattr(e.action, "card", None)
+        if card is None:
+            cards = getattr(e.action, "cards", ())
+            card = cards[0] if cards else None
+        shown = {"player": player, "card": str(card) if card is not None else None}
+        if e.meta.get("photo"):
+            out.append({"photo": str(e.meta["photo"]), "why": str(e.meta.get("evidence") or "correction"), **shown})
+        if e.meta.get("correction_photo"):
+            out.append({"photo": str(e.meta["correction_photo"]), "why": "correction", **shown})
+    return out
