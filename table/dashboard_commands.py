@@ -18,7 +18,7 @@ from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
 from table.ledger import Event
-from table.state import StateError
+from table.state import StateError, TableState
 from vision.event_types import TURN_UP, ZoneId
 
 __all__ = ["DashboardCommands"]
@@ -63,6 +63,8 @@ class DashboardCommands(Interpreter):
         if isinstance(c, cmd.Undo):
             self._undo()
             return {}
+        if isinstance(c, cmd.NewNight):
+            return self._new_night(c)
         if isinstance(c, cmd.AdjustChips):
             self._commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
             return {}
@@ -195,6 +197,35 @@ class DashboardCommands(Interpreter):
         if st.last_seq == before:
             return {"message": (self.message or "Nothing changed") + "."}
         return {}
+
+    def _new_night(self, c: cmd.NewNight) -> dict[str, Any]:
+        """Close and keep tonight, start the next night (`table.new_night`)."""
+        from table import new_night
+
+        st = self.state
+        if self.hold is not None:
+            raise StateError("the table waits for the alert above to be answered first")
+        if st.deal is not None and not st.deal.is_over:
+            raise StateError("a deal is in progress: play it out (or undo it) before starting a new night")
+        setup = new_night.night_setup(c, st.chip_value)  # a table the rules refuse moves nothing
+        if st.deal is not None:
+            self._commit(*self._close_item())  # the last deal's record is kept with the night
+        zones, deals = dict(st.zones), len(st.finished)
+        try:
+            self.ledger, kept = new_night.swap_ledger(self.ledger)
+        except StateError as exc:
+            self.ledger = getattr(exc, "ledger", self.ledger)
+            raise
+        self.state = TableState.replay([])
+        self._new_deal()  # nothing of tonight's alerts, hold, waiting events or pictures carries over
+        self.alerts, self.hold, self.deferred, self.tour = [], None, [], None
+        self._hold_views, self._alert_jpegs = {}, {}
+        self._commit("game_started", setup)
+        if zones:
+            self._commit("zones", {"zones": zones})
+        if self.deck is not None:  # a new night learns the deck afresh (tonight's views are kept with it)
+            self.deck = type(self.deck).for_ledger(self.ledger, self.deck.classifier)
+        return {"message": new_night.said(c, kept, deals)}
 
     def _correction_evidence(self, c: cmd.CorrectCard) -> tuple[str, str, str | None] | None:
         """Where the photo of a host's correction is taken: the held card's zone, the zone named,

@@ -508,6 +508,7 @@ class TableDemo:
         self.referee.stop()
         self.controls.close()
         self.factory.reset()
+        self.referee.ledger.close()  # a new night started from the Admin page has its own
         self.ledger.close()
         self.lock.release()
         self._tmp.cleanup()

@@ -7,7 +7,6 @@ A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes b
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
 from table.alerts import AlertKeeper
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, IdempotencyConflict, Ledger
+from table.proof_photos import proves_new_revoke, save_zone_photo
 from table.state import StateError, TableState
 from vision.event_types import TURN_UP, ZoneId
 
@@ -22,8 +22,6 @@ __all__ = ["Interpreter", "CameraStatus", "DECLARE_GESTURES"]
 
 # What a seat's gesture means while declaring, in order of preference: when the rules refuse the
 # first (a dealer who may not pass against a lone stander), the next is tried.
-log = logging.getLogger("loo-table.referee")
-
 DECLARE_GESTURES = {PRESS: ("play",), HOLD: ("pass", "defend_miss"), DOUBLE: ("take_miss",)}
 
 
@@ -147,43 +145,25 @@ class Interpreter(AlertKeeper):
         return ev
 
     def _evidence_photo(self, trial: TableState, kind: str) -> tuple[str, str] | None:
-        """(photo name, why) for the event about to be written, or None: a host's correction or
-        a card out of turn the host confirms (``_evidence``, set by the command), or a play that
-        proves a revoke (the trial deal has a revoke the current one has not)."""
+        """(photo name, why) for the event about to be written (`table.proof_photos`): the
+        command's (``_evidence``: a correction, a card out of turn confirmed), or a play's that
+        proves a revoke; None when there is none to take."""
         if self.photos is None or kind not in ("action", "correct"):
             return None
         if self._evidence is not None:
             why, zone, name = self._evidence
             self._evidence = None  # one photo per command: its first event carries it
             name = name or self._save_zone_photo(zone)
-            return (name, why) if name else None
-        if kind != "action" or self._act_zone is None:
+        elif kind == "action" and self._act_zone is not None and proves_new_revoke(self.state, trial):
+            why, name = "revoke", self._save_zone_photo(self._act_zone)
+        else:
             return None
-        now = self.state.deal.revokes if self.state.deal is not None else ()
-        then = trial.deal.revokes if trial.deal is not None else ()
-        if len(then) <= len(now):
-            return None
-        name = self._save_zone_photo(self._act_zone)
-        return (name, "revoke") if name else None
+        return (name, why) if name else None
 
     def _save_zone_photo(self, zone: str, jpeg: bytes | None = None) -> str | None:
-        """Photograph ``zone`` now (or keep ``jpeg``) in the photo store; None when there is no
-        camera, no frame or no room on the disk (the game goes on without the photo)."""
-        if self.photos is None:
-            return None
-        if jpeg is None:
-            try:
-                jpeg = self.zone_jpeg(zone) if self.zone_jpeg is not None else None
-            except Exception:  # noqa: BLE001 - a photo must never stop the game
-                log.exception("the photo of %s", zone)
-                return None
-        if jpeg is None:
-            return None
-        try:
-            name: str = self.photos.save(jpeg)
-        except OSError as exc:
-            self.message = f"photo not kept: {exc}"
-            return None
+        name, trouble = save_zone_photo(self.photos, self.zone_jpeg, zone, jpeg)
+        if trouble:
+            self.message = trouble
         return name
 
     def _button(self, ev: ButtonEvent) -> None:

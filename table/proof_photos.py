@@ -9,12 +9,44 @@ correction like everything else folded from the ledger.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine import Play
 
-__all__ = ["deal_photos", "revoke_photo"]
+__all__ = ["deal_photos", "proves_new_revoke", "revoke_photo", "save_zone_photo"]
+
+log = logging.getLogger("loo-table.referee")
+
+
+def proves_new_revoke(now: Any, trial: Any) -> bool:
+    """The trial state (`table.state.TableState`, the event tried on a clone) has a revoke the
+    current deal has not: the event about to be written proves it."""
+    before = now.deal.revokes if now.deal is not None else ()
+    after = trial.deal.revokes if trial.deal is not None else ()
+    return len(after) > len(before)
+
+
+def save_zone_photo(photos: Any, zone_jpeg: Callable[[str], bytes | None] | None, zone: str,
+                    jpeg: bytes | None = None) -> tuple[str | None, str]:
+    """Photograph ``zone`` now with ``zone_jpeg`` (or keep ``jpeg``) in ``photos`` (a
+    `table.photos.PhotoStore`): (its name, "") or (None, why not when it matters). No camera,
+    no frame, a failing camera or a full disk never stop the game: the event goes without."""
+    if photos is None:
+        return None, ""
+    if jpeg is None:
+        try:
+            jpeg = zone_jpeg(zone) if zone_jpeg is not None else None
+        except Exception:  # noqa: BLE001 - a photo must never stop the game
+            log.exception("the photo of %s", zone)
+            return None, ""
+    if jpeg is None:
+        return None, ""
+    try:
+        return str(photos.save(jpeg)), ""
+    except OSError as exc:
+        return None, f"photo not kept: {exc}"
 
 
 def revoke_photo(entries: Sequence[Any], revoke: Any) -> str | None:

@@ -80,7 +80,7 @@ INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
                            "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
-                           "add_player", "seat_button", "show_deck", "reset_deck_learning"})
+                           "add_player", "seat_button", "show_deck", "reset_deck_learning", "new_night"})
 
 
 def _rules_form(variant: str) -> dict[str, Any]:
@@ -125,6 +125,25 @@ def _game_form(settings: Mapping[str, Any]) -> dict[str, Any]:
             raise ApiError(400, "starting chips: a whole number, please") from None
     if form.get("chip_value") is not None and form["chip_value"].strip() != settings.get("chip_value"):
         payload["chip_value"] = form["chip_value"].strip()
+    return payload
+
+
+def new_night_payload(form: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The A new night form as a ``new_night`` payload: tonight's house rules kept when asked
+    and the variant stays (the page's script builds the same)."""
+    variant = form.get("variant") or settings.get("variant")
+    keep = form.get("keep_rules") is not None and variant == settings.get("variant")
+    payload: dict[str, Any] = {
+        "players": [p.strip() for p in str(form.get("players", "")).splitlines() if p.strip()],
+        "variant": variant, "options": dict(settings.get("options") or {}) if keep else {}}
+    chips = str(form.get("starting_chips") or "").strip()
+    if chips:
+        try:
+            payload["starting_chips"] = int(chips)
+        except ValueError:
+            raise ApiError(400, "starting chips: a whole number, please") from None
+    if str(form.get("chip_value") or "").strip():
+        payload["chip_value"] = str(form["chip_value"]).strip()
     return payload
 
 
@@ -177,12 +196,14 @@ def do(name: str) -> Any:
     if name not in FORM_COMMANDS:
         raise ApiError(404, f"{name!r} needs the page's script (or the JSON API)")
     service = web_state().service
-    settings: Mapping[str, Any] = service.settings() if name == "update_settings" else {}
+    settings: Mapping[str, Any] = service.settings() if name in ("update_settings", "new_night") else {}
     if name == "update_settings":
         form_of = request.form.get("form")
         payload = _rules_form(str(settings.get("variant"))) if form_of == "rules" else _game_form(settings)
     elif name == "set_zones":
         payload = _zones_form()
+    elif name == "new_night":
+        payload = new_night_payload(request.form, settings)
     else:
         payload = _form_payload()
     try:

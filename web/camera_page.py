@@ -21,7 +21,7 @@ bp = Blueprint("pictures", __name__)
 
 def _jpeg(pic: Picture | None, missing: str, *, private: bool, immutable: bool = False) -> Response:
     if pic is None:
-        raise ApiError(404 if immutable else 503, missing)
+        raise ApiError(404, missing)  # not a server fault: nothing to show (yet)
     if request.if_none_match.contains(pic.tag):
         resp = Response(status=304)
     else:
@@ -36,7 +36,7 @@ def _jpeg(pic: Picture | None, missing: str, *, private: bool, immutable: bool =
 
 @bp.get("/admin/camera.jpg")
 def camera_view() -> Response:
-    """The camera view (401 without the host's session; 503 until the camera gave a frame)."""
+    """The camera view (401 without the host's session; 404 until the camera gave a frame)."""
     if not is_admin():
         raise ApiError(401, "admin login required")
     pictures = web_state().pictures

@@ -353,6 +353,8 @@ class Controller:
         referee = getattr(self, "referee", None)
         if referee is not None:
             referee.stop()
+            if referee.ledger is not getattr(self, "ledger", None):  # a new night's ledger
+                referee.ledger.close()
         camera = getattr(self, "camera", None)
         if camera is not None and camera.is_alive():
             camera.join(5)

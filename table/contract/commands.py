@@ -16,7 +16,8 @@ from table.contract.payloads import check_command
 
 __all__ = [
     "AddPlayer", "AdjustChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
-    "EndGame", "Misdeal", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
+    "EndGame", "Misdeal", "NewNight", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck",
+    "ShowPam",
     "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
 ]
@@ -166,14 +167,29 @@ class ShowDeck:
     suit: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class NewNight:
+    """Close and keep tonight (its ledger, photos and learned deck move to ``nights/`` beside the
+    ledger) and start the next night at this table with these players and rules; only between
+    deals."""
+
+    NAME: ClassVar[str] = "new_night"
+    players: tuple[str, ...]
+    variant: str
+    options: Mapping[str, Any]
+    starting_chips: int = 100
+    chip_value: str | None = None
+    first_dealer: int = 0
+
+
 DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
-                    | AddPlayer | SeatButton | ResetDeckLearning | ShowDeck)
+                    | AddPlayer | SeatButton | ResetDeckLearning | ShowDeck | NewNight)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
     cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
-                              AddPlayer, SeatButton, ResetDeckLearning, ShowDeck)
+                              AddPlayer, SeatButton, ResetDeckLearning, ShowDeck, NewNight)
 }
 COMMANDS: tuple[str, ...] = tuple(COMMAND_TYPES)
 """The command names, in the order docs/api.md lists them."""

@@ -183,6 +183,26 @@ def _update_settings(payload: Payload, current: Payload) -> Payload:
     return out
 
 
+def _new_night(payload: Payload) -> Payload:
+    """The next night's table: players in seat order and the variant are required; the house
+    rules default to the variant's, the chips to 100, the first dealer to the first seat."""
+    _only(payload, {"players", "variant", "options", "starting_chips", "chip_value", "first_dealer"})
+    if "players" not in payload:
+        raise ValueError("players is required: the names in seat order")
+    players = _players(payload["players"])
+    variant = payload.get("variant")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+    out: Payload = {"players": players, "variant": variant,
+                    "options": checked_options(variant, payload.get("options")),
+                    "starting_chips": _int(payload, "starting_chips", 1, MAX_CHIPS) if "starting_chips" in payload else 100}
+    if "chip_value" in payload:
+        out["chip_value"] = str(parse_chip_value(payload["chip_value"]))
+    if "first_dealer" in payload:
+        out["first_dealer"] = _int(payload, "first_dealer", 0, len(players) - 1)
+    return out
+
+
 def _set_zones(payload: Payload) -> Payload:
     _only(payload, {"zones"})
     zones = payload.get("zones")
@@ -242,6 +262,7 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "misdeal": _empty,
     "reset_deck_learning": _empty,
     "show_deck": _show_deck,
+    "new_night": _new_night,
 }
 
 

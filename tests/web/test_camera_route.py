@@ -52,7 +52,7 @@ def test_the_host_gets_a_jpeg_not_cached_by_anyone(rig):
     client = app.test_client()
     _login(client)
     resp = client.get("/admin/camera.jpg")
-    assert resp.status_code == 503 and "no picture" in resp.get_json()["error"]
+    assert resp.status_code == 404 and "no picture" in resp.get_json()["error"]
     view.offer(table.render([]), Watcher(table))
     resp = client.get("/admin/camera.jpg")
     assert resp.status_code == 200 and resp.mimetype == "image/jpeg"
@@ -77,5 +77,5 @@ def test_without_a_camera_the_route_says_so(tmp_path):
     client = app.test_client()
     _login(client)
     resp = client.get("/admin/camera.jpg")
-    assert resp.status_code == 503
+    assert resp.status_code == 404
     assert client.get("/photo/" + "0" * 64 + ".jpg").status_code == 404
