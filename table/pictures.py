@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from table.camera_view import CameraView
+from table.camera_view import CameraView, zone_labels
 from table.contract.pictures import PHOTO_NAME, Picture
 
 __all__ = ["TablePictures"]
@@ -32,6 +32,16 @@ class TablePictures:
     def alert_picture(self, alert_id: int) -> Picture | None:
         jpeg = self._alert_jpeg(alert_id) if self._alert_jpeg is not None else None
         return None if jpeg is None else Picture(jpeg, hashlib.sha256(jpeg).hexdigest()[:16])
+
+    def table_mat(self) -> str | None:
+        from vision.mat import mat_svg
+
+        _, watcher = self.view.latest()
+        if watcher is None:
+            return None
+        layout = watcher.layout
+        labels = zone_labels(None, [z.name for z in layout.zones], list(self.view.names()))
+        return str(mat_svg(layout, {zone: text for zone, (text, _) in labels.items()}))
 
     def photo(self, name: str) -> Picture | None:
         if not PHOTO_NAME.match(name) or self._photo_jpeg is None:

@@ -227,7 +227,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None,
 
     _register_errors(app)
 
-    from web import admin_page, api, camera_page, history_page, live, table_page
+    from web import admin_page, api, camera_page, history_page, how_page, live, table_page
     from web.cards import card_image, card_text, evidence_markup
 
     app.jinja_env.globals.update(card_svg=card_image, evidence=evidence_markup)
@@ -238,6 +238,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None,
     app.register_blueprint(api.bp)
     app.register_blueprint(live.bp)
     app.register_blueprint(camera_page.bp)
+    app.register_blueprint(how_page.bp)
     return app
 
 

@@ -54,6 +54,21 @@ def alert_picture(alert_id: int) -> Response:
     return _jpeg(pic, f"no picture with alert {alert_id}", private=True, immutable=True)
 
 
+@bp.get("/mat.svg")
+def table_mat() -> Response:
+    """The printable mat (SVG at real size) of the table as the camera watches it now; anyone at
+    the table may print it (it shows the zones and the markers, no picture)."""
+    pictures = web_state().pictures
+    svg = pictures.table_mat() if pictures is not None else None
+    if svg is None:
+        raise ApiError(404, "no table mat yet: the camera has not given its first picture")
+    resp = Response(svg, mimetype="image/svg+xml")
+    resp.headers["Cache-Control"] = "no-cache"
+    if request.args.get("download") == "1":
+        resp.headers["Content-Disposition"] = 'attachment; filename="loo-table-mat.svg"'
+    return resp
+
+
 @bp.get("/photo/<name>.jpg")
 def photo(name: str) -> Response:
     """A stored photo by its SHA-256 (404 for any other name)."""

@@ -44,3 +44,9 @@ class TablePictures(Protocol):
     def photo(self, name: str) -> Picture | None:
         """A stored photo by its name (`PHOTO_NAME`), or None when there is none."""
         ...
+
+    def table_mat(self) -> str | None:
+        """The printable mat of the table as the camera watches it now (SVG at real size: the
+        markers and the zones, labelled with the players), or None before the camera's first
+        frame."""
+        ...
