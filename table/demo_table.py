@@ -215,6 +215,12 @@ class TableDemo:
         self.referee.photos = self.photos
         self.pictures = TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg, photo_jpeg=self.photos.read)
         self.referee.zone_jpeg = self.view.zone_jpeg
+        from table.camera_setup import CameraCalibrator
+
+        # "calibrate the camera" on the Admin page works on the synthetic table's markers too
+        self.calibrator = CameraCalibrator(self.view, path=Path(db).parent / "calibration.json",
+                                           seats=lambda: len(self.referee.state.players),
+                                           apply=self._recalibrated, names=lambda: self.referee.state.players)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit, view=self.view)
         self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
         if self.referee.state.zones:
@@ -243,6 +249,14 @@ class TableDemo:
                                     exclusions=self.referee.exclusions, detector=self._detector)
         self.camera_loop.watcher = self.watcher
         self.layout = layout
+
+    def _recalibrated(self, layout: Any, calibration: Any) -> None:
+        """The host calibrated on the Admin page: the camera reads with it from the next frame."""
+        from vision.events import TableWatcher
+
+        self.watcher = TableWatcher(layout, calibration, self._classifier, stable_s=0.3,
+                                    exclusions=self.referee.exclusions, detector=self._detector)
+        self.camera_loop.watcher = self.watcher
 
     def _seat_newcomers(self) -> None:
         """A player joined and their seat has no zone: the host draws one on the dashboard, where

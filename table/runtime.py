@@ -270,14 +270,14 @@ class WebServer:
     pool; all but `web.server.SPARE_THREADS` of them may hold a live view (an SSE stream)."""
 
     def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
-                 threads: int | None = None, pictures: Any = None) -> None:
+                 threads: int | None = None, pictures: Any = None, camera_setup: Any = None) -> None:
         from web import create_app
         from web.server import SPARE_THREADS, make_server
 
         config: dict[str, Any] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None}
         if threads:  # `[web] threads`: the stream cap follows, so streams never take the spare threads
             config["MAX_STREAMS"] = max(1, threads - SPARE_THREADS)
-        self.app = create_app(service, config=config, pictures=pictures)
+        self.app = create_app(service, config=config, pictures=pictures, camera_setup=camera_setup)
         self.server = make_server(self.app, host=host, port=port)
         self.port = int(self.server.effective_port)
         self.host = host

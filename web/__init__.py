@@ -22,6 +22,7 @@ from flask import Flask, Response, jsonify, request
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
+from table.contract.camera_setup import CameraSetup
 from table.contract.pictures import TablePictures
 from web.qr import dashboard_url, print_qr
 from web.security import (
@@ -108,6 +109,7 @@ class WebState:
     limiter: LoginLimiter
     streams: StreamSlots
     pictures: TablePictures | None = None  # None: no camera, the picture routes say so
+    camera_setup: CameraSetup | None = None  # calibrating from the phone (None: no camera)
     boot: str = field(default_factory=lambda: secrets.token_hex(4))
     stop: threading.Event = field(default_factory=threading.Event)
     partial_cache: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -182,9 +184,10 @@ class _LimitedJSON(DefaultJSONProvider):
 
 
 def create_app(service: TableService, *, config: dict[str, Any] | None = None,
-               pictures: TablePictures | None = None) -> Flask:
+               pictures: TablePictures | None = None, camera_setup: CameraSetup | None = None) -> Flask:
     """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest.
-    ``pictures``: the camera view and the photos (`table.contract.pictures`), None without a camera."""
+    ``pictures``: the camera view and the photos (`table.contract.pictures`), ``camera_setup``:
+    calibrating from the phone (`table.contract.camera_setup`); None without a camera."""
     app = Flask(__name__)
     app.json = _LimitedJSON(app)
     app.config.from_mapping(DEFAULTS)
@@ -202,6 +205,7 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None,
         ),
         streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
         pictures=pictures,
+        camera_setup=camera_setup,
     )
 
     @app.before_request

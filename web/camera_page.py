@@ -10,11 +10,12 @@ alert and the History to everyone at the table, like the sentence it proves.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, jsonify, request
 
+from table.contract.camera_setup import check_calibrate
 from table.contract.pictures import Picture
 from web import web_state
-from web.security import ApiError, is_admin
+from web.security import ApiError, admin_required, is_admin
 
 bp = Blueprint("pictures", __name__)
 
@@ -52,6 +53,22 @@ def alert_picture(alert_id: int) -> Response:
     pictures = web_state().pictures
     pic = pictures.alert_picture(alert_id) if pictures is not None else None
     return _jpeg(pic, f"no picture with alert {alert_id}", private=True, immutable=True)
+
+
+@bp.post("/api/admin/calibrate")
+@admin_required
+def calibrate() -> Response:
+    """Calibrate the camera from its latest frame (the markers, or four corners tapped on the
+    picture) while the table runs; the figures and warnings come back for the page to show."""
+    setup = web_state().camera_setup
+    if setup is None:
+        raise ApiError(404, "this table has no camera to calibrate")
+    payload = request.get_json(silent=True) if request.data else {}
+    try:
+        report = setup.calibrate(check_calibrate(payload))
+    except ValueError as err:
+        raise ApiError(400, str(err)) from None
+    return jsonify(report)
 
 
 @bp.get("/mat.svg")

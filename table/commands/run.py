@@ -184,6 +184,14 @@ class Controller:
             self.referee.photos = photos
         self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
         self.referee.zone_jpeg = self.view.zone_jpeg  # the unsure card's picture, the photos
+        from table.camera_setup import CameraCalibrator
+
+        # calibrating from the phone while the table runs: saved where the config names it (else
+        # beside the ledger: name it in camera.calibration for the next start)
+        self.calibrator = CameraCalibrator(
+            self.view, path=Path(cfg.camera.calibration or Path(cfg.state.database).parent / "calibration.json"),
+            seats=lambda: len(self.referee.state.players), apply=self._recalibrated,
+            names=lambda: self.referee.state.players)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
             self.referee.drain()
@@ -195,7 +203,8 @@ class Controller:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
                                  admin_pin=self.admin_pin, threads=cfg.web.threads,
                                  pictures=TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg,
-                                                        photo_jpeg=photos.read))
+                                                        photo_jpeg=photos.read),
+                                 camera_setup=self.calibrator)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
@@ -312,6 +321,19 @@ class Controller:
         else:
             raise CommandError("camera.calibration: not set; run `loo-table calibrate` and name its file")
         return source, layout, cal
+
+    def _recalibrated(self, layout: Any, calibration: Any) -> None:
+        """The host calibrated from the phone: the camera reads with the new calibration and its
+        default zones, with the zones the host drew laid over them (ValueError: they no longer fit)."""
+        old = self._base_layout, self._calibration
+        self._base_layout, self._calibration = layout, calibration
+        with self.referee.lock:
+            zones = dict(self.referee.state.zones)
+        try:
+            self._set_zones(zones)
+        except ValueError:
+            self._base_layout, self._calibration = old
+            raise
 
     def _set_zones(self, zones: dict[str, Any]) -> None:
         """The dashboard moved the zones: the camera thread gets a new watcher (ValueError refuses)."""

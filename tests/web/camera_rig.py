@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from table.camera_setup import CameraCalibrator
 from table.camera_view import CameraView
 from table.devices import ButtonEvent
 from table.ledger import Ledger
@@ -40,8 +41,16 @@ class CameraTable:
         self.store = PhotoStore.for_ledger(tmp / "ledger.db")
         if photos:  # [state] photos = true
             self.ref.photos = self.store
+        self.calibrator = CameraCalibrator(self.view, path=tmp / "calibration.json",
+                                           seats=lambda: len(self.ref.state.players), apply=self._apply,
+                                           names=lambda: self.ref.state.players)
         self.service = TableService(self.ref)
         self.pictures = TablePictures(self.view, alert_jpeg=self.ref.alert_jpeg, photo_jpeg=self.store.read)
+        self.frame()
+
+    def _apply(self, layout: Any, calibration: Any) -> None:
+        """What the controller does with a calibration made on the phone: a new watcher."""
+        self.watcher = TableWatcher(layout, calibration, classifier=None)  # type: ignore[arg-type]
         self.frame()
 
     def frame(self) -> None:

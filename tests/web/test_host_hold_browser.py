@@ -50,7 +50,7 @@ def served(tmp_path):
     table = CameraTable(tmp_path)
     table.ref.start()
     app = create_app(table.service, config={"STATE_DIR": tmp_path / "web", "ADMIN_PIN": PIN},
-                     pictures=table.pictures)
+                     pictures=table.pictures, camera_setup=table.calibrator)
     server = make_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -141,3 +141,31 @@ def test_the_camera_view_reloads_each_second_for_the_host_only(served, browser):
     status = player.evaluate("() => fetch('/admin/camera.jpg').then(r => r.status)")
     assert status == 401
     ctx.close()
+
+
+def test_the_host_calibrates_the_camera_on_the_phone(served, browser):
+    table, base = served
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(base + "/admin")
+    page.fill('input[name="pin"]', PIN)
+    page.click("text=Log in")
+    page.locator("#calibrate summary").click()
+    page.locator("#calibrate-form button", has_text="Find the markers").click()
+    report = page.locator("#calibration-report")
+    expect(report).to_be_visible(timeout=5000)
+    expect(page.locator("#calibrate-form .result")).to_contain_text("Calibrated from the four markers")
+    expect(report).to_contain_text("Markers found0, 1, 2, 3")
+    expect(report.locator("td", has_text="Ann")).to_be_visible()
+    page.locator("#calibrate").screenshot(path=str(SHOTS / "admin-phone-calibrate.png"))
+
+    page.locator("#tap-corners").click()  # no markers? tap the table's four corners on the picture
+    expect(page.locator("#calibrate-form .result")).to_contain_text("top left")
+    img = page.locator("#camera-view")
+    img.scroll_into_view_if_needed()
+    box = img.bounding_box()
+    w, h = table.scene.size
+    for x, y in table.scene.calibration.to_image([[0, 0], [800, 0], [800, 800], [0, 800]]):
+        page.mouse.click(box["x"] + x / w * box["width"], box["y"] + y / h * box["height"])
+    expect(page.locator("#calibrate-form .result")).to_contain_text("Calibrated from the four corners you tapped")
+    assert table.watcher.calibration.method == "corners"
+    expect(page.locator(".taps .tap")).to_have_count(4)
