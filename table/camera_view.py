@@ -103,7 +103,7 @@ class CameraView:
 
     def picture(self) -> Picture | None:
         """The camera view (None before the first frame); reused for ``interval_s``."""
-        from vision.overlay import draw_zones, encode_jpeg
+        from vision.overlay import draw_zones, encode_jpeg, fit_width
 
         now = self.clock()
         self._asked = now
@@ -113,15 +113,18 @@ class CameraView:
                 return made[2]
             with self._lock:
                 frame, watcher, contents, count = self._frame, self._watcher, self._contents, self._count
-            if frame is None or watcher is None:
+            if frame is None:
                 return None
             if made is not None and made[1] == count:  # no new frame since (a stalled camera)
                 self._made = (now, count, made[2])
                 return made[2]
-            layout = watcher.layout
-            labels = zone_labels(contents, [z.name for z in layout.zones], list(self.names()))
-            jpeg = encode_jpeg(draw_zones(frame, layout, watcher.calibration, labels, max_width=self.max_width),
-                               self.quality)
+            if watcher is None:  # not calibrated yet: the picture alone, for finding the markers
+                jpeg = encode_jpeg(fit_width(frame, self.max_width)[0], self.quality)
+            else:
+                layout = watcher.layout
+                labels = zone_labels(contents, [z.name for z in layout.zones], list(self.names()))
+                jpeg = encode_jpeg(draw_zones(frame, layout, watcher.calibration, labels, max_width=self.max_width),
+                                   self.quality)
             pic = Picture(jpeg, hashlib.sha256(jpeg).hexdigest()[:16])
             self._made = (now, count, pic)
             self.rendered += 1

@@ -34,12 +34,12 @@ class TablePictures:
         return None if jpeg is None else Picture(jpeg, hashlib.sha256(jpeg).hexdigest()[:16])
 
     def table_mat(self) -> str | None:
+        from vision.geometry import TableLayout
         from vision.mat import mat_svg
 
         _, watcher = self.view.latest()
-        if watcher is None:
-            return None
-        layout = watcher.layout
+        # no camera or not calibrated yet: the default layout for the players, what calibrating will draw
+        layout = watcher.layout if watcher is not None else TableLayout.default(min(8, max(2, len(self.view.names()))))
         labels = zone_labels(None, [z.name for z in layout.zones], list(self.view.names()))
         return str(mat_svg(layout, {zone: text for zone, (text, _) in labels.items()}))
 

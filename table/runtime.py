@@ -243,12 +243,11 @@ class CameraLoop(threading.Thread):
         self._delay = 0.0
         self._report_up()
         self.frames += 1
-        if self.watcher is not None:
-            events = self.watcher.process(frame)
-            if self.view is not None:  # before the events: a hold's picture is cut from this frame
-                self.view.offer(frame.image, self.watcher)
-            for event in events:
-                self.submit(event)
+        events = self.watcher.process(frame) if self.watcher is not None else []
+        if self.view is not None:  # before the events: a hold's picture is cut from this frame
+            self.view.offer(frame.image, self.watcher)  # no watcher yet: a camera not calibrated
+        for event in events:
+            self.submit(event)
         return True
 
     def run(self) -> None:
@@ -270,14 +269,15 @@ class WebServer:
     pool; all but `web.server.SPARE_THREADS` of them may hold a live view (an SSE stream)."""
 
     def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
-                 threads: int | None = None, pictures: Any = None, camera_setup: Any = None) -> None:
+                 threads: int | None = None, pictures: Any = None, camera_setup: Any = None,
+                 claim: Any = None) -> None:
         from web import create_app
         from web.server import SPARE_THREADS, make_server
 
         config: dict[str, Any] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None}
         if threads:  # `[web] threads`: the stream cap follows, so streams never take the spare threads
             config["MAX_STREAMS"] = max(1, threads - SPARE_THREADS)
-        self.app = create_app(service, config=config, pictures=pictures, camera_setup=camera_setup)
+        self.app = create_app(service, config=config, pictures=pictures, camera_setup=camera_setup, claim=claim)
         self.server = make_server(self.app, host=host, port=port)
         self.port = int(self.server.effective_port)
         self.host = host

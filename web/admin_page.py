@@ -8,6 +8,7 @@ from typing import Any
 from flask import (
     Blueprint,
     Response,
+    current_app,
     flash,
     get_flashed_messages,
     jsonify,
@@ -58,8 +59,10 @@ def zone_rows(settings: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any
 
 
 @bp.get("")
-def admin() -> tuple[str, int] | str:
+def admin() -> Any:
     if not is_admin():
+        if current_app.config.get("LOO_FIRST_RUN"):  # a new table: claim it at seat 1 first
+            return redirect(url_for("setup.setup"), code=303)
         return render_template("login.html", error=None), 200
     service = web_state().service
     settings = service.settings()

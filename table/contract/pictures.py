@@ -47,6 +47,6 @@ class TablePictures(Protocol):
 
     def table_mat(self) -> str | None:
         """The printable mat of the table as the camera watches it now (SVG at real size: the
-        markers and the zones, labelled with the players), or None before the camera's first
-        frame."""
+        markers and the zones, labelled with the players); before the camera is calibrated, the
+        default layout for the players (what calibrating will draw). None: no mat to give."""
         ...

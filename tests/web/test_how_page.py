@@ -52,7 +52,7 @@ def test_the_mat_is_the_tables_own_with_the_players_names(rig):
     assert download.headers["Content-Disposition"] == 'attachment; filename="loo-table-mat.svg"'
 
 
-def test_without_a_camera_the_mat_says_why(tmp_path):
+def test_without_pictures_the_mat_says_why(tmp_path):
     client = create_app(FakeService(), config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN}).test_client()
     resp = client.get("/mat.svg")
     assert resp.status_code == 404 and "camera" in resp.get_json()["error"]
