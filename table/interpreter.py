@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
-from table.alerts import AlertKeeper
+from table.alerts import FLASH_SECONDS, AlertKeeper
+from table.contract.snapshot import SeatCheck
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, IdempotencyConflict, Ledger
 from table.proof_photos import proves_new_revoke, save_zone_photo
@@ -60,6 +61,7 @@ class Interpreter(AlertKeeper):
     #: the command's photo: (why, zone, a photo already taken or None), for its first event
     _evidence: tuple[str, str, str | None] | None
     _act_zone: str | None  # the acting player's zone while an action is written
+    seat_check: SeatCheck | None  # the seat pressed last between deals (table.contract.snapshot)
 
     def _input(self, item: Any) -> None:
         """A button or camera event: held back while the game is on hold, paused or stopped."""
@@ -177,6 +179,9 @@ class Interpreter(AlertKeeper):
                 self._dealer_press()
             return
         deal = st.deal
+        if (deal is None or deal.is_over) and ev.seat is not None:
+            self._seat_check(ev.seat)
+            return
         if deal is None or deal.is_over or ev.seat is None or ev.seat >= len(st.players):
             return
         player = st.players[ev.seat]
@@ -200,6 +205,13 @@ class Interpreter(AlertKeeper):
             else:
                 self._exchange_counts[player] = self._exchange_counts.get(player, 0) + 1
                 self.message = f"{player} exchanges {self._exchange_counts[player]}; hold to finish"
+
+    def _seat_check(self, seat: int) -> None:
+        """Between deals a seat's press only says which seat it is: its light flashes and the
+        Admin page names it (checking the wiring and the seat order)."""
+        players = self.state.players
+        self.seat_check = {"seat": seat, "player": players[seat] if seat < len(players) else None}
+        self._flash_until[seat] = self.clock() + FLASH_SECONDS
 
     def _dealer_press(self) -> None:
         """Start the next deal (closing the finished one first), or acknowledge a gathered trick."""
@@ -226,6 +238,7 @@ class Interpreter(AlertKeeper):
                                 "outcome": settlement.to_dict()}, f"close:{st.deal_number}")
 
     def _new_deal(self) -> None:
+        self.seat_check = None
         self._exchange_counts = {}
         self.pending_plays = {}
         self.alerts = [a for a in self.alerts if a["kind"] == "camera"]

@@ -33,7 +33,7 @@ from engine import Card, LooError, Play, TurnUp
 from table import view
 from table.contract.commands import DashboardCommand, parse_command
 from table.contract.service import Refused
-from table.contract.snapshot import Alert, Snapshot
+from table.contract.snapshot import Alert, SeatCheck, Snapshot
 from table.dashboard_commands import DashboardCommands
 from table.deck_tour import DeckTour
 from table.health import HealthStatus
@@ -180,6 +180,7 @@ class Referee(DashboardCommands):
         self.photos: Any = None
         self._evidence: tuple[str, str, str | None] | None = None
         self._act_zone: str | None = None
+        self.seat_check: SeatCheck | None = None  # the seat pressed last between deals
         self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         if setup is not None and not self.state.started:
             self._commit("game_started", setup)
@@ -373,13 +374,15 @@ class Referee(DashboardCommands):
 
     def build_snapshot(self) -> Snapshot:
         learned = self.deck.summary() if self.deck is not None else None
-        return view.build_snapshot(self.state, version=self.version, status=self.status(),
+        snap = view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.alerts,
                                    camera_ok=self.camera_ok, camera_message=self.camera_message,
                                    wired=self.wired_seats(),
                                    deck_tour=self.tour.snapshot() if self.tour is not None else None,
                                    deck_learning={"views": learned["views"], "cards": learned["cards"]}
                                    if learned is not None else None)
+        snap["seat_check"] = self.seat_check
+        return snap
 
     def publish(self) -> None:
         """Show the state on the LEDs and publish a new snapshot if anything visible changed

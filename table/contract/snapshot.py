@@ -10,7 +10,7 @@ Keys marked ``NotRequired`` are the ones docs/api.md tells clients to treat as o
 
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["Alert", "Camera", "Commands", "FlushClaim", "Play", "Seat", "Snapshot", "Status",
+__all__ = ["Alert", "Camera", "Commands", "FlushClaim", "Play", "Seat", "SeatCheck", "Snapshot", "Status",
            "Trick"]
 
 
@@ -98,6 +98,14 @@ class DeckLearning(TypedDict):
     cards: int
 
 
+class SeatCheck(TypedDict):
+    """The seat whose button was pressed last between deals (its light flashes): the host checks
+    the wiring and the seat order with it. ``seat`` counts from 0; ``player`` sits there, if anyone."""
+
+    seat: int
+    player: str | None
+
+
 class Snapshot(TypedDict):
     version: int
     status: Status
@@ -121,3 +129,4 @@ class Snapshot(TypedDict):
     commands: NotRequired[Commands]
     deck_tour: NotRequired[DeckTour | None]
     deck_learning: NotRequired[DeckLearning | None]
+    seat_check: NotRequired[SeatCheck | None]

@@ -50,3 +50,11 @@ def test_refused_mid_deal_with_the_reason_and_nothing_changed(rig):
                        headers={"Origin": ORIGIN, "X-CSRF-Token": token})
     assert resp.status_code == 400 and "variant must be one of" in resp.get_json()["error"]
     assert kept_nights(table.ledger.path) == [] and table.ref.state.deal_number == 1
+
+
+def test_the_admin_page_names_the_seat_whose_button_was_pressed(rig):
+    table, client, token = rig
+    table.press("Cal")
+    page = client.get("/admin/partial").get_data(as_text=True)
+    assert "Seat 3's button works: Cal sits there; its light flashes." in page
+    assert "press each seat's button" in client.get("/admin").get_data(as_text=True)
