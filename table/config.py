@@ -53,7 +53,7 @@ RESERVED_PINS: dict[int, str] = {
     15: "the serial console UART RX",
 }
 VARIANTS = ("three_card", "irish", "five_card")
-CAMERA_KINDS = ("picamera2", "opencv", "replay", "synthetic")
+CAMERA_KINDS = ("picamera2", "opencv", "replay", "synthetic", "photos")
 MAX_SEATS = 8
 
 # The default pin map: 8 seats (LED + button), RGB status LED on the hardware-PWM pins, buzzer,

@@ -37,3 +37,38 @@ def test_the_running_table_is_calibrated_from_the_phone(tmp_path):
         assert saved.method == "aruco" and len(layout.seats) == len(ctl.referee.state.players)
     finally:
         ctl.stop()
+
+
+@pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model is missing")
+def test_a_folder_of_photos_of_a_real_table_stands_in_for_the_camera(tmp_path):
+    """`source = "photos"`: real photos (tests/data's bicycle-9a) as the camera's frames; the new
+    table starts uncalibrated, the host sees the picture and calibrates by four corners."""
+    from pathlib import Path
+
+    from table.commands.run import Controller
+
+    photos = Path(__file__).resolve().parents[1] / "data" / "photos" / "bicycle-9a"
+    cal = tmp_path / "state" / "calibration.json"
+    cfg = write_config(tmp_path, camera=f'source = "photos"\ndevice = "{photos}"\nfps = 5\ncalibration = "{cal}"')
+    ctl = Controller(argparse.Namespace(config=str(cfg), mock_pins=True, host=None, port=None,
+                                        max_seconds=None, quiet=True))
+    try:
+        ctl.start()
+        assert ctl.source.describe() == f"photos {photos}"
+        deadline = time.monotonic() + 20
+        while ctl.view.latest()[0] is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ctl.camera.watcher is None and ctl.view.picture() is not None
+        assert any(a["kind"] == "camera_setup" for a in ctl.referee.snapshot()["alerts"])
+        report = ctl.calibrator.calibrate(CalibrateRequest((800.0, 800.0), corners=(
+            (0.05, 0.05), (0.95, 0.05), (0.95, 0.95), (0.05, 0.95))))
+        assert report["method"] == "corners" and cal.is_file()
+        frames = ctl.camera.frames
+        deadline = time.monotonic() + 10
+        while ctl.camera.frames < frames + 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ctl.camera.watcher is not None and ctl.camera.watcher.stats["frames"] >= 1  # reading now
+        ctl.referee.sync()
+        assert not any(a["kind"] == "camera_setup" for a in ctl.referee.snapshot()["alerts"])
+    finally:
+        ctl.stop()
