@@ -278,10 +278,10 @@ class Controller:
                                                           pin_factory=factory)
             except GPIOUnavailable as exc:
                 failure = pin_claims.busy_hint(str(exc))  # the text only: the half-built devices go
-                if n > seats:
-                    self._pin_note(f"seats {seats} to {n - 1} are not opened (a player joining there uses "
-                                   f"the Admin page's seat button): {failure}")
                 continue
+            if n < wired:  # the late joiners' seats failed where the players' did not: say why
+                self._pin_note(f"seats {n} to {wired - 1} are not opened (a player joining there uses "
+                               f"the Admin page's seat button): {failure}")
             break
         else:
             raise CommandError(f"GPIO: {failure} (on a PC use --mock-pins)")

@@ -46,7 +46,8 @@ class Alert(TypedDict):
     """Something the host should see; ``needs_confirmation`` alerts hold the game until answered."""
 
     id: int
-    kind: str  # revoke, unsure, out_of_turn, conflict, camera, refused, game_over, error
+    kind: str  # revoke, unsure, out_of_turn, conflict, camera, refused, game_over, error; table health
+    # (table.health): power, files, camera_stall
     seat: str | None
     message: str
     needs_confirmation: bool

@@ -1,6 +1,8 @@
 """The table in the field: a Pi camera that stalls mid-night comes back in-process with the
 dashboard up; a weak power supply or a hot Pi is an alert with its plain cause."""
 
+# ruff: noqa: F811 (the fake_picamera2 fixture imported from picamera2_fake is a test argument of the same name)
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +29,7 @@ from table.runtime import default_model_path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "vision"))
-from picamera2_fake import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in
+from picamera2_fake import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in, its fixture
 
 HAVE_MODEL = default_model_path().is_file()
 
@@ -49,7 +51,7 @@ def wait_until(predicate, what, timeout=20.0):  # noqa: ANN001, ANN201
 
 
 @pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model is missing")
-def test_a_stalled_pi_camera_recovers_in_process_with_the_dashboard_up(tmp_path, fake_picamera2) -> None:  # noqa: F811
+def test_a_stalled_pi_camera_recovers_in_process_with_the_dashboard_up(tmp_path, fake_picamera2) -> None:
     """The frontend times out after 20 frames. Within 10 s the camera is stopped (its pending
     capture cancelled), opened again and delivering, in the same process: the dashboard answered
     all along, showed the stall while it lasted, and keeps a note of it; the watchdog never stopped."""
@@ -283,3 +285,20 @@ def test_a_busy_pin_nobody_predicted_is_explained(tmp_path, monkeypatch, capsys)
     ctl = _controller(["Ann", "Bea", "Cal", "Dot", "Eve", "Fay"])  # seat 5 plays
     with pytest.raises(CommandError, match="GPIO busy.*held by another driver"):
         ctl._pins(load_config(None))
+
+
+def test_a_camera_that_cannot_be_stopped_stops_the_watchdog(table) -> None:
+    """The last resort: a stalled camera that would not even stop (the source says it is wedged)
+    is a fault on the dashboard and stops the pings, so systemd restarts the service."""
+    from table.runtime import CameraLoop
+
+    class Wedged:
+        wedged = "picamera2 camera 0: the stalled camera did not stop within 8 s; restarting the service to free it"
+
+    loop = CameraLoop(Wedged(), None, table.ref.submit)
+    loop.is_alive = lambda: True  # type: ignore[method-assign]
+    assert loop.healthy() is False
+    table.ref.drain()
+    snap = table.snap()
+    assert snap["status"]["state"] == "fault" and "camera stuck" in snap["status"]["message"]
+    assert [a["kind"] for a in snap["alerts"]] == ["camera"]

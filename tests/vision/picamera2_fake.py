@@ -373,6 +373,7 @@ def fake_picamera2(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType
     FakePicamera2.controls_known = IMX708_CONTROLS
     FakePicamera2.metadata = {}
     FakePicamera2.image = None
+    FakePicamera2.frame_interval = 0.004
     FakePicamera2._cm = FakeCameraManager()
     monkeypatch.setitem(sys.modules, "picamera2", mod)
     yield mod

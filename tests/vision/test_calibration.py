@@ -1,4 +1,5 @@
 """Calibration on rendered marker images with known geometry; geometry and the file format."""
+# ruff: noqa: F811 (the fake_picamera2 fixture imported from picamera2_fake is a test argument of the same name)
 
 from __future__ import annotations
 
@@ -181,7 +182,7 @@ def test_calibrate_command_writes_the_file(tmp_path, scene, capsys) -> None:
     assert "not found" in capsys.readouterr().err
 
 
-from picamera2_fake import FakePicamera2  # noqa: E402 - the Pi camera stand-in (the fixture: conftest.py)
+from picamera2_fake import FakePicamera2, fake_picamera2  # noqa: E402,F401 - the Pi camera stand-in, its fixture
 
 
 def test_calibrate_locks_the_pi_camera_and_run_applies_it(tmp_path, scene, capsys, fake_picamera2) -> None:

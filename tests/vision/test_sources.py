@@ -1,5 +1,6 @@
 """Frame sources against their failure modes: never opens, stops delivering, driver errors,
 truncated and unreadable recordings, a missing picamera2; reopening with backoff (no real sleeps)."""
+# ruff: noqa: F811 (the fake_picamera2 fixture imported from picamera2_fake is a test argument of the same name)
 
 from __future__ import annotations
 
@@ -294,7 +295,7 @@ def test_replay_video_and_truncated_video(tmp_path) -> None:
 # properties) so a call the real library would refuse fails here too, and it runs its job queue,
 # event loop and notification pipe the way picamera2 does, so a stall or a busy camera behaves here
 # as on a Pi.
-from picamera2_fake import IMX708_CONTROLS, FakePicamera2, open_descriptors  # noqa: E402
+from picamera2_fake import IMX708_CONTROLS, FakePicamera2, fake_picamera2, open_descriptors  # noqa: E402,F401
 
 
 def test_picamera2_main_and_lores_streams(fake_picamera2) -> None:

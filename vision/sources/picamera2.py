@@ -168,7 +168,9 @@ class Picamera2Source(FrameSource):
         # the ISP wants even lores dimensions no larger than main
         self.lores = (int(lores[0]) // 2 * 2, int(lores[1]) // 2 * 2)
         self.fps = float(fps)
-        self.controls = {k: tuple(v) if isinstance(v, list) else v for k, v in (controls or {}).items()}
+        # libcamera controls (a USB camera's OpenCV CAP_PROP_* values in the same file are not for it)
+        self.controls = {k: tuple(v) if isinstance(v, list) else v for k, v in (controls or {}).items()
+                         if not k.startswith("CAP_PROP_")}
         self.capture_timeout = float(capture_timeout)
         self.close_timeout = float(close_timeout)
         self.metadata: dict[str, Any] = {}
