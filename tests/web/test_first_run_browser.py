@@ -49,16 +49,20 @@ def table(tmp_path):
     ctl.stop()
 
 
-def press_seat_one(ctl) -> None:
-    """A finger on seat 1's button: gpiozero's mock pin held low past the debounce, let go."""
-    pin = ctl.controls.pin_factory.pin(ctl.cfg.pins.seat_buttons[0])
+def press(ctl, gpio: int) -> None:
+    """A finger on a button: gpiozero's mock pin held low past the debounce, then let go."""
+    pin = ctl.controls.pin_factory.pin(gpio)
     pin.drive_low()
     time.sleep(0.08)
     pin.drive_high()
 
 
+def press_seat_one(ctl) -> None:
+    press(ctl, ctl.cfg.pins.seat_buttons[0])
+
+
 @pytest.mark.skipif(not HAVE_MODEL, reason="the shipped card model is missing")
-def test_a_new_table_is_claimed_at_seat_one_and_calibrated_on_the_phone(table, browser):
+def test_a_new_table_is_claimed_calibrated_named_and_started_on_the_phone(table, browser):
     ctl, base, state = table
     assert not (state / PIN_FILE).exists()
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -91,3 +95,17 @@ def test_a_new_table_is_claimed_at_seat_one_and_calibrated_on_the_phone(table, b
     expect(page.locator("#live .alert-camera_setup")).to_have_count(0, timeout=3000)
     page.wait_for_timeout(1200)  # the camera view's next picture, drawn with the new zones
     page.locator("#camera").screenshot(path=str(SHOTS / "admin-phone-calibrated.png"))
+
+    # the seats: each button says which seat it is (its light flashes), the names follow that order
+    press(ctl, ctl.cfg.pins.seat_buttons[2])
+    expect(page.locator("#seat-check")).to_have_text("Seat 3's button works: Cal sits there; its light flashes.",
+                                                     timeout=3000)
+    assert ctl.controls.seats[2].light == "flash"  # the real SeatControls on the mock pins
+    # the house rules, then the night starts at the dealer's button
+    page.locator("#opt-club_law").check()
+    page.locator("#rules-form button", has_text="Save house rules").click()
+    expect(page.locator("#rules-form .result")).to_be_visible()
+    assert ctl.referee.state.options.get("club_law") is True
+    press(ctl, ctl.cfg.pins.dealer_button)
+    expect(page.locator("#live .now-line")).to_contain_text("Deal 1", timeout=3000)
+    assert ctl.referee.state.deal_number == 1 and ctl.referee.snapshot()["seat_check"] is None
