@@ -21,10 +21,14 @@ __all__ = ["CameraCalibrator"]
 
 class CameraCalibrator:
     """``path``: the calibration file; ``seats()``: players now (the default layout's seats);
-    ``apply(layout, calibration)``: the camera reads with them from its next frame."""
+    ``apply(layout, calibration)``: the camera reads with them from its next frame; ``lock()``
+    fixes the running camera's exposure, white balance and focus where they are and returns the
+    controls it set (None: this camera cannot, a synthetic one or a recording)."""
 
     def __init__(self, view: CameraView, *, path: Path, seats: Callable[[], int],
-                 apply: Callable[[Any, Any], None], names: Callable[[], Sequence[str]] = lambda: ()) -> None:
+                 apply: Callable[[Any, Any], None], names: Callable[[], Sequence[str]] = lambda: (),
+                 lock: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.lock = lock  # fixes the running camera's exposure, white balance, focus (None: cannot)
         self.view = view
         self.path = Path(path)
         self.seats = seats
@@ -57,6 +61,8 @@ class CameraCalibrator:
         result = cal.check(calibration, layout, markers_found=found)
         controls = cal.load_camera_controls(self.path) if self.path.is_file() else {}
         self.apply(layout, calibration)  # ValueError (zones the host drew that no longer fit): nothing saved
+        locked, camera = self._locked(request.lock)
+        controls = locked or controls
         try:
             cal.save(self.path, calibration, layout, camera_controls=controls)
         except OSError as exc:
@@ -68,9 +74,25 @@ class CameraCalibrator:
         return {"ok": result.ok, "method": calibration.method, "residual_px": round(result.residual_px, 2),
                 "markers_found": found,
                 "card_px": {names[k][0]: round(v, 1) for k, v in result.card_px.items()},
-                "warnings": warnings, "saved": str(self.path),
+                "warnings": warnings, "saved": str(self.path), "locked": sorted(locked), "camera": camera,
                 "message": (f"Calibrated from {how}; the camera uses it now"
                             + (" (see the warnings below)." if warnings else ". All checks passed."))}
+
+
+    def _locked(self, wanted: bool) -> tuple[dict[str, Any], str]:
+        """(the controls fixed now, the sentence on the camera's picture)."""
+        if not wanted:
+            return {}, "Exposure, white balance and focus were left as they were."
+        if self.lock is None:
+            return {}, "This camera has no exposure, white balance or focus to lock."
+        try:
+            locked = self.lock()
+        except Exception as exc:  # noqa: BLE001 - the calibration stands; the picture stays automatic
+            return {}, f"Exposure, white balance and focus could not be locked ({exc}); they stay automatic."
+        if not locked:
+            return {}, "This camera reports no exposure, white balance or focus to lock; they stay as they were."
+        return locked, ("Exposure, white balance and focus are locked where they are now (kept for the next "
+                        "start): calibrate again if the room's light changes.")
 
 
 def _named(text: str, names: dict[str, str]) -> str:

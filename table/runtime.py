@@ -16,9 +16,11 @@ need them.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,7 @@ class CameraLoop(threading.Thread):
                  clock: Callable[[], float] = time.monotonic, view: Any = None) -> None:
         super().__init__(name="camera", daemon=True)
         self.view = view  # a table.camera_view.CameraView: keeps the latest frame for the host
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self.source = source
         self.watcher = watcher
         self.submit = submit
@@ -211,9 +214,32 @@ class CameraLoop(threading.Thread):
         self._delay = min(self._delay, self.retry_s)
         self._wait(self._delay)
 
+    def call(self, fn: Callable[[], Any], *, timeout: float = 5.0) -> Any:
+        """Run ``fn`` on the camera thread between two frames (the source has one owner: locking
+        a running camera's exposure, say) and return its result; raises what it raised, or
+        TimeoutError when the camera thread does not get to it (a stalled camera)."""
+        if not self.is_alive():  # not started (tests and the demo step it by hand): here
+            return fn()
+        done: Future[Any] = Future()
+        self._calls.put((fn, done))
+        return done.result(timeout)
+
+    def _run_calls(self) -> None:
+        while True:
+            try:
+                fn, done = self._calls.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.set_result(fn())
+            except Exception as exc:  # noqa: BLE001 - handed to the caller
+                done.set_exception(exc)
+
     def step(self) -> bool:
         """Read and process one frame; False when the source has ended (a finished recording)."""
         from vision.sources import SourceEnded, SourceError, SourceStalled
+
+        self._run_calls()
 
         started = self._reading_since = self._clock()
         failure: SourceError | None

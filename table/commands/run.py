@@ -199,7 +199,10 @@ class Controller:
         self.calibrator = CameraCalibrator(
             self.view, path=Path(cfg.camera.calibration or Path(cfg.state.database).parent / "calibration.json"),
             seats=lambda: len(self.referee.state.players), apply=self._recalibrated,
-            names=lambda: self.referee.state.players)
+            names=lambda: self.referee.state.players,
+            # a Pi camera or a USB camera locks where it settled, on the camera thread
+            lock=(lambda: dict(self.camera.call(self.source.lock_controls)))
+            if hasattr(self.source, "lock_controls") else None)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
             self.referee.drain()

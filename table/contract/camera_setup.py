@@ -21,9 +21,12 @@ class CalibrateRequest:
     right, bottom left, each as a fraction 0..1 of the picture's width and height).
     ``table_mm``: marker centre to marker centre (or corner to corner), millimetres."""
 
+
     table_mm: tuple[float, float] = (800.0, 800.0)
     marker_mm: float = 50.0
     corners: tuple[tuple[float, float], ...] | None = None
+    #: fix exposure, white balance and focus where they are now (kept in the calibration file)
+    lock: bool = True
 
 
 class CalibrationReport(TypedDict):
@@ -38,6 +41,8 @@ class CalibrationReport(TypedDict):
     warnings: list[str]
     saved: str
     message: str
+    locked: list[str]  # the camera controls now fixed ([]: left as they were)
+    camera: str  # one sentence on exposure, white balance and focus
 
 
 @runtime_checkable
@@ -59,7 +64,7 @@ def check_calibrate(payload: object) -> CalibrateRequest:
     """A JSON payload as a `CalibrateRequest` (``ValueError`` with the reason)."""
     if not isinstance(payload, dict):
         raise ValueError("the request body must be a JSON object")
-    extra = sorted(set(payload) - {"table_mm", "marker_mm", "corners"})
+    extra = sorted(set(payload) - {"table_mm", "marker_mm", "corners", "lock"})
     if extra:
         raise ValueError(f"unexpected field(s): {', '.join(extra)}")
     size = payload.get("table_mm", [800, 800])
@@ -67,10 +72,13 @@ def check_calibrate(payload: object) -> CalibrateRequest:
         raise ValueError("table_mm must be [width, height] in millimetres")
     table_mm = (_number(size[0], "the table's width", 200, 3000), _number(size[1], "the table's height", 200, 3000))
     marker_mm = _number(payload.get("marker_mm", 50), "the marker size", 10, 200)
+    lock = payload.get("lock", True)
+    if not isinstance(lock, bool):
+        raise ValueError("lock must be true or false")
     corners = payload.get("corners")
     if corners is None:
-        return CalibrateRequest(table_mm, marker_mm)
+        return CalibrateRequest(table_mm, marker_mm, None, lock)
     if not isinstance(corners, list) or len(corners) != 4 or not all(isinstance(c, list) and len(c) == 2 for c in corners):
         raise ValueError("corners must be the four corners tapped: [[x, y], ...] as fractions of the picture")
     points = tuple((_number(c[0], "a corner's x", 0, 1), _number(c[1], "a corner's y", 0, 1)) for c in corners)
-    return CalibrateRequest(table_mm, marker_mm, points)
+    return CalibrateRequest(table_mm, marker_mm, points, lock)

@@ -141,3 +141,22 @@ def test_a_zone_crop_is_the_zone_straightened_at_two_pixels_a_millimetre(rig):
     jpeg = view.zone_jpeg("seat:0")
     assert jpeg is not None and jpeg[:2] == b"\xff\xd8"
     assert view.zone_jpeg("seat:9") is None
+
+
+def test_a_call_runs_on_the_camera_thread_between_two_frames(rig):
+    import threading
+    import time
+
+    table, frames, loop, view, clock, events = rig
+    assert loop.call(lambda: threading.current_thread().name) == threading.current_thread().name  # not started
+    loop.start()
+    try:
+        assert loop.call(lambda: threading.current_thread().name) == "camera"
+        before = frames.n
+        assert loop.call(lambda: frames.n) >= before  # between reads, never inside one
+        with pytest.raises(ValueError, match="no"):
+            loop.call(lambda: (_ for _ in ()).throw(ValueError("no")))
+    finally:
+        loop.stop()
+        loop.join(5)
+        time.sleep(0)

@@ -94,3 +94,31 @@ def test_the_host_only_and_a_table_without_a_camera(rig, tmp_path):
     assert resp.status_code == 404 and resp.get_json()["error"] == "this table has no camera to calibrate"
     page = client.get("/admin").get_data(as_text=True)
     assert 'id="calibrate-form"' in page and "calibrate.js" in page
+
+
+def test_the_running_camera_is_locked_where_it_settled_and_the_lock_is_kept(rig, tmp_path):
+    table, client, token = rig
+    calls = []
+
+    def lock():
+        calls.append(1)
+        return {"AeEnable": False, "ExposureTime": 16543, "AnalogueGain": 1.83}
+
+    table.calibrator.lock = lock
+    report = _post(client, token, {"table_mm": [800, 800]}).get_json()
+    assert report["locked"] == ["AeEnable", "AnalogueGain", "ExposureTime"] and calls == [1]
+    assert report["camera"].startswith("Exposure, white balance and focus are locked where they are now")
+    from vision.calibration import load_camera_controls
+
+    assert load_camera_controls(tmp_path / "calibration.json")["ExposureTime"] == 16543
+    report = _post(client, token, {"table_mm": [800, 800], "lock": False}).get_json()
+    assert report["locked"] == [] and calls == [1] and "left as they were" in report["camera"]
+    assert load_camera_controls(tmp_path / "calibration.json")["ExposureTime"] == 16543  # kept
+
+    def broken():
+        raise OSError("the camera stopped")
+
+    table.calibrator.lock = broken
+    report = _post(client, token, {"table_mm": [800, 800]}).get_json()
+    assert report["markers_found"] == [0, 1, 2, 3] and "could not be locked (the camera stopped)" in report["camera"]
+    assert _post(client, token, {"lock": "yes"}).status_code == 400

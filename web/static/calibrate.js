@@ -26,6 +26,7 @@
     dl.className = "figures";
     [["Reprojection error", r.residual_px + " px (want at most 2 px)"],
      ["Markers found", r.markers_found.length ? r.markers_found.join(", ") : "none: the corners you tapped"],
+     ["The camera's picture", r.camera],
      ["Saved to", r.saved]].forEach(function (row) { dl.appendChild(el("dt", row[0])); dl.appendChild(el("dd", row[1])); });
     report.appendChild(dl);
     var sizes = el("table");
@@ -67,7 +68,8 @@
   }
 
   function base() {
-    return { table_mm: [Number(form.width.value), Number(form.height.value)], marker_mm: Number(form.marker.value) };
+    return { table_mm: [Number(form.width.value), Number(form.height.value)], marker_mm: Number(form.marker.value),
+             lock: form.lock.checked };
   }
 
   form.addEventListener("submit", function (ev) {
