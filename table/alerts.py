@@ -1,7 +1,8 @@
 """The referee's hold and alert keeper: the alerts the dashboard shows, the one hold that stops the
-game until the host answers it, and one alert per revoke the engine has proven.
+game until the host answers it, one alert per revoke the engine has proven, and the pictures that
+go with them (the held zone's picture while it is open, the stored photo that proves).
 
-A mixin of `table.referee.Referee` (moved out of it unchanged): the attributes below are set by
+A mixin of `table.referee.Referee` (moved out of it): the attributes below are set by
 `Referee.__init__`.
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from table.contract.snapshot import Alert
-from table.proof_photos import revoke_photo
+from table.proof_photos import proves_new_revoke, revoke_photo, save_zone_photo
 from table.state import TableState
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
@@ -42,6 +43,10 @@ class AlertKeeper:
     #: None without a camera
     zone_jpeg: Callable[[str], bytes | None] | None
     _alert_jpegs: dict[int, bytes]
+    photos: Any  # table.photos.PhotoStore | None: the photos that prove (None: off)
+    #: the command's photo: (why, zone, a photo already taken or None), for its first event
+    _evidence: tuple[str, str, str | None] | None
+    _act_zone: str | None  # the acting player's zone while an action is written
 
     def _alert(self, kind: str, message: str, *, seat: str | None = None,
                needs_confirmation: bool = False, **extra: Any) -> Alert:
@@ -70,6 +75,28 @@ class AlertKeeper:
         self._alert_jpegs = kept  # swapped whole: the web threads read it without the lock
         alert["picture"] = True
         return jpeg
+
+    def _evidence_photo(self, trial: TableState, kind: str) -> tuple[str, str] | None:
+        """(photo name, why) for the event about to be written (`table.proof_photos`): the
+        command's (``_evidence``: a correction, a card out of turn confirmed), or a play's that
+        proves a revoke; None when there is none to take."""
+        if self.photos is None or kind not in ("action", "correct"):
+            return None
+        if self._evidence is not None:
+            why, zone, name = self._evidence
+            self._evidence = None  # one photo per command: its first event carries it
+            name = name or self._save_zone_photo(zone)
+        elif kind == "action" and self._act_zone is not None and proves_new_revoke(self.state, trial):
+            why, name = "revoke", self._save_zone_photo(self._act_zone)
+        else:
+            return None
+        return (name, why) if name else None
+
+    def _save_zone_photo(self, zone: str, jpeg: bytes | None = None) -> str | None:
+        name, trouble = save_zone_photo(self.photos, self.zone_jpeg, zone, jpeg)
+        if trouble:
+            self.message = trouble
+        return name
 
     def alert_jpeg(self, alert_id: int) -> bytes | None:
         """The picture kept with an open alert (any thread; None once the alert is gone)."""

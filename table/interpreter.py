@@ -15,8 +15,7 @@ from table.alerts import FLASH_SECONDS, AlertKeeper
 from table.contract.snapshot import SeatCheck
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, IdempotencyConflict, Ledger
-from table.proof_photos import proves_new_revoke, save_zone_photo
-from table.state import StateError, TableState
+from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 
 __all__ = ["Interpreter", "CameraStatus", "DECLARE_GESTURES"]
@@ -57,10 +56,6 @@ class Interpreter(AlertKeeper):
     vet: Any  # Callable[[TableState], None] | None: an outside check of a command's trial state
     _in_command: bool
     _written: list[Event]
-    photos: Any  # table.photos.PhotoStore | None: the photos that prove (None: off)
-    #: the command's photo: (why, zone, a photo already taken or None), for its first event
-    _evidence: tuple[str, str, str | None] | None
-    _act_zone: str | None  # the acting player's zone while an action is written
     seat_check: SeatCheck | None  # the seat pressed last between deals (table.contract.snapshot)
 
     def _input(self, item: Any) -> None:
@@ -145,28 +140,6 @@ class Interpreter(AlertKeeper):
             self._act_zone = None
         self._sync_revokes(announce=True)
         return ev
-
-    def _evidence_photo(self, trial: TableState, kind: str) -> tuple[str, str] | None:
-        """(photo name, why) for the event about to be written (`table.proof_photos`): the
-        command's (``_evidence``: a correction, a card out of turn confirmed), or a play's that
-        proves a revoke; None when there is none to take."""
-        if self.photos is None or kind not in ("action", "correct"):
-            return None
-        if self._evidence is not None:
-            why, zone, name = self._evidence
-            self._evidence = None  # one photo per command: its first event carries it
-            name = name or self._save_zone_photo(zone)
-        elif kind == "action" and self._act_zone is not None and proves_new_revoke(self.state, trial):
-            why, name = "revoke", self._save_zone_photo(self._act_zone)
-        else:
-            return None
-        return (name, why) if name else None
-
-    def _save_zone_photo(self, zone: str, jpeg: bytes | None = None) -> str | None:
-        name, trouble = save_zone_photo(self.photos, self.zone_jpeg, zone, jpeg)
-        if trouble:
-            self.message = trouble
-        return name
 
     def _button(self, ev: ButtonEvent) -> None:
         st = self.state
