@@ -63,7 +63,7 @@ def mat_svg(layout: TableLayout, labels: Mapping[str, str] | None = None, *, mar
                      'fill="#f3f7f3" stroke="#2a7a3a" stroke-width="1" stroke-dasharray="6 3"/>')
         parts.append(f'<rect x="{cx - cw / 2:g}" y="{cy - ch / 2:g}" width="{cw:g}" height="{ch:g}" rx="3" '
                      'fill="none" stroke="#9bbf9f" stroke-width="0.6"/>')
-        parts.append(f'<text x="{cx:g}" y="{zone.y + 9:g}" font-size="7" text-anchor="middle" fill="#1d4f27">'
+        parts.append(f'<text x="{cx:g}" y="{zone.y + 13:g}" font-size="11" text-anchor="middle" fill="#1d4f27">'
                      f'{escape(name)}</text>')
         parts.append("</g>")
     corners = [(0.0, 0.0), (layout.width_mm, 0.0), (layout.width_mm, layout.height_mm), (0.0, layout.height_mm)]

@@ -140,6 +140,10 @@ def test_the_camera_view_reloads_each_second_for_the_host_only(served, browser):
     assert player.locator("#camera-view").count() == 0
     status = player.evaluate("() => fetch('/admin/camera.jpg').then(r => r.status)")
     assert status == 401
+    player.goto(base + "/how")  # Help: how to play with the referee, the table's own mat in it
+    expect(player.locator(".mat-preview img")).to_be_visible()
+    assert player.evaluate("document.querySelector('.mat-preview img').naturalWidth") > 0
+    player.screenshot(path=str(SHOTS / "help-phone.png"), full_page=False)
     ctx.close()
 
 
