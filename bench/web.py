@@ -13,6 +13,7 @@ p99 <= 50 ms) and whether every stream received every event (target: all).
     python bench/web.py --duration 5    # a quick run
     python bench/web.py --streams 200 --half-open 165   # a hostile Wi-Fi: more phones than stream
         # slots (those are told to poll) plus 165 connections that never finish their request
+    python bench/web.py --attack all    # a demo deal's time under each of issue 49's attacks
 
 Each phone, poller and half-open connection comes from its own loopback address (127.0.x.y), as
 phones on the Wi-Fi do, so the server's per-address limits treat them as the LAN would.
@@ -240,11 +241,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="connections that never finish their request, held all along (default 0)")
     parser.add_argument("--like-pages", action="store_true",
                         help="streams ask for ?view=table, as the Table page does (HTML fragment in each event)")
+    parser.add_argument("--attack", metavar="MODE", action="append",
+                        help="instead: a demo table's deal time under a hostile guest, MODE one of "
+                        "logout, half-open, pin-flood, heavy or all (repeatable); prints each mode's "
+                        "deal-time ratio to the unloaded deal and the host's slowest login + command "
+                        "(bench/attacks.py)")
+    parser.add_argument("--deals", type=int, default=4,
+                        help="with --attack: deals timed unloaded and under each attack (default 4)")
+    parser.add_argument("--seed", type=int, default=1, help="with --attack: the demo night's seed (default 1)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--state-dir", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
         return serve(args)
+    if args.attack:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from attacks import ATTACKS
+        from attacks import run as run_attacks
+
+        modes = list(ATTACKS) if "all" in args.attack else args.attack
+        unknown = [m for m in modes if m not in ATTACKS]
+        if unknown or args.deals < 1:
+            parser.error(f"--attack: one of {', '.join(ATTACKS)} or all; --deals >= 1")
+        return run_attacks(modes, deals=args.deals, duration=args.duration * 4, seed=args.seed)  # 30 s: 2 min
     if args.streams < 0 or args.rate <= 0 or args.duration <= 0 or args.event_rate <= 0:
         parser.error("streams must be >= 0; rate, duration and event-rate must be > 0")
 

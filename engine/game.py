@@ -300,6 +300,37 @@ class Game:
                 f"chips not conserved: {self.chips()} != {self.total_chips}")
         return len(self.players) - 1
 
+    def remove_player(self, name: str) -> int:
+        """A player leaves between deals with their chips; returns the chips they take.
+
+        Their balance leaves the table with them (``total_chips`` falls by it, as for a
+        cash-out), so the night's results still sum to zero: their result is what they take
+        minus what they brought. The seats after theirs move up one (each keeps its order);
+        when the leaver was to deal next, the player after them deals instead. The schedule
+        shrinks by ``deals_per_player`` (``scheduled_deals`` counts the players).
+        """
+        if name not in self.players:
+            raise InvalidInputError(f"{name!r} is not at the table")
+        if self._over:
+            raise IllegalActionError("the game is over")
+        if self.current is not None:
+            raise IllegalActionError("a player leaves between deals, not during one")
+        if len(self.players) - 1 < self.options.players_min:
+            raise IllegalActionError(
+                f"{self.options.variant.value} needs at least {self.options.players_min} players: "
+                f"with {name} gone {len(self.players) - 1} would be left")
+        seat = self.players.index(name)
+        if self.dealer == name:
+            self.dealer = self.players[(seat + 1) % len(self.players)]
+        self.players = tuple(p for p in self.players if p != name)
+        taken = self.balances.pop(name)
+        self.total_chips -= taken
+        self._undo.clear()  # snapshots from before the leave still have the seat
+        if self.chips() != self.total_chips:
+            raise ChipConservationError(
+                f"chips not conserved: {self.chips()} != {self.total_chips}")
+        return taken
+
     def abandon_deal(self) -> None:
         """Forget the current unfinished deal (nothing has been paid yet)."""
         self.current = None

@@ -13,18 +13,30 @@ from typing import Any
 
 from engine.records import score_record
 from table.ledger import Ledger
+from table.seal import SealError, check_heads, load_key
 from table.state import StateError, TableState
 
 __all__ = ["verify"]
 
 
-def verify(ledger: Ledger) -> dict[str, Any]:
-    """The checks `ledger verify` runs; returns a report with ``ok`` and ``problems``."""
+def verify(ledger: Ledger, noted: tuple[int, str] | None = None) -> dict[str, Any]:
+    """The checks `ledger verify` runs; returns a report with ``ok`` and ``problems``. With the
+    service's key readable beside the ledger the seals are checked too (``table.seal``), and the
+    head noted beside the ledger and ``noted`` (``EVENT, CODE`` the host kept) must match."""
     problems: list[str] = []
     integrity = ledger.integrity()
     if integrity != "ok":
         problems.append(f"integrity_check: {integrity}")
-    problems.extend(ledger.verify_chain())
+    try:
+        key = load_key(ledger.path, create=False)
+        seals = "checked" if key is not None else "not checked (no ledger.key beside the ledger)"
+    except SealError as exc:
+        key, seals = None, f"not checked ({exc})"
+    if noted is not None and key is None:
+        problems.append(f"--noted needs the ledger's key: seals {seals}")
+    problems.extend(ledger.verify_chain(key))
+    if not problems:
+        problems.extend(check_heads(ledger, key, noted))
     head_seq, head_hash = ledger.head()
     state = TableState()
     events = 0
@@ -63,5 +75,5 @@ def verify(ledger: Ledger) -> dict[str, Any]:
         "deals_closed": len(state.finished), "records_rescored": rescored,
         "chips": state.chips() if state.started else {}, "pool": state.pool_now() if state.started else 0,
         "total_chips": total, "chips_brought": state.total_in, "digest": state.digest(),
-        "head": {"seq": head_seq, "hash": head_hash},
+        "head": {"seq": head_seq, "hash": head_hash}, "seals": seals,
     }

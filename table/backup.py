@@ -184,24 +184,44 @@ def backup_database(
     return BackupInfo(target, _created_from_name(target), target.stat().st_size)
 
 
+def _set_aside_name(db_path: Path, stamp: str) -> Path:
+    """``<ledger>.replaced-<stamp>``, or with ``-2``, ``-3``... when a restore in the same second
+    already used it (one of those files, its WAL included, is never overwritten)."""
+    n = 1
+    while True:
+        moved = db_path.with_name(f"{db_path.name}.replaced-{stamp}" + (f"-{n}" if n > 1 else ""))
+        if not any(Path(f"{moved}{s}").exists() for s in ("", "-wal", "-shm")):
+            return moved
+        n += 1
+
+
 def restore_backup(
-    backup: Path | str, db_path: Path | str, *, clock: Callable[[], dt.datetime] = _utcnow
+    backup: Path | str, db_path: Path | str, *, clock: Callable[[], dt.datetime] = _utcnow,
+    another_night: bool = False,
 ) -> Path | None:
     """Replace the ledger with ``backup``; the old files are moved aside, never deleted.
 
     Run only while the controller is stopped. Returns where the old ledger was moved (None when
-    there was none). The backup is checked first, so a bad backup leaves the ledger untouched.
+    there was none). The backup is checked first, so a bad backup leaves the ledger untouched; a
+    backup of another night than the ledger's is refused unless ``another_night``.
     """
+    from table.night import night_of_file
+
     backup, db_path = Path(backup), Path(db_path)
     verdict = check_database(backup)
     if verdict == "ok":
         verdict = _check_chain(backup)
     if verdict != "ok":
         raise BackupError(f"backup {backup} is not usable: {verdict}")
+    if not another_night and db_path.exists():
+        ours, theirs = night_of_file(db_path), night_of_file(backup)
+        if ours is not None and theirs != ours:
+            raise BackupError(f"backup {backup} is of another night ({theirs or 'none recorded'}, the ledger "
+                              f"{db_path} is night {ours}); nothing was changed; add --another-night to "
+                              "replace this night with it")
     moved: Path | None = None
     if db_path.exists():
-        stamp = clock().astimezone(dt.UTC).strftime(_STAMP)
-        moved = db_path.with_name(f"{db_path.name}.replaced-{stamp}")
+        moved = _set_aside_name(db_path, clock().astimezone(dt.UTC).strftime(_STAMP))
         for suffix in ("", "-wal", "-shm"):
             old = Path(str(db_path) + suffix)
             if old.exists():

@@ -77,7 +77,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     module = importlib.import_module(args._module)
     try:
-        return int(module.run(args) or 0)
+        status = int(module.run(args) or 0)
+        sys.stdout.flush()  # inside the try: a reader that went away is noticed here, not at exit
+        return status
+    except BrokenPipeError:
+        # `loo-table ledger export | head`: the reader has what it wanted. Quietly stop writing
+        # (stdout pointed at /dev/null, so the flush at exit does not raise again), as `cat` does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 141  # 128 + SIGPIPE, what a shell reports for a writer cut off by its pipe
     except CommandError as exc:
         print(f"loo-table {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -86,4 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # `python -m table.cli` runs this file as `__main__`, whose CommandError is not the one the
+    # sub-commands raise (they import `table.cli`): hand over to the real module, so a failure is
+    # one line here too, as with `python -m table` and `loo-table`
+    from table.cli import main as _main
+
+    raise SystemExit(_main())

@@ -174,6 +174,7 @@ class WebConfig:
     port: int = 8000
     threads: int = 72  # waitress threads: 64 live views + 8 kept for page loads (web.server)
     admin_pin: str = ""
+    secure_cookies: bool = False  # the session cookie's Secure flag: true behind an HTTPS proxy
 
 
 @dataclass(frozen=True)
@@ -383,6 +384,10 @@ def _bad(key: str, value: Any) -> Any:
     raise ConfigError(f"{key}: expected a camera index or a path, got {value!r}")
 
 
+#: A config is a page of TOML; anything near this is not one (and is not read into memory).
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def default_config_path() -> Path:
     """The documented default config shipped with the package."""
     return Path(__file__).with_name("default_config.toml")
@@ -390,19 +395,23 @@ def default_config_path() -> Path:
 
 def load_config(path: str | Path | None = None) -> TableConfig:
     """Read and validate a config file (the shipped default when `path` is None)."""
+    from table.files import FileRefused, read_limited
+
     p = Path(path) if path is not None else default_config_path()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_limited(p, MAX_CONFIG_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such config file") from None
+    except FileRefused as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{p}: not a text file (byte {exc.start} is not UTF-8)") from None
     try:
         raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML ({exc})") from None
+    except ValueError as exc:  # TOMLDecodeError, and an integer of more than 4,300 digits
+        raise ConfigError(f"{p}: not valid TOML ({str(exc).splitlines()[0][:200]})") from None
     except RecursionError:  # tomllib recurses into nested arrays and tables
         raise ConfigError(f"{p}: not valid TOML (nested too deeply)") from None
     try:

@@ -13,12 +13,14 @@ from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from engine.cards import SUIT_NAMES
+from table.config import MAX_SEATS
 from table.contract import commands as cmd
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
 from table.ledger import Event
-from table.state import StateError, TableState
+from table.next_deal import cancel_change, in_deal, left_message, queue_change
+from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 
 __all__ = ["DashboardCommands"]
@@ -66,8 +68,11 @@ class DashboardCommands(Interpreter):
         if isinstance(c, cmd.NewNight):
             return self._new_night(c)
         if isinstance(c, cmd.AdjustChips):
+            self._check_holding(self._player(c.player), c.delta)
             self._commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
             return {}
+        if isinstance(c, cmd.AmendChips):
+            return self._amend_chips(c.target, c.delta)
         if isinstance(c, cmd.Pause):
             if st.paused:
                 raise StateError("the game is already paused")
@@ -90,13 +95,26 @@ class DashboardCommands(Interpreter):
             data = cmd.to_payload(c)
             if not data:
                 raise StateError("no settings given")
+            if c.players is not None:
+                self._check_seats(len(c.players))
+            if in_deal(st) and set(data) != {"chip_value"} and c.players is None and c.starting_chips is None:
+                return queue_change(self, "settings", data)  # the rules of a deal never change in it
             if st.deal is not None and st.deal.is_over:
                 self._commit_many([self._close_item(), ("settings", data, None)])
             else:
                 self._commit("settings", data)
             return {}
         if isinstance(c, cmd.AddPlayer):
+            if in_deal(st):
+                return queue_change(self, "player_joined", {"player": c.player, "chips": c.chips})
             return self._add_player(c.player, c.chips)
+        if isinstance(c, cmd.RemovePlayer):
+            player = self._player(c.player)
+            if in_deal(st):
+                return queue_change(self, "player_left", {"player": player})
+            return self._remove_player(player)
+        if isinstance(c, cmd.CancelChange):
+            return cancel_change(self, c.id)
         if isinstance(c, cmd.SeatButton):
             return self._seat_button(self._player(c.player), c.gesture)
         if isinstance(c, cmd.ClaimFlush):
@@ -198,34 +216,69 @@ class DashboardCommands(Interpreter):
             return {"message": (self.message or "Nothing changed") + "."}
         return {}
 
-    def _new_night(self, c: cmd.NewNight) -> dict[str, Any]:
-        """Close and keep tonight, start the next night (`table.new_night`)."""
-        from table import new_night
-
+    def _remove_player(self, player: str) -> dict[str, Any]:
+        """A player leaves between deals (a deal that is over is closed first)."""
         st = self.state
-        if self.hold is not None:
-            raise StateError("the table waits for the alert above to be answered first")
-        if st.deal is not None and not st.deal.is_over:
-            raise StateError("a deal is in progress: play it out (or undo it) before starting a new night")
-        setup = new_night.night_setup(c, st.chip_value)  # a table the rules refuse moves nothing
-        if st.deal is not None:
-            self._commit(*self._close_item())  # the last deal's record is kept with the night
-        zones, deals = dict(st.zones), len(st.finished)
-        try:
-            self.ledger, kept = new_night.swap_ledger(self.ledger)
-        except StateError as exc:
-            self.ledger = getattr(exc, "ledger", self.ledger)
-            raise
-        self.state = TableState.replay([])
-        self._new_deal()  # nothing of tonight's alerts, hold, waiting events or pictures carries over
-        self.alerts, self.hold, self.deferred, self.tour = [], None, [], None
-        self._hold_views, self._alert_jpegs = {}, {}
-        self._commit("game_started", setup)
-        if zones:
-            self._commit("zones", {"zones": zones})
-        if self.deck is not None:  # a new night learns the deck afresh (tonight's views are kept with it)
-            self.deck = type(self.deck).for_ledger(self.ledger, self.deck.classifier)
-        return {"message": new_night.said(c, kept, deals)}
+        before = list(st.players)
+        held = st.chips()[player]
+        item = ("player_left", {"player": player}, None)
+        self._commit_many([self._close_item(), item] if st.deal is not None else [item])
+        return {"message": left_message(player, held, st.chips_in()[player], before)}
+
+    def _new_night(self, c: cmd.NewNight) -> dict[str, Any]:
+        """The next night in the same ledger, as the last one was set up (the dealer moves on) or
+        with the players, variant, house rules, chips and money the host chose for it."""
+        st = self.state
+        if not st.game_over:
+            raise StateError("the night is not over: end the game first")
+        players = list(c.players) if c.players is not None else list(st.players)
+        self._check_seats(len(players))
+        variant = c.variant or st.variant
+        options = dict(c.options) if c.options is not None else (dict(st.options) if variant == st.variant else {})
+        if c.players is None:
+            dealer = (st.players.index(st.dealer_name()) + 1) % len(st.players)
+        else:
+            dealer = c.first_dealer if c.first_dealer is not None else 0
+        chips = c.starting_chips if c.starting_chips is not None else st.starting_chips
+        self._commit("game_started", {"players": players, "variant": variant, "options": options,
+                                      "chips": chips, "first_dealer": dealer,
+                                      "chip_value": c.chip_value or st.chip_value, "currency": st.currency})
+        self.alerts, self.pending_plays = [], {}
+        return {"message": f"A new night: night {len(st.nights) + 1} for {', '.join(players)}, "
+                           f"{chips} chips each; last night is kept on the Nights page."}
+
+    def seats(self) -> int:
+        """How many players can sit down at the start: the seats the header wires (all of
+        `MAX_SEATS` when no controller says otherwise)."""
+        wired = self.wired_seats()
+        return MAX_SEATS if wired is None else min(wired, MAX_SEATS)
+
+    def _check_seats(self, players: int) -> None:
+        """A players list the table can seat: accepting more than it wires would stop
+        `loo-table run` from starting again (each starting player needs a seat's button)."""
+        seats = self.seats()
+        if players > seats:
+            raise StateError(f"this table wires {seats} seats, so at most {seats} players can sit down, "
+                             f"not {players}; a newcomer can still join later under A player joins")
+
+    def _check_holding(self, player: str, delta: int) -> None:
+        """No chips are taken off beyond what the player holds now: "Bea cashes out 5000" with
+        100 chips in front of her is a typo, and would wreck the night's sums and chart."""
+        held = self.state.chips().get(player, 0)
+        if delta < 0 and held + delta < 0:
+            raise StateError(f"{player} holds {held} chips, so at most {max(held, 0)} can be taken off, "
+                             f"not {-delta}")
+
+    def _amend_chips(self, target: int, delta: int) -> dict[str, Any]:
+        """Undo (``delta`` 0) or change an earlier chip entry; the ledger keeps the entry and the
+        change, each with its own event."""
+        entry = self.state.chip_log.get(target)
+        if entry is None:
+            raise StateError("that chip entry is not in tonight's ledger")
+        self._check_holding(entry["player"], delta - entry["delta"])
+        reason = "undone" if delta == 0 else f"changed from {entry['delta']:+d} to {delta:+d}"
+        self._commit("chips_amended", {"target": target, "delta": delta, "reason": reason})
+        return {}
 
     def _correction_evidence(self, c: cmd.CorrectCard) -> tuple[str, str, str | None] | None:
         """Where the photo of a host's correction is taken: the held card's zone, the zone named,

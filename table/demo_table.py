@@ -522,7 +522,6 @@ class TableDemo:
         self.referee.stop()
         self.controls.close()
         self.factory.reset()
-        self.referee.ledger.close()  # a new night started from the Admin page has its own
         self.ledger.close()
         self.lock.release()
         self._tmp.cleanup()

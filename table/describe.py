@@ -45,6 +45,13 @@ PHRASES: dict[type, Callable[[Any], str]] = {
 }
 
 
+def _parse(text: str) -> Any:
+    try:
+        return parse_action(text)
+    except LooError:
+        return None
+
+
 def _action_text(text: str) -> str:
     """What a recorded action was, as a phrase: "Ann's 10D", "the turn-up 7H", "Bea's declaration (pass)"."""
     try:
@@ -62,6 +69,11 @@ def _one(event: Any, lookup: Lookup) -> str:
         target = lookup(int(d["target"]))
         if target is not None and target.kind == "action":
             return f"Undid {_action_text(str(target.data.get('action', '')))}"
+        if target is not None and target.kind == "correct":
+            fixed = lookup(int(target.data["target"]))
+            action = _parse(str(fixed.data.get("action", ""))) if fixed is not None else None
+            whose = f"{action.player}'s card" if isinstance(action, Play) else "the turn-up"
+            return f"Undid the fix of {whose}: back to {d.get('was', 'the card before')}"
         if target is not None and target.kind == "deal_started":
             return f"Undid the start of deal {target.data.get('number')}"
         return "Undid the last event"
@@ -74,6 +86,18 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "adjust_chips":
         delta = int(d["delta"])
         return f"{d['player']} {delta:+d} chip{'s' if abs(delta) != 1 else ''} ({d['reason']})"
+    if kind == "change_queued":
+        return "Queued for the next deal"
+    if kind == "change_cancelled":
+        return f"Called off a change waiting for the next deal ({d.get('reason', 'cancelled')})"
+    if kind == "chips_amended":
+        target = lookup(int(d["target"]))
+        what = _chip_entry_text(target.data) if target is not None else "the chip entry"
+        if int(d["delta"]) == 0:
+            return f"Undid {what}"
+        return f"Changed {what} to {int(d['delta']):+d}"
+    if kind == "player_left":
+        return f"{d['player']} left the table with their chips"
     if kind == "player_joined":
         return f"{d['player']} joins with {d['chips']} chips, dealt in from the next deal"
     if kind == "pause":
@@ -87,12 +111,21 @@ def _one(event: Any, lookup: Lookup) -> str:
     if kind == "settings":
         variant = VARIANT_NAMES.get(str(d.get("variant")), str(d.get("variant")))
         words = {"players": "players", "options": f"house rules ({variant})", "starting_chips": "starting chips",
-                 "chip_value": "chip value"}  # the variant comes with its house rules
+                 "chip_value": "chip value", "currency": "currency"}  # the variant comes with its house rules
         saved = [w for k, w in words.items() if k in d] or (["variant"] if "variant" in d else [])
         return "Saved " + (", ".join(saved) if saved else "the settings")
     if kind == "zones":
         return f"Saved {len(d.get('zones') or {})} table zones"
     return str(kind).replace("_", " ").capitalize()
+
+
+def _chip_entry_text(d: Any) -> str:
+    """A chip entry as the host made it: "Bea's cash-out of 30 chips", "Ann's rebuy of 20 chips"."""
+    delta = int(d["delta"])
+    if str(d.get("reason", "")).startswith("chip count corrected"):
+        return f"the correction of {d['player']}'s chips ({delta:+d})"
+    what = "rebuy" if delta > 0 else "cash-out"
+    return f"{d['player']}'s {what} of {abs(delta)} chip{'s' if abs(delta) != 1 else ''}"
 
 
 def describe_events(events: list[Any], lookup: Lookup) -> str:

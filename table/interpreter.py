@@ -15,6 +15,7 @@ from table.alerts import FLASH_SECONDS, AlertKeeper
 from table.contract.snapshot import SeatCheck
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event, IdempotencyConflict, Ledger
+from table.next_deal import apply_queued
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
 
@@ -201,6 +202,7 @@ class Interpreter(AlertKeeper):
                 self._new_deal()
                 return
         self.tour = None  # a deal begins: "show me the deck" is over
+        apply_queued(self)  # what the host asked for during the last deal, in the order asked
         self._commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
         self._new_deal()
 
@@ -208,7 +210,7 @@ class Interpreter(AlertKeeper):
         st = self.state
         settlement = st.settlement()
         return ("deal_closed", {"number": st.deal_number, "record": st.hand_record(),
-                                "outcome": settlement.to_dict()}, f"close:{st.deal_number}")
+                                "outcome": settlement.to_dict()}, _close_key(len(st.nights) + 1, st.deal_number))
 
     def _new_deal(self) -> None:
         self.seat_check = None
@@ -227,6 +229,11 @@ class Interpreter(AlertKeeper):
             raise StateError("nothing to undo: no deal in progress")
         last = st.entries[-1].action if st.entries else None
         target = st.entries[-1].seq if st.entries else st.deal_info["seq"]
+        fix = st.last_fix()
+        if fix is not None and fix[1] > target:  # the host's last act was a fix: it is what Undo undoes
+            self._commit("undo", {"target": fix[1], "was": fix[2]})
+            self._sync_revokes(announce=False)
+            return
         self._commit("undo", {"target": target})
         if isinstance(last, Expose) and last.player in st.players:
             self.pending_plays.pop(st.players.index(last.player), None)  # that card was never played
@@ -402,6 +409,11 @@ class Interpreter(AlertKeeper):
                         "check its cable (the game waits)")
         elif not was:
             self.message = "camera back; the deal goes on"
+
+
+def _close_key(night: int, deal: int) -> str:
+    """The idempotency key of closing ``deal``: a ledger keeps several nights, each with a deal 1."""
+    return f"close:{deal}" if night == 1 else f"close:{night}:{deal}"
 
 
 def _zone_or_none(name: str) -> ZoneId | None:

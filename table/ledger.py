@@ -20,6 +20,7 @@ recorded (``sqlite_sequence``, written with each row at no extra page). The dash
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import sqlite3
 import threading
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from table.backup_files import recovery_hint
+from table.night import StrayWal, night_of, refuse_stray_wal
 
 __all__ = [
     "Event",
@@ -41,6 +43,8 @@ __all__ = [
     "IdempotencyConflict",
     "SCHEMA_VERSION",
     "chain_hash",
+    "night_of",
+    "seal_of",
 ]
 
 SCHEMA_VERSION = 2
@@ -60,7 +64,8 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL,
     data TEXT NOT NULL CHECK (json_valid(data)),
     at   REAL NOT NULL,
-    hash TEXT
+    hash TEXT,
+    mac  TEXT
 );
 {update_trigger}
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
@@ -112,6 +117,17 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+def _fsync_dir(folder: Path) -> None:
+    """Make ``folder``'s entries (a file created in it) durable."""
+    import os
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
     con: sqlite3.Connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kwargs)
     con.text_factory = _lenient_text
@@ -135,6 +151,52 @@ def _high_water(con: sqlite3.Connection) -> int:
     the same transaction as the row, and never lowers it when rows go."""
     row = con.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
     return 0 if row is None else int(row[0])
+
+
+def _chain_problems(path: Path) -> list[str]:
+    """The chain's problems of the ledger at ``path`` (one, when it cannot even be opened)."""
+    try:
+        with Ledger(path, readonly=True, check=False) as led:
+            return led.verify_chain()
+    except LedgerError as exc:
+        return [str(exc)]
+
+
+def _refuse_stray_wal(path: Path) -> None:
+    """``table.night.refuse_stray_wal`` as a ``LedgerError`` (one line; both files untouched)."""
+    try:
+        refuse_stray_wal(path, _chain_problems)
+    except StrayWal as exc:
+        raise LedgerError(str(exc)) from None
+
+
+def _columns(con: sqlite3.Connection) -> set[str]:
+    return {str(r[1]) for r in con.execute("PRAGMA table_info(events)")}
+
+
+def seal_of(key: bytes, digest: str) -> str:
+    """An event's seal: HMAC-SHA256 of its chain hash (which covers it and every event before it)
+    with the service's key; without the key a rewritten chain cannot be sealed again."""
+    return hmac.new(key, digest.encode("ascii", errors="replace"), hashlib.sha256).hexdigest()
+
+
+def _since_mac(key: bytes, night: str, since: int) -> str:
+    return hmac.new(key, f"sealed_since:{night}:{since}".encode("ascii", errors="replace"),
+                    hashlib.sha256).hexdigest()
+
+
+def _sealed_since(con: sqlite3.Connection, key: bytes) -> int | str:
+    """The first event that must be sealed, or why the ledger's record of it cannot be trusted."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE name='sealed_since'").fetchone()
+    except sqlite3.Error as exc:
+        return f"its sealing record cannot be read ({exc})"
+    if row is None:
+        return "it was never sealed with this key (its sealing record is missing: removed, or another table's ledger)"
+    since_text, _, mac = str(row[0]).partition(":")
+    if since_text.isdigit() and hmac.compare_digest(mac, _since_mac(key, night_of(con) or "", int(since_text))):
+        return int(since_text)
+    return "its sealing record does not match the key (changed by hand, or another table's ledger)"
 
 
 def _migrate_v1(con: sqlite3.Connection) -> None:
@@ -187,10 +249,21 @@ class Ledger:
         check: bool = True,
         readonly: bool = False,
         connect: Callable[[Path], Any] | None = None,
+        key: bytes | None = None,
+        sync_dir: Callable[[Path], None] | None = None,
     ) -> None:
         """``connect(path)`` opens the writer's connection (default: ``sqlite3``; the power-cut test
-        passes one over a VFS that drops unsynced writes, as gpiozero takes a pin factory)."""
+        passes one over a VFS that drops unsynced writes, as gpiozero takes a pin factory).
+
+        ``key`` (``table.seal.load_key``: a file only the service reads) seals every event written:
+        ``mac = HMAC-SHA256(key, hash)``, so a chain rewritten without the key fails `verify_chain`
+        given the key.
+
+        ``sync_dir(folder)`` makes the folder's entries durable (default: fsync the folder); it runs
+        once the ledger and its WAL exist, so a power cut cannot lose a new file's name while its
+        synced content is kept (the power-cut test passes one that logs it)."""
         self.path = Path(path)
+        self._key = key
         self.backup_dir = backup_dir
         self._clock = clock
         self._lock = threading.Lock()
@@ -200,6 +273,11 @@ class Ledger:
         if readonly:  # `ledger verify` / `export` beside a running table: never write, never create
             if not self.path.is_file():
                 raise LedgerError(f"ledger {self.path}: no such file")
+            if check:
+                from table.instance import running_pid
+
+                if running_pid(self.path) is None:  # a live table's own WAL is the night's, mid-write
+                    _refuse_stray_wal(self.path)
             if not any(Path(f"{self.path}{s}").exists() for s in ("-wal", "-shm")):
                 # Nobody has the ledger open (a live table keeps its -wal): read it as immutable, or
                 # SQLite would leave -wal/-shm files behind, owned by whoever ran `verify` (root),
@@ -222,6 +300,8 @@ class Ledger:
         existed = self.path.exists() and self.path.stat().st_size > 0
         if not existed:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif check:
+            _refuse_stray_wal(self.path)  # before SQLite opens it: an open applies whatever WAL lies there
         try:
             self._con = (connect or _connect)(self.path)
             if existed and check:
@@ -234,18 +314,48 @@ class Ledger:
             self._con.execute("PRAGMA synchronous=FULL")
             self._con.execute("PRAGMA foreign_keys=ON")
             # one transaction: a kill while a new ledger is set up leaves all of the schema or none
+            # the night's identity is made with the file (and added to a ledger from before it had
+            # one): a WAL or a restore from another night is told apart by it
             self._con.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO meta(name, value) "
-                                    f"VALUES ('schema', '{SCHEMA_VERSION}');\nCOMMIT;")
+                                    f"VALUES ('schema', '{SCHEMA_VERSION}');\nINSERT OR IGNORE INTO meta(name, value) "
+                                    f"VALUES ('night', '{uuid.uuid4().hex}');\nCOMMIT;")
         except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc):
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
             raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
+        try:  # the file and its -wal may have just been made: their names must survive a power cut
+            (sync_dir or _fsync_dir)(self.path.parent)
+        except OSError as exc:
+            raise LedgerError(f"ledger {self.path}: cannot sync its folder ({exc.strerror or exc})") from None
         version = self._con.execute("SELECT value FROM meta WHERE name='schema'").fetchone()[0]
         if int(version) == 1:
             _migrate_v1(self._con)
             version = SCHEMA_VERSION
         if int(version) != SCHEMA_VERSION:
             raise LedgerError(f"ledger {self.path}: schema {version}, this loo-table reads {SCHEMA_VERSION}")
+        if "mac" not in _columns(self._con):
+            self._con.execute("ALTER TABLE events ADD COLUMN mac TEXT")  # sealing came later: old rows stay unsealed
+        if key is not None:
+            self._mark_sealed()
+
+    def _mark_sealed(self) -> None:
+        """Record, sealed, from which event on this ledger is sealed (the next one, the first time a
+        key opens it): `verify_chain` then requires a seal on every event from there, so blanking
+        the seals does not pass for a ledger from before sealing."""
+        assert self._key is not None
+        con = self._con
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            if con.execute("SELECT 1 FROM meta WHERE name='sealed_since'").fetchone() is None:
+                since = max(_last(con)[0], _high_water(con)) + 1
+                night = night_of(con) or ""
+                con.execute("INSERT INTO meta(name, value) VALUES ('sealed_since', ?)",
+                            (f"{since}:{_since_mac(self._key, night, since)}",))
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise
 
     # -- writing -----------------------------------------------------------------------------------
     @property
@@ -292,8 +402,9 @@ class Ledger:
                         at = float(self._clock())
                         head_seq += 1
                         prev = chain_hash(prev, head_seq, key, kind, text, at)
-                        con.execute("INSERT INTO events(seq, key, kind, data, at, hash) VALUES (?, ?, ?, ?, ?, ?)",
-                                    (head_seq, key, kind, text, at, prev))
+                        mac = seal_of(self._key, prev) if self._key is not None else None
+                        con.execute("INSERT INTO events(seq, key, kind, data, at, hash, mac) "
+                                    "VALUES (?, ?, ?, ?, ?, ?, ?)", (head_seq, key, kind, text, at, prev, mac))
                         out.append(Event(head_seq, key, kind, json.loads(text), at, prev))
                     con.execute("COMMIT")
                 except BaseException:
@@ -354,9 +465,21 @@ class Ledger:
         finally:
             con.close()
 
-    def verify_chain(self) -> list[str]:
+    @property
+    def night(self) -> str | None:
+        """The night's identity (32 hex digits, made with the file), None for a ledger from before."""
+        con = self._reader()
+        try:
+            return night_of(con)
+        finally:
+            con.close()
+
+    def verify_chain(self, key: bytes | None = None) -> list[str]:
         """Walk the hash chain from the first event to the recorded head; one line per problem.
 
+        With ``key`` every event from the ledger's sealed record of where sealing began (``meta
+        sealed_since``, itself sealed) must carry a matching seal: a chain rewritten, an event
+        inserted or appended without the key fails.
         Reads the raw rows (never ``json.loads``), so a damaged row is reported, not raised.
         """
         con = self._reader()
@@ -367,22 +490,38 @@ class Ledger:
                 return [f"the ledger's sequence record is unreadable ({exc})"]
             problems: list[str] = []
             prev, expected = GENESIS, 1
-            for seq, key, kind, data, at, digest in con.execute(
-                    f"SELECT {self._cols} FROM events ORDER BY seq"):
+            since: int | None = None
+            if key is not None:
+                found = _sealed_since(con, key)
+                if isinstance(found, str):
+                    return [f"the ledger's seals cannot be trusted: {found}"]
+                since = found
+            mac_col = "mac" if "mac" in _columns(con) else "NULL"
+            for seq, key_, kind, data, at, digest, mac in con.execute(
+                    f"SELECT {self._cols}, {mac_col} FROM events ORDER BY seq"):
                 if seq != expected:
                     problems.append(f"event {expected}: missing (the next row is {seq})")
                     break
-                if not isinstance(at, float) or not all(isinstance(v, str) for v in (key, kind, data)):
+                if not isinstance(at, float) or not all(isinstance(v, str) for v in (key_, kind, data)):
                     problems.append(f"event {seq}: a field has the wrong type")
                     break
                 if digest is None:
                     problems.append(f"event {seq} has no hash: a ledger from before hash chaining "
                                     "(start the table once to chain it)")
                     break
-                if digest != chain_hash(prev, seq, key, kind, data, at):
+                if digest != chain_hash(prev, seq, key_, kind, data, at):
                     problems.append(f"event {seq}: its hash does not match its content and the chain "
                                     "before it (edited, inserted or reordered)")
                     break
+                if key is not None and since is not None and seq >= since:
+                    if mac is None:
+                        problems.append(f"event {seq} is not sealed: written without the table's key "
+                                        "(inserted, appended or rewritten by hand)")
+                        break
+                    if not hmac.compare_digest(str(mac), seal_of(key, digest)):
+                        problems.append(f"event {seq}: its seal does not match (the chain was rewritten "
+                                        "without the table's key, or the key is another table's)")
+                        break
                 prev, expected = digest, expected + 1
             last = expected - 1
             if not problems and last != high:
@@ -393,6 +532,26 @@ class Ledger:
             return [f"the events cannot be read: {exc}"]
         finally:
             con.close()
+
+    def seal(self, seq: int) -> str | None:
+        """The seal stored with event ``seq`` (None when unsealed or absent)."""
+        con = self._reader()
+        try:
+            if "mac" not in _columns(con):
+                return None
+            row = con.execute("SELECT mac FROM events WHERE seq=?", (seq,)).fetchone()
+        finally:
+            con.close()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def hash_at(self, seq: int) -> str | None:
+        """The chain hash of event ``seq`` (None when there is no such event)."""
+        con = self._reader()
+        try:
+            row = con.execute("SELECT hash FROM events WHERE seq=?", (seq,)).fetchone()
+        finally:
+            con.close()
+        return None if row is None or row[0] is None else str(row[0])
 
     def require_intact(self) -> None:
         """Raise ``LedgerCorrupt`` (naming the latest backup) when the hash chain is broken: a

@@ -10,12 +10,13 @@ correction like everything else folded from the ledger.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from engine import Play
 
-__all__ = ["deal_photos", "proves_new_revoke", "revoke_photo", "save_zone_photo"]
+__all__ = ["deal_photos", "proves_new_revoke", "revoke_photo", "revokes_with_photos", "save_zone_photo",
+           "with_correction_photo"]
 
 log = logging.getLogger("loo-table.referee")
 
@@ -63,6 +64,20 @@ def revoke_photo(entries: Sequence[Any], revoke: Any) -> str | None:
         elif e.meta.get("correction_photo") or e.meta.get("photo"):  # a correction proved it
             fallback = fallback or str(e.meta.get("correction_photo") or e.meta["photo"])
     return fallback
+
+
+def revokes_with_photos(entries: Sequence[Any], revokes: Sequence[Any]) -> list[dict[str, Any]]:
+    """The deal's revokes for the History: the engine's record, its sentence and its photo."""
+    out = []
+    for r in revokes:
+        photo = revoke_photo(entries, r)
+        out.append({**r.to_dict(), "message": r.describe(), **({"photo": photo} if photo else {})})
+    return out
+
+
+def with_correction_photo(meta: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """A corrected entry's meta, with the photo the ``correct`` event names, if any."""
+    return {**meta, "correction_photo": str(data["photo"])} if data.get("photo") else meta
 
 
 def deal_photos(entries: Sequence[Any]) -> list[dict[str, Any]]:

@@ -56,6 +56,7 @@ class Handled(TypedDict):
     ok: bool
     events: list[Event]
     message: NotRequired[str]
+    queued: NotRequired[int]
 
 
 def refusal(exc: Exception) -> Refused:
@@ -328,6 +329,8 @@ class Referee(DashboardCommands):
                 handled: Handled = {"ok": True, "events": list(self._written)}
                 if "message" in result:
                     handled["message"] = str(result["message"])
+                if "queued" in result:  # it waits for the next deal (table.next_deal)
+                    handled["queued"] = int(result["queued"])
                 item.reply.set_result(handled)
             finally:
                 self._in_command = False

@@ -295,12 +295,13 @@ class WebServer:
     pool; all but `web.server.SPARE_THREADS` of them may hold a live view (an SSE stream)."""
 
     def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
-                 threads: int | None = None, pictures: Any = None, camera_setup: Any = None,
-                 claim: Any = None) -> None:
+                 threads: int | None = None, secure_cookies: bool = False, presence: Any = None,
+                 pictures: Any = None, camera_setup: Any = None, claim: Any = None) -> None:
         from web import create_app
         from web.server import SPARE_THREADS, make_server
 
-        config: dict[str, Any] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None}
+        config: dict[str, Any] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None,
+                                  "SECURE_COOKIES": secure_cookies, "TABLE_PRESENCE": presence}
         if threads:  # `[web] threads`: the stream cap follows, so streams never take the spare threads
             config["MAX_STREAMS"] = max(1, threads - SPARE_THREADS)
         self.app = create_app(service, config=config, pictures=pictures, camera_setup=camera_setup, claim=claim)

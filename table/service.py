@@ -19,6 +19,7 @@ from table.contract.service import (
     JsonObject,
     LedgerHead,
     LedgerRow,
+    NightSummary,
     Settings,
     StreamItem,
 )
@@ -64,12 +65,35 @@ class TableService:
         return [e.row() for e in self.referee.ledger.iter_events()]
 
     def ledger_head(self) -> LedgerHead:
+        from table.seal import code
+
         seq, digest = self.referee.ledger.head()
-        return {"seq": seq, "hash": digest}
+        seal = self.referee.ledger.seal(seq) if seq else None
+        head: LedgerHead = {"seq": seq, "hash": digest}
+        if seal:  # what the host keeps at the end of the night (table/seal.py), when events are sealed
+            head["seal"] = code(seal)
+        return head
 
     def chip_history(self) -> dict[str, list[int]]:
         with self.referee.lock:
             return {p: list(v) for p, v in self.referee.state.chip_history.items()}
+
+    def nights(self) -> list[NightSummary]:
+        """Every night this ledger kept, then tonight's (``tonight``: true; ``over``: ended)."""
+        import time
+
+        from table.nights import night_summary
+
+        with self.referee.lock:
+            st = self.referee.state
+            out: list[NightSummary] = [{**n, "tonight": False, "over": True} for n in st.nights]
+            if st.started:
+                out.append({**night_summary(st, time.time()), "tonight": True, "over": st.game_over})
+            return out
+
+    def bought_history(self) -> dict[str, list[int]]:
+        with self.referee.lock:
+            return {p: list(v) for p, v in self.referee.state.bought_history.items()}
 
     def chips_in(self) -> dict[str, int]:
         with self.referee.lock:
@@ -90,8 +114,10 @@ class TableService:
                 "options": _json_object(options),
                 "starting_chips": st.starting_chips,
                 "chip_value": st.chip_value,
+                "currency": st.currency,
                 "zones": _json_object(st.zones),
                 "game_started": st.deal_number > 0,
+                "seats": self.referee.seats(),  # the most players who can sit down at the start
             }
 
     # -- admin -------------------------------------------------------------------------------------
@@ -103,6 +129,8 @@ class TableService:
             raise ValueError("the payload must be a JSON object")
         handled = self.referee.call(command, payload, timeout=self.timeout)
         reply: CommandReply = {"ok": True, "version": self.referee.version}
+        if "queued" in handled:
+            reply["queued"] = handled["queued"]
         if "message" in handled:
             reply["message"] = handled["message"]
         else:

@@ -8,12 +8,18 @@ module adds only what a real table needs around it (corrections, undo, chip adju
 
 Event kinds (``data`` in brackets):
 
-- ``game_started`` {players, variant, options, chips, first_dealer, chip_value}
+- ``game_started`` {players, variant, options, chips, first_dealer, chip_value, currency?}: after a
+  night that is over, the next night in the same ledger (the one before is kept in ``nights``)
 - ``settings`` {any of variant, options, chip_value; players / chips before the first deal}
 - ``deal_started`` {number, dealer}; ``action`` {action: engine text form, source, ...};
-  ``correct`` {target: seq of an action event, card}; ``undo`` {target: seq};
+  ``correct`` {target: seq of an action event, card}; ``undo`` {target: seq; the deal's last action,
+  or the latest ``correct`` still in force, whose card comes back: ``was``, the card restored};
   ``deal_closed`` {number, record: loo-hand/1, outcome} (written before the next deal starts)
-- ``adjust_chips`` {player, delta, reason}; ``pause``; ``resume``; ``end_game``; ``zones`` {zones}
+- ``adjust_chips`` {player, delta, reason}; ``chips_amended`` {target: seq of an adjust_chips, delta
+  (its new amount, 0: undone), reason}; ``pause``; ``resume``; ``end_game``; ``zones`` {zones}
+- ``change_queued`` {kind: player_joined | settings, data, deal}: asked for during a deal, applied
+  at the next deal boundary as that event with ``queued`` (this seq) in its data;
+  ``change_cancelled`` {target, reason?}: called off by the host, or no longer possible then
 - ``player_joined`` {player, chips}: a late joiner takes the next free seat between deals with
   ``chips`` bought in (``engine.Game.add_player``); the table seats at most ``MAX_SEATS`` (8)
 
@@ -34,9 +40,16 @@ from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, par
 from engine.game import Game
 from engine.records import deal_to_record
 from table.config import MAX_SEATS
-from table.proof_photos import deal_photos, revoke_photo
+from table.contract.service import NightSummary
+from table.nights import begin_next_night
+from table.proof_photos import deal_photos, revokes_with_photos, with_correction_photo
 
 __all__ = ["TableState", "StateError", "DealEntry"]
+
+
+#: the events a change asked for during a deal becomes at the next deal boundary (their data then
+#: carries ``queued``: the seq of the ``change_queued`` event that asked for it)
+QUEUEABLE = frozenset({"player_joined", "player_left", "settings"})
 
 
 class StateError(ValueError):
@@ -68,6 +81,12 @@ class _Chips:
     adjust: dict[str, int]
     brought_in: dict[str, int]
     opening: dict[str, int]
+    #: the host's chip entries by the seq of their ``adjust_chips`` event: player, delta (now),
+    #: first (as entered), reason, amended_by (the ``chips_amended`` events that changed it)
+    chip_log: dict[int, dict[str, Any]]
+    #: chips bought (+) or cashed out (-) in each row of `chip_history`, so the scoresheet shows
+    #: money paid in apart from what the cards won
+    bought_history: dict[str, list[int]]
 
     def _require_started(self) -> Game:
         if self.game is None:
@@ -83,9 +102,29 @@ class _Chips:
             raise StateError(f"{player!r} is not at the table")
         if delta == 0 or not reason:
             raise StateError("a chip adjustment needs a non-zero amount and a reason")
+        self._move_chips(game, player, delta)
+        self.chip_log = {**self.chip_log, seq: {"seq": seq, "player": player, "delta": delta, "reason": reason,
+                                                "first": delta, "amended_by": []}}
+
+    def _on_chips_amended(self, seq: int, d: dict[str, Any]) -> None:
+        """An earlier buy-in, cash-out or count correction undone (``delta`` 0) or changed: the
+        difference moves as an adjustment of its own, and the entry remembers every change."""
+        game = self._require_started()
+        target, delta = int(d["target"]), int(d["delta"])
+        entry = self.chip_log.get(target)
+        if entry is None:
+            raise StateError(f"event {target} is not a chip entry of this night")
+        if entry["delta"] == delta:
+            raise StateError(f"{entry['player']}'s entry is {delta:+d} chips already")
+        self._move_chips(game, entry["player"], delta - entry["delta"])
+        self.chip_log = {**self.chip_log, target: {**entry, "delta": delta,
+                                                   "amended_by": [*entry["amended_by"], seq]}}
+
+    def _move_chips(self, game: Game, player: str, delta: int) -> None:
         self.brought_in[player] = self.brought_in.get(player, 0) + delta
         if game.current is None:
             self.chip_history[player][-1] = game.adjust_chips(player, delta)
+            self.bought_history[player][-1] += delta
         else:  # the deal in progress settles from the balances it started with
             self.adjust[player] = self.adjust.get(player, 0) + delta
 
@@ -96,26 +135,103 @@ class _Chips:
             raise StateError("a player joins between deals, not during one: wait for the deal to end")
         if len(game.players) >= MAX_SEATS:
             raise StateError(f"the table is full: it seats at most {MAX_SEATS} players")
+        if player in self.opening:  # a leaver's result stays under that name
+            raise StateError(f"{player} played earlier tonight and left; they join again under another name")
         game.add_player(player, chips)  # the engine refuses a taken name, a bad buy-in, a full variant
         self.opening[player] = chips
         self.brought_in[player] = 0
         deals = max((len(v) for v in self.chip_history.values()), default=1)
         self.chip_history[player] = [chips] * deals  # the scoresheet shows the buy-in until the join
+        self.bought_history[player] = [0] * deals
 
     def chips_in(self) -> dict[str, int]:
         """What each player brought to the table: the chips they sat down with (the starting chips,
-        or a late joiner's buy-in) plus every adjustment; the night's results are measured from it."""
-        players = self.game.players if self.game is not None else ()
+        or a late joiner's buy-in) plus every adjustment; the night's results are measured from it.
+        A player who left is still here: their result is what they took minus this."""
+        players = [*self.opening] if self.game is not None else []
         return {p: self.opening.get(p, self.starting_chips) + self.brought_in.get(p, 0) for p in players}
 
-    def _apply_adjustments(self, game: Game) -> None:
-        """The host's chip adjustments made during the deal just finished or abandoned."""
-        for p, delta in self.adjust.items():
+    def _on_player_left(self, seq: int, d: dict[str, Any]) -> None:
+        """A player leaves between deals with their chips (`engine.Game.remove_player`); their
+        scoresheet column stops at what they took."""
+        game = self._require_started()
+        player = str(d["player"])
+        if game.current is not None:
+            raise StateError("a player leaves between deals, not during one: wait for the deal to end")
+        game.remove_player(player)
+
+    def _apply_adjustments(self, game: Game) -> dict[str, int]:
+        """The host's chip adjustments made during the deal just finished or abandoned (returned,
+        for the scoresheet's row)."""
+        done = self.adjust
+        for p, delta in done.items():
             game.adjust_chips(p, delta)
         self.adjust = {}
+        return done
 
 
-class TableState(_Chips):
+class _Queue:
+    """Changes asked for during a deal, waiting for the next deal boundary (`table.next_deal`).
+    A part of `TableState`."""
+
+    queued: dict[int, dict[str, Any]]
+
+    def _require_started(self) -> Game:
+        raise NotImplementedError
+
+    def _on_change_queued(self, seq: int, d: dict[str, Any]) -> None:
+        """A join or a house-rule change asked for during a deal: it waits for the next deal."""
+        self._require_started()
+        kind, data = str(d["kind"]), dict(d["data"])
+        if kind not in QUEUEABLE:
+            raise StateError(f"a {kind!r} cannot wait for the next deal")
+        self.queued = {**self.queued, seq: {"seq": seq, "kind": kind, "data": data, "deal": int(d.get("deal", 0))}}
+
+    def _on_change_cancelled(self, seq: int, d: dict[str, Any]) -> None:
+        """A queued change the host called off (or one that no longer fits at the boundary)."""
+        target = int(d["target"])
+        if target not in self.queued:
+            raise StateError("that change is not waiting for the next deal")
+        self.queued = {k: v for k, v in self.queued.items() if k != target}
+
+
+class _Fixes:
+    """The host's fixes of a card in the current deal, newest first, for Undo. A part of
+    `TableState`."""
+
+    entries: list[DealEntry]
+
+    def _replace_entry(self, game: Game, i: int, action: Any, meta: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def last_fix(self) -> tuple[int, int, str] | None:
+        """The host's latest fix of a card still in force in this deal: (index of the entry, seq
+        of the ``correct`` event, the card it replaced), or None when there is none."""
+        best: tuple[int, int, str] | None = None
+        for i, e in enumerate(self.entries):
+            fixes = e.meta.get("fixes") or []
+            if fixes and (best is None or fixes[-1][0] > best[1]):
+                best = (i, int(fixes[-1][0]), str(fixes[-1][1]))
+        return best
+
+    def _undo_fix(self, game: Game, target: int) -> bool:
+        """Undo the fix ``target`` (a ``correct`` event) if it is the latest fix of its card: the
+        card is as it was before it (True); False when ``target`` is no fix in force."""
+        for i, e in enumerate(self.entries):
+            fixes = list(e.meta.get("fixes") or [])
+            if fixes and int(fixes[-1][0]) == target:
+                card = Card.parse(str(fixes.pop()[1]))
+                old = e.action
+                action: Any = Play(old.player, card) if isinstance(old, Play) else TurnUp(card)
+                meta = {k: v for k, v in e.meta.items() if k not in ("corrected_by", "was", "fixes")}
+                if fixes:
+                    meta.update(corrected_by=int(fixes[-1][0]), was=str(fixes[-1][1]), fixes=fixes)
+                self._replace_entry(game, i, action, meta)
+                return True
+        return False
+
+
+class TableState(_Chips, _Queue, _Fixes):
     """The night at the table: an `engine.Game` plus what the table adds (corrections, zones...)."""
 
     def __init__(self) -> None:
@@ -133,7 +249,16 @@ class TableState(_Chips):
         self.adjust: dict[str, int] = {}  # adjustments made during a deal, added when it closes
         self.brought_in: dict[str, int] = {}  # every player's adjustments of the night (buy-ins...)
         self.opening: dict[str, int] = {}  # chips each player sat down with (a late joiner's buy-in)
+        self.chip_log: dict[int, dict[str, Any]] = {}  # replaced, never changed in place (clone shares it)
+        self.bought_history: dict[str, list[int]] = {}
+        # changes asked for during a deal, applied at the next deal boundary, by the seq of their
+        # ``change_queued`` event (replaced, never changed in place: a clone shares it)
+        self.queued: dict[int, dict[str, Any]] = {}
         self.paused = False
+        self.currency = ""  # shown before money ("£"); the chip value says how much a chip is
+        self.nights: list[NightSummary] = []  # the nights this ledger kept before this one
+        self.night_started = 0.0
+        self._at = 0.0  # the time of the event being applied (ledger events carry it)
         self.ended_by_host = False
         self.last_seq = 0
         self.events_applied = 0
@@ -156,6 +281,7 @@ class TableState(_Chips):
         other.deal_info = copy.deepcopy(self.deal_info)
         other.finished = list(self.finished)
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
+        other.bought_history = {p: list(v) for p, v in self.bought_history.items()}
         other.adjust = dict(self.adjust)
         other.brought_in = dict(self.brought_in)
         other.opening = dict(self.opening)
@@ -245,7 +371,8 @@ class TableState(_Chips):
             "chips": self.chips() if self.started else {}, "pool_now": self.pool_now(),
             "finished": len(self.finished), "adjust": self.adjust, "total_in": self.total_in,
             "paused": self.paused, "game_over": self.game_over, "zones": self.zones,
-            "chip_history": self.chip_history,
+            "chip_history": self.chip_history, "queued": sorted(self.queued), "nights": len(self.nights),
+            "currency": self.currency,
         }
 
     def digest(self) -> str:
@@ -258,12 +385,19 @@ class TableState(_Chips):
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is None:
             raise StateError(f"unknown event kind {event.kind!r}")
+        data = dict(event.data)
+        self._at = float(getattr(event, "at", 0.0) or 0.0)
+        queued = data.pop("queued", None) if event.kind in QUEUEABLE else None
+        if queued is not None and int(queued) not in self.queued:
+            raise StateError(f"event {queued} is not a change waiting for the next deal")
         try:
-            handler(event.seq, dict(event.data))
+            handler(event.seq, data)
         except engine.LooError as exc:
             raise StateError(str(exc), rule=type(exc).__name__) from None
         except (KeyError, TypeError, AttributeError) as exc:
             raise StateError(f"malformed {event.kind} event: {exc}") from None
+        if queued is not None:  # the change asked for during the last deal, now applied
+            self.queued = {k: v for k, v in self.queued.items() if k != int(queued)}
         self.last_seq = max(self.last_seq, event.seq)
         self.events_applied += 1
 
@@ -281,21 +415,27 @@ class TableState(_Chips):
         self.game = Game(opts, players, balances=chips, dealer=players[dealer])
         self.variant, self.options, self.starting_chips = variant, options, chips
         self.chip_history = {p: [chips] for p in players}
+        self.bought_history = {p: [0] for p in players}
         self.adjust = {}
         self.brought_in = {p: 0 for p in players}
         self.opening = {p: chips for p in players}
 
     def _on_game_started(self, seq: int, d: dict[str, Any]) -> None:
-        if self.deal_number > 0:
+        if self.game is not None and self.game.is_over:  # the next night, in the same ledger
+            begin_next_night(self, type(self)())
+        elif self.deal_number > 0:
             raise StateError("the game is already under way")
+        self.night_started = self._at
+        self.currency = str(d.get("currency", self.currency))
         self._new_game([str(p) for p in d["players"]], str(d.get("variant", "three_card")),
                        dict(d.get("options") or {}), int(d.get("chips", 100)), int(d.get("first_dealer", 0)))
         self.chip_value = str(d.get("chip_value", self.chip_value))
 
     def _on_settings(self, seq: int, d: dict[str, Any]) -> None:
         game = self._require_started()
-        if set(d) == {"chip_value"}:  # money only, never the game: it may change at any time
-            self.chip_value = str(d["chip_value"])
+        self.currency = str(d.get("currency", self.currency))
+        if set(d) <= {"chip_value", "currency"}:  # money only, never the game: it may change at any time
+            self.chip_value = str(d.get("chip_value", self.chip_value))
             return
         if game.current is not None:
             raise StateError("settings can change only between deals")
@@ -376,11 +516,13 @@ class TableState(_Chips):
             new_action = TurnUp(card)
         else:
             raise StateError("only a played or turned-up card can be corrected")
+        fixes = [*self.entries[i].meta.get("fixes", []), [seq, str(old.card)]]  # undone newest first
+        self._replace_entry(game, i, new_action, with_correction_photo(  # the zone as corrected (table.photos)
+            {**self.entries[i].meta, "corrected_by": seq, "was": str(old.card), "fixes": fixes}, d))
+
+    def _replace_entry(self, game: Game, i: int, action: Any, meta: dict[str, Any]) -> None:
         entries = list(self.entries)
-        fixed = {**entries[i].meta, "corrected_by": seq, "was": str(old.card)}
-        if d.get("photo"):  # the zone as the host corrected it (table.photos)
-            fixed["correction_photo"] = str(d["photo"])
-        entries[i] = DealEntry(entries[i].seq, new_action, fixed)
+        entries[i] = DealEntry(entries[i].seq, action, meta)
         deal = self._rebuild(entries)  # raises if the corrected deal is impossible
         game.replace_deal(deal)
         self.entries = entries
@@ -391,6 +533,8 @@ class TableState(_Chips):
         if deal is None:
             raise StateError("nothing to undo: no deal in progress")
         target = int(d["target"])
+        if self._undo_fix(game, target):
+            return
         if self.entries:
             if self.entries[-1].seq != target:
                 raise StateError("only the last event of the deal can be undone")
@@ -420,14 +564,15 @@ class TableState(_Chips):
             result = game.finish_deal()  # the engine settles, passes the deal, ends the night (§9.7)
         except (ChipConservationError, AssertionError) as exc:  # AssertionError: the §11.1 audit
             raise StateError(str(exc)) from None
-        self._apply_adjustments(game)
+        bought = self._apply_adjustments(game)
         self.finished.append({"number": self.deal_number, "dealer": result.dealer, "record": record,
                               "outcome": outcome, "kind": result.settlement.kind,
                               "had_loo": result.had_loo, "residue": dict(result.residue), "seq": seq,
                               "summary": summary})
         self.entries = []
-        for p in self.players:
-            self.chip_history[p].append(game.balances[p])
+        for p in self.chip_history:  # a player who left keeps what they took: the lists stay equal
+            self.chip_history[p].append(game.balances.get(p, self.chip_history[p][-1]))
+            self.bought_history[p].append(bought.get(p, 0))
 
     def _on_pause(self, seq: int, d: dict[str, Any]) -> None:
         self._require_started()
@@ -446,11 +591,12 @@ class TableState(_Chips):
             game.abandon_deal()
             self.entries, self.deal_info = [], {}
             self.deal_number -= 1
-        self._apply_adjustments(game)
+        bought = self._apply_adjustments(game)
         game.end_now()  # the engine shares the pool out (§9.7 end_residue) and ends the night
         self.ended_by_host = True
         for p in self.players:
             self.chip_history[p][-1] = game.balances[p]
+            self.bought_history[p][-1] += bought.get(p, 0)
 
     # -- records -----------------------------------------------------------------------------------
     def hand_record(self) -> dict[str, Any]:
@@ -476,10 +622,7 @@ class TableState(_Chips):
             "trump": deal.trump,
             "declarations": [[p, a] for p, a in deal.declarations.items()],
             "tricks": tricks,
-            "revokes": [{**r.to_dict(), "message": r.describe(),
-                         **({"photo": photo} if (photo := revoke_photo(self.entries, r)) else {})}
-                        for r in deal.revokes],
-            "photos": deal_photos(self.entries),
+            "revokes": revokes_with_photos(self.entries, deal.revokes), "photos": deal_photos(self.entries),
             "finished": s is not None,
         }
         if s is not None:

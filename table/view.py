@@ -12,6 +12,7 @@ from typing import Any
 
 from engine import MISS, TableCommands
 from table.contract.snapshot import Alert, Commands, DeckLearning, DeckTour, Seat, Snapshot, Trick
+from table.next_deal import queued_rows
 from table.state import TableState
 
 __all__ = ["seat_lights", "status", "build_snapshot"]
@@ -139,6 +140,11 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
                               and not st.game_over else TableCommands()),
         "deck_tour": deck_tour,  # "show me the deck" in progress (table.deck_tour)
         "deck_learning": deck_learning,  # what the camera learned of the deck tonight
+        # the host's chip entries (buy-ins, cash-outs, count corrections), newest first: undoable
+        "chip_log": [{"seq": e["seq"], "player": e["player"], "delta": e["delta"], "first": e["first"],
+                      "reason": e["reason"], "changed": bool(e["amended_by"])}
+                     for e in reversed(st.chip_log.values())],
+        "queued": queued_rows(st),  # changes asked for during the deal, applied at the next one
     }
 
 

@@ -23,8 +23,14 @@ import numpy as np
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 #: The most pixels a photo may have (a 108-megapixel phone camera fits). A few-megabyte PNG can
 #: declare 30000 x 30000 and would take gigabytes to decode, so the size is read from the header
-#: first (PNG, JPEG), and OpenCV's own limit is set to the same for the other formats.
+#: first (PNG, JPEG, BMP, WebP), and OpenCV's own limit is set to the same for the other formats.
 MAX_PIXELS = 120_000_000
+#: The most pixels a photo may declare per byte of file. A real photo has a few (a flat grey PNG
+#: about 350); a 1 KB run-length BMP declaring 10,900 x 10,900 has 118,000 and would take 0.9 GB
+#: to decode, so a declared size that far beyond its file is refused before decoding.
+MAX_PIXELS_PER_BYTE = 4096
+#: The largest photo file read (a 108-megapixel JPEG is about 30 MB).
+MAX_FILE_BYTES = 256 << 20
 
 
 class UnreadableImage(ValueError):
@@ -61,10 +67,26 @@ def jpeg_is_truncated(data: bytes) -> bool:
 
 
 def declared_size(data: bytes) -> tuple[int, int] | None:
-    """``(width, height)`` from a PNG's IHDR or a JPEG's frame header, without decoding; None for
-    other formats or a header that is not there."""
+    """``(width, height)`` from a PNG's IHDR, a BMP's info header, a WebP's frame header or a
+    JPEG's frame header, without decoding; None for other formats or a header that is not there."""
     if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
         return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data[:2] == b"BM" and len(data) >= 26:
+        if int.from_bytes(data[14:18], "little") == 12:  # the old OS/2 core header: 16-bit sizes
+            return int.from_bytes(data[18:20], "little"), int.from_bytes(data[20:22], "little")
+        # a negative height means top-down rows; the size is its magnitude
+        return (abs(int.from_bytes(data[18:22], "little", signed=True)),
+                abs(int.from_bytes(data[22:26], "little", signed=True)))
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
+        kind = data[12:16]
+        if kind == b"VP8X":
+            return 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+        if kind == b"VP8L":
+            bits = int.from_bytes(data[21:25], "little")
+            return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+        if kind == b"VP8 ":
+            return int.from_bytes(data[26:28], "little") & 0x3FFF, int.from_bytes(data[28:30], "little") & 0x3FFF
+        return None
     if data[:2] != b"\xff\xd8":
         return None
     i = 2
@@ -79,6 +101,30 @@ def declared_size(data: bytes) -> tuple[int, int] | None:
             return None
         i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
     return None
+
+
+def _read_regular(path: Path) -> bytes:
+    """The file's bytes, refusing (``UnreadableImage``) a FIFO or device, which would wait forever
+    or never end, and a file over ``MAX_FILE_BYTES``; opened without blocking on a FIFO."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableImage(f"{path}: not a regular file (a pipe or a device), not read")
+        if info.st_size > MAX_FILE_BYTES:
+            raise UnreadableImage(f"{path}: {info.st_size:,} bytes is more than the "
+                                  f"{MAX_FILE_BYTES >> 20} MB a photo may have")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise UnreadableImage(f"{path}: grew past {MAX_FILE_BYTES >> 20} MB while it was read")
+    return data
 
 
 def read_image(path: Path) -> np.ndarray:
@@ -97,7 +143,7 @@ def read_image(path: Path) -> np.ndarray:
     if path.is_dir():
         raise UnreadableImage(f"{path}: is a folder, not an image")
     try:
-        data = path.read_bytes()
+        data = _read_regular(path)
     except OSError as exc:
         raise UnreadableImage(f"{path}: cannot be opened ({exc.strerror or exc})") from None
     if not data:
@@ -108,6 +154,9 @@ def read_image(path: Path) -> np.ndarray:
     if size is not None and size[0] * size[1] > MAX_PIXELS:
         raise UnreadableImage(f"{path}: {size[0]} x {size[1]} pixels is more than the "
                               f"{MAX_PIXELS // 1_000_000} megapixels a photo may have")
+    if size is not None and size[0] * size[1] > MAX_PIXELS_PER_BYTE * len(data):
+        raise UnreadableImage(f"{path}: declares {size[0]} x {size[1]} pixels in {len(data):,} bytes, "
+                              "far more than a photo packs (a damaged or hostile file)")
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         raise UnreadableImage(f"{path}: not an image OpenCV can decode (JPEG, PNG, BMP, TIFF or WebP)")

@@ -30,12 +30,12 @@ from web.security import (
     PIN_FILE,
     ApiError,
     LoginLimiter,
+    TablePresence,
     check_post,
     csrf_token,
     ensure_admin_pin,
     is_admin,
     load_secret_key,
-    load_session_epoch,
 )
 from web.server import (
     DEFAULT_CONNECTION_LIMIT,
@@ -47,10 +47,11 @@ from web.server import (
     recommended_threads,
 )
 from web.service import TableService
+from web.sessions import SessionStore
 
 __all__ = [
     "create_app", "TableService", "ensure_admin_pin", "print_qr", "dashboard_url", "make_server",
-    "close_server", "recommended_threads", "DEFAULT_MAX_STREAMS",
+    "close_server", "recommended_threads", "DEFAULT_MAX_STREAMS", "TablePresence",
 ]
 
 log = logging.getLogger("web")
@@ -65,8 +66,11 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_LIMIT_PER_CLIENT": 5,
     "LOGIN_LIMIT_OVERALL": 20,
     "LOGIN_WINDOW_S": 60.0,  # at most LOGIN_LIMIT_PER_CLIENT tries a minute, then a doubling lock-out
+    "LOGIN_BUDGET_WINDOW_S": 300.0,  # LOGIN_LIMIT_OVERALL tries from all addresses in this, then a seat press
+    "TABLE_PRESENCE": None,  # web.security.TablePresence the controller feeds with seat-button presses
     "LOGIN_MAX_LOCK_S": 3600.0,
     "ADMIN_SESSION_HOURS": 12,
+    "SECURE_COOKIES": False,  # the session cookie's Secure flag: on when served behind HTTPS
     "MAX_CONTENT_LENGTH": DEFAULT_MAX_BODY,  # the largest request body (Flask and waitress refuse more)
     "CONNECTION_LIMIT": DEFAULT_CONNECTION_LIMIT,  # open sockets in all (each a descriptor, no thread)
     "CONNECTIONS_PER_CLIENT": DEFAULT_CONNECTIONS_PER_CLIENT,  # one address's share (a phone opens ~6)
@@ -117,6 +121,9 @@ class WebState:
     stop: threading.Event = field(default_factory=threading.Event)
     partial_cache: dict[str, tuple[int, str]] = field(default_factory=dict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: client address -> when (time.monotonic) it last made a request with an admin session: the
+    #: server keeps connections in reserve for these (web.server.ADMIN_RESERVE)
+    admin_addresses: dict[str, float] = field(default_factory=dict)
 
     def fragment(self, key: str, version: int, render: Callable[[], str]) -> str:
         """``render()`` once per (key, version): when a change wakes every phone's stream at once,
@@ -147,12 +154,15 @@ def _configure_security(app: Flask, *, claimable: bool = False) -> None:
         if pin.new_pin is not None:
             log.warning("dashboard admin PIN (first start): %s", pin.new_pin)
         app.config["LOO_PIN_HASH"] = pin.path.read_text(encoding="ascii").strip()
-    app.config["LOO_SESSION_EPOCH"] = load_session_epoch(state_dir, app.config["LOO_PIN_HASH"])
+    app.extensions["loo_sessions"] = SessionStore(
+        state_dir, app.config["LOO_PIN_HASH"], lifetime_s=3600.0 * float(app.config["ADMIN_SESSION_HOURS"]))
     app.config.update(
         SESSION_COOKIE_NAME="loo_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Strict",
-        SESSION_COOKIE_SECURE=False,  # a LAN without TLS; SameSite + Origin checks carry CSRF defence
+        # off for a LAN without TLS (SameSite + Origin checks carry CSRF defence); `[web] secure_cookies`
+        # turns it on behind an HTTPS proxy, so the cookie never travels in clear
+        SESSION_COOKIE_SECURE=bool(app.config["SECURE_COOKIES"]),
         PERMANENT_SESSION_LIFETIME=timedelta(hours=int(app.config["ADMIN_SESSION_HOURS"])),
     )
 
@@ -214,13 +224,20 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None,
             per_client=int(app.config["LOGIN_LIMIT_PER_CLIENT"]),
             overall=int(app.config["LOGIN_LIMIT_OVERALL"]),
             window_s=float(app.config["LOGIN_WINDOW_S"]),
+            budget_window_s=float(app.config["LOGIN_BUDGET_WINDOW_S"]),
             max_lock_s=float(app.config["LOGIN_MAX_LOCK_S"]),
+            presence=app.config["TABLE_PRESENCE"],
         ),
         streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
         pictures=pictures,
         camera_setup=camera_setup,
         claim=claim,
     )
+
+    from web.load import install as install_load_gate
+
+    # the heavy pages and exports: rationed per address, bounded, cached per version (web/load.py)
+    app.extensions["loo_load"] = install_load_gate(app)
 
     @app.before_request
     def _post_checks() -> None:
@@ -230,6 +247,18 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None,
     @app.context_processor
     def _globals() -> dict[str, Any]:
         return {"csrf_token": csrf_token, "is_admin": is_admin}
+
+    @app.after_request
+    def _note_admin_address(resp: Response) -> Response:
+        from flask import session
+
+        if session.get("admin") is True and is_admin():
+            import time
+
+            seen = app.extensions["loo"].admin_addresses
+            if len(seen) < 256 or request.remote_addr in seen:
+                seen[request.remote_addr or "unknown"] = time.monotonic()
+        return resp
 
     @app.after_request
     def _headers(resp: Response) -> Response:
@@ -245,13 +274,24 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None,
 
     _register_errors(app)
 
-    from web import admin_page, api, camera_page, history_page, how_page, live, setup_page, table_page
+    from web import (
+        admin_page,
+        api,
+        camera_page,
+        history_page,
+        how_page,
+        live,
+        nights_page,
+        setup_page,
+        table_page,
+    )
     from web.cards import card_image, card_text, evidence_markup
 
     app.jinja_env.globals.update(card_svg=card_image, evidence=evidence_markup)
     app.jinja_env.filters["cards"] = card_text
     app.register_blueprint(table_page.bp)
     app.register_blueprint(history_page.bp)
+    app.register_blueprint(nights_page.bp)
     app.register_blueprint(admin_page.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(live.bp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,18 +24,19 @@ from web.cards import card_text
 from web.commands import parse_command
 from web.options import VARIANTS, grouped_fields
 from web.qr import phone_url, qr_svg
-from web.rules_text import choice_label
+from web.rules_text import RULES, choice_label
 from web.security import (
     ApiError,
     admin_required,
     check_pin,
     client_address,
     csrf_token,
-    end_all_sessions,
+    end_session,
     is_admin,
     open_admin_session,
     pin_hash,
 )
+from web.server import ADMIN_MEMORY_S
 from web.table_page import fragment_response
 
 #: The phases of a deal in progress (the admin page says what can change only between deals).
@@ -79,11 +81,11 @@ def admin() -> Any:
 
 
 #: form fields that are whole numbers (everything else is text)
-INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips"})
+INT_FIELDS = frozenset({"alert_id", "trick", "delta", "chips", "target", "id"})
 #: commands a plain HTML form may send (without JavaScript)
 FORM_COMMANDS = frozenset({"pause", "resume", "undo", "end_game", "confirm_card", "correct_card",
-                           "adjust_chips", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
-                           "add_player", "seat_button", "show_deck", "reset_deck_learning", "new_night"})
+                           "adjust_chips", "amend_chips", "cancel_change", "new_night", "remove_player", "misdeal", "call_civil", "show_pam", "update_settings", "set_zones",
+                           "add_player", "seat_button", "show_deck", "reset_deck_learning"})
 
 
 def _rules_form(variant: str) -> dict[str, Any]:
@@ -128,12 +130,17 @@ def _game_form(settings: Mapping[str, Any]) -> dict[str, Any]:
             raise ApiError(400, "starting chips: a whole number, please") from None
     if form.get("chip_value") is not None and form["chip_value"].strip() != settings.get("chip_value"):
         payload["chip_value"] = form["chip_value"].strip()
+    if form.get("currency") is not None and form["currency"].strip() != (settings.get("currency") or ""):
+        payload["currency"] = form["currency"].strip()
     return payload
 
 
 def new_night_payload(form: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, Any]:
     """The A new night form as a ``new_night`` payload: tonight's house rules kept when asked
-    and the variant stays (the page's script builds the same)."""
+    and the variant stays (the page's script builds the same); the plain "Start a new night"
+    button sends no field: the next night as tonight was set up."""
+    if "players" not in form:  # "Start a new night": as tonight was set up
+        return {}
     variant = form.get("variant") or settings.get("variant")
     keep = form.get("keep_rules") is not None and variant == settings.get("variant")
     payload: dict[str, Any] = {
@@ -221,12 +228,17 @@ def do(name: str) -> Any:
 def login() -> Any:
     state = web_state()
     client = client_address()
-    wait = state.limiter.attempt(client)  # checks and counts in one step: a burst gets no extra tries
-    if wait:
-        reason = f"too many wrong PINs: try again in {wait} s"
+    seen = state.admin_addresses.get(client)
+    known = seen is not None and time.monotonic() - seen < ADMIN_MEMORY_S  # the host's phone tonight
+    refusal = state.limiter.check(client, known=known)  # checks and counts in one step
+    if refusal is not None:
+        retry = {"Retry-After": str(refusal.wait)}
         if _wants_json():
-            raise ApiError(429, reason, headers={"Retry-After": str(wait)})
-        return render_template("login.html", error=reason), 429, {"Retry-After": str(wait)}
+            raise ApiError(429, refusal.reason, headers=retry)
+        if refusal.reason.startswith("too many wrong PINs"):  # the page counts the wait down
+            return (render_template("login.html", error=f"Too many wrong PINs. Try again in {refusal.wait} seconds.",
+                                    retry=refusal.wait), 429, retry)
+        return render_template("login.html", error=refusal.reason[:1].upper() + refusal.reason[1:] + "."), 429, retry
     if request.is_json:
         body = request.get_json(silent=True)
         pin = body.get("pin") if isinstance(body, dict) else None
@@ -245,7 +257,11 @@ def login() -> Any:
 
 @bp.post("/logout")
 def logout() -> Any:
-    end_all_sessions()  # every admin session, not only this phone's: the host hands the table back
+    # this phone's own session only: a guest's logout (anyone can get a CSRF token from the login
+    # page) ends nothing but the guest's cookie. `everywhere` (admin only) ends every admin session.
+    body = request.get_json(silent=True) if request.is_json else None
+    everywhere = (isinstance(body, dict) and body.get("everywhere") is True) or request.form.get("everywhere") == "1"
+    end_session(everywhere=everywhere)
     if _wants_json():
         return jsonify(ok=True)
     return redirect(url_for("table.index"), code=303)
@@ -291,10 +307,17 @@ SEAT_GESTURES: dict[str, list[tuple[str, str]]] = {
 CSRF_SLOT = "__loo_csrf__"
 
 
+def rule_label(name: str) -> str:
+    """A house rule's title as the Rules form shows it ("Club law"), for the queued changes."""
+    rule = RULES.get(name)
+    return rule.title if rule is not None else name.replace("_", " ")
+
+
 def render_admin_partial(snapshot: Mapping[str, Any]) -> str:
     """The admin's live fragment, rendered once per version (shared by every admin stream)."""
     def render() -> str:
-        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot), CSRF=CSRF_SLOT)
+        return render_template("_admin_live.html", s=snapshot, act=deal_actions(snapshot), CSRF=CSRF_SLOT,
+                               rule_label=rule_label)
 
     return web_state().fragment("admin", int(snapshot.get("version", 0)), render)
 

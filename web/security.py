@@ -7,7 +7,6 @@ sliding window (two dependencies on a Pi for about sixty lines).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import math
 import os
@@ -24,6 +23,8 @@ from urllib.parse import urlsplit
 
 from flask import current_app, request, session
 from werkzeug.security import check_password_hash, generate_password_hash
+
+from web.sessions import SessionStore
 
 PIN_FILE = "admin-pin.hash"
 SECRET_FILE = "flask-secret.key"
@@ -124,47 +125,103 @@ class _Client:
     last: float = 0.0
 
 
-class LoginLimiter:
-    """PIN tries per client address: at most ``per_client`` in ``window_s``, then a lock-out that
-    doubles each time (capped at ``max_lock_s``).
+class TablePresence:
+    """Seat-button presses at the table: once the dashboard's PIN budget is spent, a login needs
+    one, so a guesser on the Wi-Fi gets nothing more while the host, at the table, always can.
 
-    ``attempt`` checks and counts in one step under the lock, so a burst of parallel requests gets
-    no more tries than a slow one; a success clears the client's record. The server-wide cap
-    (``overall`` tries in the window) only holds back clients that have already failed, so a burst
-    from many addresses never locks out the host typing the right PIN on a phone that has not
-    failed.
+    The controller calls ``pressed()`` for every seat-button gesture (the referee ignores a press
+    out of turn, so any seat's button will do); each press admits ``tries_per_press`` PIN tries in
+    the next ``window_s`` seconds.
+    """
+
+    def __init__(self, *, window_s: float = 60.0, tries_per_press: int = 3,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.window_s = window_s
+        self.tries_per_press = tries_per_press
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._at: float | None = None
+        self._left = 0
+
+    def pressed(self, *_event: object) -> None:
+        """A seat button was pressed (takes and ignores the button event, to sit in a sink chain)."""
+        with self._lock:
+            self._at = self._clock()
+            self._left = self.tries_per_press
+
+    def take(self) -> bool:
+        """Use one try that a recent press admitted; False when there is none."""
+        with self._lock:
+            if self._at is None or self._left <= 0 or self._clock() - self._at > self.window_s:
+                return False
+            self._left -= 1
+            return True
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a login is not even checked: ``wait`` seconds (``Retry-After``) and a sentence."""
+
+    wait: int
+    reason: str
+
+
+class LoginLimiter:
+    """PIN tries, bounded per client address and for the whole server.
+
+    Per address: at most ``per_client`` tries in ``window_s``, then a lock-out that doubles each
+    time (capped at ``max_lock_s``). For the whole server, addresses new or old alike: at most
+    ``overall`` tries in ``budget_window_s``; past that, a try is admitted only when a seat button
+    was pressed at the table (``TablePresence``), so guessing from many addresses is bounded too
+    and the host is never locked out. ``check`` decides and counts in one step under the lock, so a
+    burst of parallel requests gets no more tries than a slow one; a success clears the client's
+    own record (never the server's budget).
     """
 
     def __init__(self, *, per_client: int = 5, overall: int = 20, window_s: float = 60.0,
-                 max_lock_s: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 budget_window_s: float = 300.0, max_lock_s: float = 3600.0,
+                 presence: TablePresence | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_client = per_client
         self.overall = overall
         self.window_s = window_s
+        self.budget_window_s = budget_window_s
         self.max_lock_s = max_lock_s
+        self.presence = presence or TablePresence(clock=clock)
         self._clock = clock
         self._lock = threading.Lock()
         self._clients: dict[str, _Client] = {}
         self._all: deque[float] = deque()
 
-    def _trim(self, q: deque[float], now: float) -> None:
-        while q and q[0] <= now - self.window_s:
+    def _trim(self, q: deque[float], now: float, window: float) -> None:
+        while q and q[0] <= now - window:
             q.popleft()
 
-    def attempt(self, client: str) -> int:
+    def attempt(self, client: str, *, known: bool = False) -> int:
         """0 and the try counted, or the seconds ``client`` must wait (nothing counted)."""
+        refusal = self.check(client, known=known)
+        return 0 if refusal is None else refusal.wait
+
+    def check(self, client: str, *, known: bool = False) -> Refusal | None:
+        """None and the try counted, or why not (nothing counted). ``known``: the address held an
+        admin session tonight (the host's phone): only its own per-address limit applies to it,
+        so a flood from elsewhere that spent the server's budget, and took the tries a seat press
+        admits, never keeps the host's own phone out."""
         now = self._clock()
         with self._lock:
-            self._trim(self._all, now)
+            self._trim(self._all, now, self.budget_window_s)
             c = self._clients.get(client)
             if c is not None:
-                self._trim(c.tries, now)
+                self._trim(c.tries, now, self.window_s)
                 if c.locked_until > now:
-                    return max(1, math.ceil(c.locked_until - now))
+                    wait = max(1, math.ceil(c.locked_until - now))
+                    return Refusal(wait, f"too many wrong PINs: try again in {wait} s")
                 if c.strikes and now - c.last > self.max_lock_s:
                     c.strikes = 0  # a long quiet spell forgives the earlier lock-outs
-                if (c.tries or c.strikes) and len(self._all) >= self.overall:
-                    return max(1, math.ceil(self._all[0] + self.window_s - now))
-            elif len(self._clients) >= 4096:
+            if not known and len(self._all) >= self.overall and not self.presence.take():
+                wait = max(1, math.ceil(self._all[0] + self.budget_window_s - now))
+                return Refusal(wait, "too many PIN tries on this dashboard: press any seat button at the "
+                                     f"table, then log in within {self.presence.window_s:g} s")
+            if c is None and len(self._clients) >= 4096:
                 self._forget(now)
             c = self._clients.setdefault(client, _Client())
             c.tries.append(now)
@@ -174,7 +231,7 @@ class LoginLimiter:
                 c.locked_until = now + min(self.max_lock_s, self.window_s * 2 ** c.strikes)
                 c.strikes += 1
                 c.tries.clear()
-            return 0
+            return None
 
     def _forget(self, now: float) -> None:
         """Drop clients with nothing left to remember (a flood of addresses cannot grow the table)."""
@@ -186,26 +243,6 @@ class LoginLimiter:
         """The try was the right PIN: forget the client's record."""
         with self._lock:
             self._clients.pop(client, None)
-
-
-SESSION_FILE = "admin-sessions.key"
-
-
-def load_session_epoch(state_dir: str | os.PathLike[str], pin_hash: str) -> str:
-    """What every valid admin session carries: a key kept in the state directory (renewed by
-    logout) mixed with the PIN hash, so a logout or a changed PIN ends every session, restarts
-    included, although the cookie itself is signed and lives 12 h."""
-    path = Path(state_dir) / SESSION_FILE
-    key = path.read_text(encoding="ascii", errors="replace").strip() if path.exists() else ""
-    if len(key) < 32:
-        key = renew_session_key(state_dir)
-    return hashlib.sha256(f"{key}\n{pin_hash}".encode()).hexdigest()
-
-
-def renew_session_key(state_dir: str | os.PathLike[str]) -> str:
-    key = secrets.token_hex(32)
-    _write_private(Path(state_dir) / SESSION_FILE, key + "\n")
-    return key
 
 
 def csrf_token() -> str:
@@ -235,27 +272,35 @@ def check_post() -> None:
         raise ApiError(403, "missing or wrong CSRF token: reload the page and try again")
 
 
+def _sessions() -> SessionStore:
+    store: SessionStore = current_app.extensions["loo_sessions"]
+    return store
+
+
 def is_admin() -> bool:
-    epoch = session.get("epoch")
-    return (session.get("admin") is True and isinstance(epoch, str)
-            and hmac.compare_digest(epoch, str(current_app.config["LOO_SESSION_EPOCH"])))
+    """This request carries an admin session the server still holds (server-side, ``web.sessions``)."""
+    return session.get("admin") is True and _sessions().valid(session.get("sid"))
 
 
 def open_admin_session() -> str:
-    """A fresh session (no fixation) with its own CSRF token, valid until the next logout."""
+    """A fresh session (no fixation) with its own id and CSRF token, valid until its own logout."""
     session.clear()
     session.permanent = True
     session["admin"] = True
-    session["epoch"] = current_app.config["LOO_SESSION_EPOCH"]
+    session["sid"] = _sessions().open()
     session["csrf"] = secrets.token_urlsafe(32)
     return str(session["csrf"])
 
 
-def end_all_sessions() -> None:
-    """Logout: a new session key, so this and every other admin cookie stops working at once."""
-    renew_session_key(current_app.config["STATE_DIR"])
-    current_app.config["LOO_SESSION_EPOCH"] = load_session_epoch(current_app.config["STATE_DIR"], pin_hash())
+def end_session(*, everywhere: bool = False) -> int:
+    """Logout: this request's own admin session ends (never another's); with ``everywhere`` (only
+    from an admin session) every admin session ends. Returns how many ended."""
+    store = _sessions()
+    ended = 0
+    if is_admin():
+        ended = store.revoke_all() if everywhere else int(store.revoke(session.get("sid")))
     session.clear()
+    return ended
 
 
 F = TypeVar("F", bound=Callable[..., Any])

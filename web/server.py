@@ -22,6 +22,23 @@ SPARE_THREADS = 8
 #: Open sockets in all (a file descriptor each, no thread), and one client address's share.
 DEFAULT_CONNECTION_LIMIT = 512
 DEFAULT_CONNECTIONS_PER_CLIENT = 32
+#: Once half the connections are taken, one address's share shrinks to this: 17 addresses of 32
+#: half-open connections each filled the server before; now they leave room for everyone else.
+BUSY_SHARE_PER_CLIENT = 8
+#: Connections beyond ``connection_limit`` kept for addresses that held an admin session (the host's
+#: phone): whatever guests open, the host gets in.
+ADMIN_RESERVE = 32
+#: New connections a second from addresses without an admin session, all of them together (a
+#: burst of ``GUEST_CONNECTION_BURST``, a whole table of phones opening their pages at once):
+#: phones keep their connections open, so a table needs a few a second; a
+#: flood of fresh connections (a PIN guesser, one request each) is closed at accept, before a byte
+#: is parsed, and costs the deal almost nothing.
+GUEST_CONNECTIONS_PER_S = 100.0
+GUEST_CONNECTION_BURST = 400.0
+#: A connection gets this long to send a whole request's headers (from its first byte, or from the
+#: connect when it sends none). A phone needs well under a second; a socket that trickles one
+#: header line a second to hold a slot is closed. Idle keep-alive connections keep ``channel_timeout``.
+HEADER_TIMEOUT_S = 5.0
 #: The largest request body: every admin command fits in a few kilobytes.
 DEFAULT_MAX_BODY = 64 * 1024
 
@@ -44,7 +61,8 @@ def waitress_options(app: Flask) -> dict[str, Any]:
         # streams send a comment every KEEPALIVE_S, so idle-looking channels are really dead; a
         # connection that never finishes its request is closed as soon as that, too
         "channel_timeout": max(30, 2 * int(app.config["KEEPALIVE_S"])),
-        "cleanup_interval": 10,
+        # how often idle and slow channels are looked for: often, so the header deadline holds
+        "cleanup_interval": 1,
         # refused from the Content-Length header with 413, before a byte of the body is read: the
         # waitress default (1 GiB, spooled to temp files) let three uploads fill the ledger's disk
         "max_request_body_size": int(app.config.get("MAX_CONTENT_LENGTH") or DEFAULT_MAX_BODY),
@@ -53,6 +71,9 @@ def waitress_options(app: Flask) -> dict[str, Any]:
         # (environ["waitress.client_disconnected"]) and its stream slot and thread come back
         "channel_request_lookahead": 1,
         "ident": "loo-table",
+        # poll(), not select(): select cannot watch a descriptor numbered 1024 or more, and the
+        # connection limit plus the admin reserve, the ledger and the camera come close to that
+        "asyncore_use_poll": True,
     }
 
 
@@ -64,31 +85,95 @@ def make_server(app: Flask, host: str = "127.0.0.1", port: int = 8000, **overrid
     import waitress  # type: ignore[import-untyped]  # no stubs published; typed as Any here
 
     options = waitress_options(app) | overrides
+    limit = int(options["connection_limit"])
+    # waitress stops accepting at its own limit; ours (in the channel class) decides who is let in
+    # below it, so the admin reserve sits between the two
+    options["connection_limit"] = limit + ADMIN_RESERVE
     server = waitress.create_server(app, host=host, port=port, **options)
+    admins: dict[str, float] = app.extensions["loo"].admin_addresses
+    rate = float(app.config.get("GUEST_CONNECTIONS_PER_S", GUEST_CONNECTIONS_PER_S))
     server.channel_class = _channel_class(
-        int(app.config.get("CONNECTIONS_PER_CLIENT", DEFAULT_CONNECTIONS_PER_CLIENT)))
+        int(app.config.get("CONNECTIONS_PER_CLIENT", DEFAULT_CONNECTIONS_PER_CLIENT)), limit, admins,
+        _Rate(rate, float(app.config.get("GUEST_CONNECTION_BURST", GUEST_CONNECTION_BURST))))
     server.loo_clients = collections.Counter()
+    server.loo_header_timeout = float(app.config.get("HEADER_TIMEOUT_S", HEADER_TIMEOUT_S))
+    server.maintenance = _maintenance(server)
     server.loo_loop = _LoopGuard(server)
     server.run = server.loo_loop.run
     return server
 
 
-def _channel_class(per_client: int) -> type:
-    """waitress's channel, refusing a client address's connections beyond ``per_client``.
+def admit(mine: int, total: int, *, per_client: int, limit: int, admin: bool) -> bool:
+    """Whether a new connection from an address holding ``mine`` of the ``total`` open ones is let in.
+
+    Every address may hold ``per_client``; once half of ``limit`` is taken, only
+    ``BUSY_SHARE_PER_CLIENT`` (a fair share: many addresses cannot crowd out the rest); at ``limit``
+    only an address that held an admin session in the last hours, into ``ADMIN_RESERVE``.
+    """
+    if admin:
+        return mine < per_client and total < limit + ADMIN_RESERVE
+    if total >= limit:
+        return False
+    share = per_client if total < limit // 2 else min(per_client, BUSY_SHARE_PER_CLIENT)
+    return mine < share
+
+
+class _Rate:
+    """A token bucket: ``take()`` is True while fewer than ``rate`` a second (``burst`` at once) were
+    taken. Used on the server's loop thread only, so it needs no lock."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        import time
+
+        self.rate, self.burst, self.tokens = rate, burst, burst
+        self.clock = time.monotonic
+        self.at = self.clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+def _channel_class(per_client: int, limit: int, admins: dict[str, float], guests: _Rate) -> type:
+    """waitress's channel, admitting a connection by ``admit`` (the address's share, the total,
+    the admin reserve), and noting when a request's headers began (``_maintenance`` closes a
+    connection that has taken longer than the header timeout).
 
     waitress has a server-wide connection limit only: one phone holding that many half-sent
     requests would leave nobody answered. A refused connection is closed at once, unanswered.
     Channels are made and closed on the server's loop thread, so the counter needs no lock.
     """
+    import time
+
     from waitress.channel import HTTPChannel  # type: ignore[import-untyped]
 
     class LimitedChannel(HTTPChannel):  # type: ignore[misc]
         def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
             self.loo_client = addr[0] if isinstance(addr, tuple) and addr else str(addr)
             self.loo_counted = False
+            self.loo_request_since: float | None = time.monotonic()  # the headers' clock starts at connect
+            clients = server.loo_clients
+            mine, total = clients[self.loo_client], sum(clients.values())
+            seen = admins.get(self.loo_client)
+            admin = seen is not None and time.monotonic() - seen < ADMIN_MEMORY_S
+            refused = not admit(mine, total, per_client=per_client, limit=limit, admin=admin) or (
+                not admin and not guests.take())
             super().__init__(server, sock, addr, adj, map)
-            if server.loo_clients[self.loo_client] > per_client:
+            if refused:
                 self.handle_close()
+
+        def received(self, data: bytes) -> Any:
+            if self.request is None and self.loo_request_since is None:
+                self.loo_request_since = time.monotonic()  # a new request's first bytes
+            result = super().received(data)
+            if self.request is None:
+                self.loo_request_since = None  # no request half-received: nothing to time
+            return result
 
         def add_channel(self, map: Any = None) -> None:
             super().add_channel(map)
@@ -106,6 +191,28 @@ def _channel_class(per_client: int) -> type:
                     del clients[self.loo_client]
 
     return LimitedChannel
+
+
+#: How long an address that held an admin session keeps its place in the admin reserve.
+ADMIN_MEMORY_S = 12 * 3600.0
+
+
+def _maintenance(server: Any) -> Any:
+    """waitress's idle sweep, plus: a connection whose request headers have taken longer than
+    ``server.loo_header_timeout`` (from connect or from its first byte) is closed."""
+    import time
+
+    idle_sweep = server.maintenance
+
+    def maintenance(now: float) -> None:
+        idle_sweep(now)
+        cutoff = time.monotonic() - server.loo_header_timeout
+        for channel in list(server.active_channels.values()):
+            since = getattr(channel, "loo_request_since", None)
+            if since is not None and since < cutoff and not channel.requests:
+                channel.will_close = True
+
+    return maintenance
 
 
 class _LoopGuard:

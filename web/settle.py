@@ -28,6 +28,13 @@ def money(chips: int, chip_value: Decimal) -> str:
     return str(amount.copy_abs() if amount == 0 else amount)  # never "-0.00" (a chip value of 0)
 
 
+def with_currency(amount: str, currency: str) -> str:
+    """Money as people write it: "£0.70", "-£0.70" (``amount`` as `money` gives it)."""
+    if not currency:
+        return amount
+    return f"-{currency}{amount[1:]}" if amount.startswith("-") else f"{currency}{amount}"
+
+
 def net_results(history: dict[str, list[int]], chips_in: dict[str, int] | None = None) -> dict[str, int]:
     """Each player's chips now minus the chips they brought: ``chips_in`` (starting chips plus
     buy-ins, rebuys and cash-outs), else the chips at the start of the night. A rebuy of 20 is

@@ -18,13 +18,8 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, redirect, render_template, request, session, url_for
 
 from web import web_state
-from web.security import (
-    ApiError,
-    ensure_admin_pin,
-    load_session_epoch,
-    open_admin_session,
-    validate_pin_format,
-)
+from web.security import ApiError, ensure_admin_pin, open_admin_session, validate_pin_format
+from web.sessions import SessionStore
 
 bp = Blueprint("setup", __name__, url_prefix="/setup")
 
@@ -101,7 +96,10 @@ def choose_pin() -> Any:
     state_dir = Path(current_app.config["STATE_DIR"])
     made = ensure_admin_pin(state_dir, pin)
     current_app.config["LOO_PIN_HASH"] = made.path.read_text(encoding="ascii").strip()
-    current_app.config["LOO_SESSION_EPOCH"] = load_session_epoch(state_dir, current_app.config["LOO_PIN_HASH"])
+    # the admin sessions belong to this PIN (web.sessions keys its store to it)
+    current_app.extensions["loo_sessions"] = SessionStore(
+        state_dir, current_app.config["LOO_PIN_HASH"],
+        lifetime_s=3600.0 * float(current_app.config["ADMIN_SESSION_HOURS"]))
     current_app.config["LOO_FIRST_RUN"] = False
     token = open_admin_session()
     if _wants_json():

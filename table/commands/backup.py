@@ -30,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace the ledger with BACKUP (a name from --list, or 'latest'); it must pass integrity_check "
         "and its hash chain; stop the service first",
     )
+    parser.add_argument("--another-night", action="store_true",
+                        help="with --restore: allow a backup of another night than the ledger's (refused otherwise)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 raise CommandError(f"a table is running on {db_path} ({f'pid {pid}' if pid else 'another process'}); "
                                    "stop it first, or the restore would be overwritten")
             source = find_backup(dest, args.restore).path
-            moved = restore_backup(source, db_path)
+            moved = restore_backup(source, db_path, another_night=args.another_night)
             note = f"; the old ledger is kept as {moved}" if moved else ""
             print(f"restored {db_path} from {source}{note}")
             return 0

@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--config", metavar="PATH", help="config file naming the database (state.database)")
         p.add_argument("--db", metavar="PATH", help="the ledger database (overrides --config)")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument("--noted", metavar="EVENT:CODE",
+                        help="the ledger's seal as the End of night page showed it (e.g. 412:3f9c0a1b2c3d4e5f): "
+                        "the events up to it must be the ones sealed then (needs the key: run as the table's user)")
     export.add_argument("--format", choices=("json", "csv"), default="json")
     export.add_argument("--output", "-o", metavar="FILE", help="write here instead of standard output")
 
@@ -59,14 +62,20 @@ def run(args: argparse.Namespace) -> int:
     ledger = _open(args)
     try:
         if args.action == "verify":
-            report = verify(ledger)
+            from table.seal import parse_noted
+
+            try:
+                noted = parse_noted(args.noted) if args.noted else None
+            except ValueError as exc:
+                raise CommandError(str(exc)) from None
+            report = verify(ledger, noted)
             if args.json:
                 print(json.dumps(report, indent=1))
             else:
                 print(f"{ledger.path}: {report['events']} events, {report['deals_closed']} deals closed, "
                       f"{report['records_rescored']} records re-scored, integrity {report['integrity']}, "
                       f"chips {report['total_chips']} of {report['chips_brought']} brought, "
-                      f"head {report['head']['seq']}:{report['head']['hash'][:16]}")
+                      f"head {report['head']['seq']}:{report['head']['hash'][:16]}, seals {report['seals']}")
             if not report["ok"]:
                 raise CommandError(report["problems"][0] + (f" (and {len(report['problems']) - 1} more)"
                                                              if len(report["problems"]) > 1 else ""))

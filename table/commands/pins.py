@@ -67,6 +67,13 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
+    if args.config:  # a config being checked: also what `run` would refuse at start
+        from table.config_check import config_problems
+
+        problems = config_problems(config)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise CommandError(f"{args.config}: {problems[0]}{more}")
     seats = len(config.pins.seat_leds) if args.all_seats else args.seats
     if seats is not None and not 0 <= seats <= min(len(config.pins.seat_leds), len(config.pins.seat_buttons)):
         raise CommandError(f"--seats {seats}: the config has pins for "

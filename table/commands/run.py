@@ -129,7 +129,14 @@ class Controller:
             raise CommandError(f"cannot lock {lock.path}: {exc.strerror or exc}") from None
         self.parts.append(lock)
         try:
-            self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir)
+            from table.seal import HeadNotary, SealError, load_key
+
+            try:  # the service's own key seals every event (table/seal.py); made at the first start
+                key = load_key(cfg.state.database, create=True)
+            except (SealError, OSError) as exc:
+                raise CommandError(str(exc)) from None
+            self.ledger = Ledger(cfg.state.database, backup_dir=cfg.state.backup_dir, key=key)
+            self.notary = HeadNotary(self.ledger)
             self.parts.append(self.ledger)
             self.ledger.require_intact()
         except LedgerError as exc:
@@ -161,6 +168,11 @@ class Controller:
         if self.referee.state.players != list(cfg.game.players):
             print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
                   "the config's [game] applies to a new ledger only", file=sys.stderr)
+        from web.security import TablePresence
+
+        # a seat-button press is also proof, for the dashboard, that someone is at the table: once
+        # the PIN budget is spent, a login needs one (web.security.LoginLimiter)
+        self.presence = TablePresence()
         self.controls = self._pins(cfg)
         self.parts.append(self.controls)
         self.referee.outputs = self.controls
@@ -216,6 +228,7 @@ class Controller:
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
                                  admin_pin=self.admin_pin, threads=cfg.web.threads,
+                                 secure_cookies=cfg.web.secure_cookies, presence=self.presence,
                                  pictures=TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg,
                                                         photo_jpeg=photos.read),
                                  camera_setup=self.calibrator, claim=self.claim)
@@ -251,7 +264,12 @@ class Controller:
         seats = len(self.referee.state.players) or cfg.seats  # the ledger's game decides
         have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
         if seats > have:
-            raise CommandError(f"pins: the game seats {seats} players but the config wires {have} seats")
+            # never a reason not to start again: a night whose late joiners sit beyond the wired
+            # seats goes on, those seats declaring on the Admin page (the phone seats no more
+            # starting players than the table wires)
+            self._pin_note(f"the game seats {seats} players and the config wires {have} seats: "
+                           f"seats {have + 1}-{seats} declare on the Admin page")
+            seats = have
         claimed = pin_claims.claimed_pins()
         reason = pin_claims.claim_reason(cfg.pins.assignments(seats), claimed)
         if reason:
@@ -294,9 +312,12 @@ class Controller:
         return controls
 
     def _button(self, event: Any) -> None:
-        """gpiozero's callback: a new table's claim sees seat 1's press first, then the referee."""
+        """A gesture from the table's buttons: a new table's claim and the login gate see a seat's
+        press first, then the referee."""
         if self.claim is not None:
             self.claim.saw(event)
+        if getattr(event, "source", None) == "seat":
+            self.presence.pressed()
         self.referee.submit(event)
 
     def _pin_note(self, text: str) -> None:
@@ -389,10 +410,23 @@ class Controller:
         deadline = None if self.args.max_seconds is None else time.monotonic() + self.args.max_seconds
         while not self.stop_event.is_set():
             self.watchdog.beat()
+            self._note_head()
             self.health.poll()
             if deadline is not None and time.monotonic() >= deadline:
                 break
             self.stop_event.wait(interval if deadline is None else min(interval, max(0.0, deadline - time.monotonic())))
+
+    def _note_head(self) -> None:
+        """The ledger's head, noted outside it when it moved (table/seal.py); a failure to note is
+        logged, never fatal: the events themselves are in the ledger."""
+        notary = getattr(self, "notary", None)
+        if notary is None:
+            return
+        try:
+            notary.note()
+        except OSError as exc:
+            print(f"loo-table run: cannot note the ledger's head in {notary.path}: {exc.strerror or exc}",
+                  file=sys.stderr, flush=True)
 
     def stop(self, *, stopping: bool = True) -> None:
         """Stop everything started, in order; ``stopping=False`` keeps systemd from hearing that
@@ -410,8 +444,7 @@ class Controller:
         referee = getattr(self, "referee", None)
         if referee is not None:
             referee.stop()
-            if referee.ledger is not getattr(self, "ledger", None):  # a new night's ledger
-                referee.ledger.close()
+        self._note_head()  # the night's last head, after the referee's last event
         camera = getattr(self, "camera", None)
         if camera is not None and camera.is_alive():
             camera.join(5)

@@ -28,14 +28,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The largest records file read (a night is a few hundred kilobytes of loo-hand/1 records).
+MAX_RECORDS_BYTES = 64 << 20
+
+
 def _read(path: str) -> str:
     from table.cli import CommandError
 
-    if path == "-":
-        return sys.stdin.read()
+    if path == "-":  # a pipe: read at most the limit, so `score - < /dev/zero` ends with one line
+        data = sys.stdin.buffer.read(MAX_RECORDS_BYTES + 1)
+        if len(data) > MAX_RECORDS_BYTES:
+            raise CommandError(f"standard input: more than the {MAX_RECORDS_BYTES:,} bytes this command reads")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"standard input is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    from table.files import FileRefused, read_limited
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return read_limited(path, MAX_RECORDS_BYTES).decode("utf-8")
+    except FileRefused as exc:
+        raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

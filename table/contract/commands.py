@@ -15,9 +15,8 @@ from typing import Any, ClassVar
 from table.contract.payloads import check_command
 
 __all__ = [
-    "AddPlayer", "AdjustChips", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
-    "EndGame", "Misdeal", "NewNight", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck",
-    "ShowPam",
+    "AddPlayer", "AdjustChips", "AmendChips", "CancelChange", "RemovePlayer", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
+    "EndGame", "Misdeal", "NewNight", "Pause", "ResetDeckLearning", "Resume", "SeatButton", "SetZones", "ShowDeck", "ShowPam",
     "Undo", "UpdateSettings",
     "COMMANDS", "COMMAND_TYPES", "parse_command", "to_payload",
 ]
@@ -57,6 +56,33 @@ class AdjustChips:
     player: str
     delta: int
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AmendChips:
+    """Undo (``delta`` 0) or change an earlier chip entry (``target``: the seq of its
+    ``adjust_chips`` event) to ``delta``; the ledger keeps both."""
+
+    NAME: ClassVar[str] = "amend_chips"
+    target: int
+    delta: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePlayer:
+    """``player`` leaves with their chips between deals (asked during a deal, at its end); the
+    players after their seat move up one."""
+
+    NAME: ClassVar[str] = "remove_player"
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class CancelChange:
+    """Call off a change waiting for the next deal (``id``: the snapshot's ``queued[].id``)."""
+
+    NAME: ClassVar[str] = "cancel_change"
+    id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +130,23 @@ class UpdateSettings:
     options: Mapping[str, Any] | None = None
     starting_chips: int | None = None
     chip_value: str | None = None
+    currency: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewNight:
+    """Once a night is over, start the next one in the same ledger; the night just ended goes
+    to the Nights page. Each field left out stays as tonight's: the players (a new list seats its
+    first player as the first dealer unless ``first_dealer`` says otherwise), the variant and its
+    house rules (another variant starts with its own), the starting chips and the money."""
+
+    NAME: ClassVar[str] = "new_night"
+    players: tuple[str, ...] | None = None
+    variant: str | None = None
+    options: Mapping[str, Any] | None = None
+    starting_chips: int | None = None
+    chip_value: str | None = None
+    first_dealer: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,29 +210,14 @@ class ShowDeck:
     suit: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NewNight:
-    """Close and keep tonight (its ledger, photos and learned deck move to ``nights/`` beside the
-    ledger) and start the next night at this table with these players and rules; only between
-    deals."""
-
-    NAME: ClassVar[str] = "new_night"
-    players: tuple[str, ...]
-    variant: str
-    options: Mapping[str, Any]
-    starting_chips: int = 100
-    chip_value: str | None = None
-    first_dealer: int = 0
-
-
-DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | Pause | Resume | EndGame
+DashboardCommand = (ConfirmCard | CorrectCard | Undo | AdjustChips | AmendChips | Pause | Resume | EndGame
                     | UpdateSettings | SetZones | ClaimFlush | ShowPam | CallCivil | Misdeal
-                    | AddPlayer | SeatButton | ResetDeckLearning | ShowDeck | NewNight)
+                    | AddPlayer | RemovePlayer | CancelChange | SeatButton | ResetDeckLearning | ShowDeck | NewNight)
 
 COMMAND_TYPES: dict[str, type[DashboardCommand]] = {
-    cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, Pause, Resume, EndGame,
+    cls.NAME: cls for cls in (ConfirmCard, CorrectCard, Undo, AdjustChips, AmendChips, Pause, Resume, EndGame,
                               UpdateSettings, SetZones, ClaimFlush, ShowPam, CallCivil, Misdeal,
-                              AddPlayer, SeatButton, ResetDeckLearning, ShowDeck, NewNight)
+                              AddPlayer, RemovePlayer, CancelChange, SeatButton, ResetDeckLearning, ShowDeck, NewNight)
 }
 COMMANDS: tuple[str, ...] = tuple(COMMAND_TYPES)
 """The command names, in the order docs/api.md lists them."""

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 from engine.cards import SUITS
 from table.contract.values import VARIANTS, checked_options, normalize_card, parse_chip_value
 
-__all__ = ["CARD_ZONE", "CHECKERS", "FLUSH_CARDS", "GESTURES", "MAX_CHIPS", "MAX_JSON_DEPTH", "MAX_NAME", "MAX_REASON", "Payload", "ZONE_NAME", "check_command", "loads_limited"]
+__all__ = ["CARD_ZONE", "CHECKERS", "FLUSH_CARDS", "GESTURES", "MAX_CHIPS", "MAX_PLAYERS", "MIN_PLAYERS", "MAX_JSON_DEPTH", "MAX_NAME", "MAX_REASON", "Payload", "ZONE_NAME", "check_command", "loads_limited"]
 
 MAX_NAME = 24
 MAX_REASON = 200
 MAX_CHIPS = 1_000_000
+#: the most names a players list may have: the seats a table can wire (``table.config.MAX_SEATS``,
+#: kept equal by a test; the contract imports nothing of the controller); the referee holds a table to the seats
+#: it really wires, and the variant to its ``players_min`` / ``players_max``
+MAX_PLAYERS = 8
+#: the fewest: a variant's ``players_min`` is at least 2 (3 by default)
+MIN_PLAYERS = 2
 #: Deepest JSON any route accepts; every real payload is 3 levels deep at most.
 MAX_JSON_DEPTH = 16
 ZONE_NAME = re.compile(r"^(seat:(\d|1[0-6])|turn_up|stock)$")  # 17 seats at most
@@ -74,6 +81,20 @@ def _text(payload: Payload, key: str, max_len: int) -> str:
     return value
 
 
+_SPACES = re.compile(r"\s+")
+
+
+def _name(payload: Payload, key: str) -> str:
+    """A player's name as people see it: invisible characters (a zero-width space, a joiner)
+    dropped, runs of spaces made one, Unicode composed (NFC), so "Ann" and "Ann" followed by a
+    zero-width space are one player, never two who look the same."""
+    raw = payload.get(key)
+    if isinstance(raw, str):
+        raw = "".join(ch for ch in unicodedata.normalize("NFC", raw) if unicodedata.category(ch) != "Cf")
+        raw = _SPACES.sub(" ", raw)
+    return _text({key: raw}, key, MAX_NAME)
+
+
 def _empty(payload: Payload) -> Payload:
     _only(payload, set())
     return {}
@@ -103,13 +124,13 @@ def _correct_card(payload: Payload) -> Payload:
         return {"card": card, "zone": zone.strip()}
     if "trick" not in payload or "player" not in payload:
         raise ValueError("correct_card needs alert_id, zone, or trick and player")
-    return {"card": card, "trick": _int(payload, "trick", 1, 5), "player": _text(payload, "player", MAX_NAME)}
+    return {"card": card, "trick": _int(payload, "trick", 1, 5), "player": _name(payload, "player")}
 
 
 def _claim_flush(payload: Payload) -> Payload:
     """The five cards a stander shows; the engine judges distinctness and whether it is a flush."""
     _only(payload, {"player", "cards"})
-    player = _text(payload, "player", MAX_NAME)
+    player = _name(payload, "player")
     cards = payload.get("cards")
     if not isinstance(cards, list) or len(cards) != FLUSH_CARDS:
         raise ValueError(f"cards must be a list of the {FLUSH_CARDS} cards shown, e.g. [\"2H\", \"5H\", \"9H\", \"JH\", \"KH\"]")
@@ -118,7 +139,7 @@ def _claim_flush(payload: Payload) -> Payload:
 
 def _show_pam(payload: Payload) -> Payload:
     _only(payload, {"player"})
-    return {"player": _text(payload, "player", MAX_NAME)}
+    return {"player": _name(payload, "player")}
 
 
 def _adjust_chips(payload: Payload) -> Payload:
@@ -126,13 +147,23 @@ def _adjust_chips(payload: Payload) -> Payload:
     delta = _int(payload, "delta", -MAX_CHIPS, MAX_CHIPS)
     if delta == 0:
         raise ValueError("delta must not be 0")
-    return {"player": _text(payload, "player", MAX_NAME), "delta": delta,
+    return {"player": _name(payload, "player"), "delta": delta,
             "reason": _text(payload, "reason", MAX_REASON)}
+
+
+def _amend_chips(payload: Payload) -> Payload:
+    _only(payload, {"target", "delta"})
+    return {"target": _int(payload, "target", 1, 2**62), "delta": _int(payload, "delta", -MAX_CHIPS, MAX_CHIPS)}
+
+
+def _cancel_change(payload: Payload) -> Payload:
+    _only(payload, {"id"})
+    return {"id": _int(payload, "id", 1, 2**62)}
 
 
 def _add_player(payload: Payload) -> Payload:
     _only(payload, {"player", "chips"})
-    player = _text(payload, "player", MAX_NAME)
+    player = _name(payload, "player")
     if player.upper() == "MISS":
         raise ValueError("'MISS' is reserved for the miss hand")
     return {"player": player, "chips": _int(payload, "chips", 1, MAX_CHIPS)}
@@ -147,15 +178,15 @@ def _seat_button(payload: Payload) -> Payload:
     gesture = payload.get("gesture")
     if gesture not in GESTURES:
         raise ValueError(f"gesture must be one of {', '.join(GESTURES)}")
-    return {"player": _text(payload, "player", MAX_NAME), "gesture": gesture}
+    return {"player": _name(payload, "player"), "gesture": gesture}
 
 
 def _players(value: object) -> list[str]:
     if not isinstance(value, list):
         raise ValueError("players must be a list of names in seat order")
-    names = [_text({"player": v}, "player", MAX_NAME) for v in value]
-    if not 2 <= len(names) <= 17:
-        raise ValueError("a table has 2 to 17 players")
+    names = [_name({"player": v}, "player") for v in value]
+    if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
+        raise ValueError(f"a table has {MIN_PLAYERS} to {MAX_PLAYERS} players")
     if len({n.casefold() for n in names}) != len(names):
         raise ValueError("player names must be different")
     if any(n.upper() == "MISS" for n in names):
@@ -164,7 +195,7 @@ def _players(value: object) -> list[str]:
 
 
 def _update_settings(payload: Payload, current: Payload) -> Payload:
-    _only(payload, {"players", "variant", "options", "starting_chips", "chip_value"})
+    _only(payload, {"players", "variant", "options", "starting_chips", "chip_value", "currency"})
     if not payload:
         raise ValueError("nothing to change")
     out: Payload = {}
@@ -180,27 +211,45 @@ def _update_settings(payload: Payload, current: Payload) -> Payload:
         out["starting_chips"] = _int(payload, "starting_chips", 1, MAX_CHIPS)
     if "chip_value" in payload:
         out["chip_value"] = str(parse_chip_value(payload["chip_value"]))
+    if "currency" in payload:
+        out["currency"] = _currency(payload["currency"])
     return out
 
 
 def _new_night(payload: Payload) -> Payload:
-    """The next night's table: players in seat order and the variant are required; the house
-    rules default to the variant's, the chips to 100, the first dealer to the first seat."""
+    """The next night's table; every field is optional (left out: tonight's). Options come with
+    a variant (tonight's when not given) and are checked against it."""
     _only(payload, {"players", "variant", "options", "starting_chips", "chip_value", "first_dealer"})
-    if "players" not in payload:
-        raise ValueError("players is required: the names in seat order")
-    players = _players(payload["players"])
-    variant = payload.get("variant")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
-    out: Payload = {"players": players, "variant": variant,
-                    "options": checked_options(variant, payload.get("options")),
-                    "starting_chips": _int(payload, "starting_chips", 1, MAX_CHIPS) if "starting_chips" in payload else 100}
+    out: Payload = {}
+    if "players" in payload:
+        out["players"] = _players(payload["players"])
+    if "variant" in payload:
+        if payload["variant"] not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+        out["variant"] = payload["variant"]
+    if "options" in payload:
+        if "variant" not in out:
+            raise ValueError("options need the variant they are for")
+        out["options"] = checked_options(out["variant"], payload["options"])
+    if "starting_chips" in payload:
+        out["starting_chips"] = _int(payload, "starting_chips", 1, MAX_CHIPS)
     if "chip_value" in payload:
         out["chip_value"] = str(parse_chip_value(payload["chip_value"]))
     if "first_dealer" in payload:
-        out["first_dealer"] = _int(payload, "first_dealer", 0, len(players) - 1)
+        if "players" not in out:
+            raise ValueError("first_dealer needs the players it counts in")
+        out["first_dealer"] = _int(payload, "first_dealer", 0, len(out["players"]) - 1)
     return out
+
+
+def _currency(value: object) -> str:
+    """A currency symbol shown before money ("£", "€", "kr"): up to 3 characters, no digits."""
+    if not isinstance(value, str):
+        raise ValueError("currency must be a short symbol such as £, € or $")
+    text = value.strip()
+    if len(text) > 3 or any(ch.isdigit() or unicodedata.category(ch)[0] in "CZ" for ch in text):
+        raise ValueError("currency must be a symbol of at most 3 characters, such as £, € or $, without digits")
+    return text
 
 
 def _set_zones(payload: Payload) -> Payload:
@@ -251,6 +300,9 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "correct_card": _correct_card,
     "undo": _empty,
     "adjust_chips": _adjust_chips,
+    "amend_chips": _amend_chips,
+    "cancel_change": _cancel_change,
+    "remove_player": _show_pam,  # the same shape: one player's name
     "add_player": _add_player,
     "seat_button": _seat_button,
     "pause": _empty,

@@ -25,7 +25,7 @@ from table.contract.commands import COMMANDS, DashboardCommand
 from table.contract.snapshot import Snapshot
 
 __all__ = ["TableService", "COMMANDS", "Refused", "CommandReply", "StreamItem", "LedgerHead", "Settings",
-           "DealSummary", "Json", "JsonObject", "LedgerRow"]
+           "DealSummary", "Json", "JsonObject", "LedgerRow", "NightSummary"]
 
 Json = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
 """A value that travels as JSON (a hand record, a deal's summary)."""
@@ -56,6 +56,7 @@ class StreamItem(TypedDict):
 class LedgerHead(TypedDict):
     seq: int
     hash: str
+    seal: NotRequired[str]  # the seal's code the host keeps (table/seal.py), when events are sealed
 
 
 class Settings(TypedDict):
@@ -66,6 +67,22 @@ class Settings(TypedDict):
     chip_value: str
     zones: JsonObject
     game_started: bool
+    currency: NotRequired[str]  # shown before money ("£"); "" for none
+    seats: NotRequired[int]  # the most players who can sit down at the start: the seats the table wires
+
+
+class NightSummary(TypedDict):
+    """One night the ledger kept (`TableService.nights`): epoch seconds, each player's result."""
+
+    started: float
+    ended: float
+    players: list[str]
+    net: dict[str, int]
+    chip_value: str
+    currency: str
+    deals: int
+    tonight: NotRequired[bool]
+    over: NotRequired[bool]
 
 
 class CommandReply(TypedDict):
@@ -76,6 +93,7 @@ class CommandReply(TypedDict):
     version: int
     message: NotRequired[str]
     alert_id: NotRequired[int]
+    queued: NotRequired[int]  # the change waits for the next deal: the seq that asked for it
 
 
 class DealSummary(TypedDict, total=False):
@@ -142,12 +160,24 @@ class TableService(Protocol):
         ...
 
     def ledger_head(self) -> LedgerHead:
-        """``{"seq": int, "hash": str}``: the ledger's last event and its chained hash (64 hex digits).
-        The History page shows it, so a host who notes it can later tell a rewritten log."""
+        """``{"seq": int, "hash": str}``: the ledger's last event and its chained hash (64 hex digits),
+        and ``seal`` (16 hex digits) when the controller seals its events (table/seal.py).
+        The History page shows the hash and the End of night page the seal, for the host to keep."""
         ...
 
     def chip_history(self) -> dict[str, list[int]]:
         """Each player's chips at the start of the night and after every deal (equal-length lists)."""
+        ...
+
+    def nights(self) -> list[NightSummary]:
+        """The nights the table kept, oldest first, tonight's last: ``started``, ``ended`` (epoch
+        seconds), ``players``, ``net`` {player: chips won (+) or lost}, ``chip_value``,
+        ``currency``, ``deals``, ``tonight`` and ``over`` (bools)."""
+        ...
+
+    def bought_history(self) -> dict[str, list[int]]:
+        """Chips each player bought (+) or cashed out (-) in each row of `chip_history` (same
+        lengths), so the scoresheet shows money paid in apart from what the cards won."""
         ...
 
     def chips_in(self) -> dict[str, int]:

@@ -10,7 +10,7 @@ Keys marked ``NotRequired`` are the ones docs/api.md tells clients to treat as o
 
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["Alert", "Camera", "Commands", "FlushClaim", "Play", "Seat", "SeatCheck", "Snapshot", "Status",
+__all__ = ["Alert", "Camera", "ChipEntry", "Commands", "Queued", "FlushClaim", "Play", "Seat", "SeatCheck", "Snapshot", "Status",
            "Trick"]
 
 
@@ -107,6 +107,27 @@ class SeatCheck(TypedDict):
     player: str | None
 
 
+class ChipEntry(TypedDict):
+    """One of the host's chip entries: ``delta`` now (0: undone), ``first`` as entered."""
+
+    seq: int
+    player: str
+    delta: int
+    first: int
+    reason: str
+    changed: bool
+
+
+class Queued(TypedDict):
+    """A change asked for during a deal, waiting for the next one (cancel it with ``id``)."""
+
+    id: int
+    kind: str
+    deal: int
+    text: str
+    changed: NotRequired[list[str]]
+
+
 class Snapshot(TypedDict):
     version: int
     status: Status
@@ -131,3 +152,5 @@ class Snapshot(TypedDict):
     deck_tour: NotRequired[DeckTour | None]
     deck_learning: NotRequired[DeckLearning | None]
     seat_check: NotRequired[SeatCheck | None]
+    chip_log: NotRequired[list[ChipEntry]]
+    queued: NotRequired[list[Queued]]

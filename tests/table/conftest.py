@@ -34,9 +34,9 @@ class Table:
     """A referee plus shorthands: press(seat, gesture), card(seat or zone, card), dealer()."""
 
     def __init__(self, path, *, players=PLAYERS, variant="three_card", options=None, first_dealer=3,
-                 outputs=None, clock=None):
+                 outputs=None, clock=None, key=None):
         self.path = path
-        self.ledger = Ledger(path)
+        self.ledger = Ledger(path, key=key)
         self.outputs = outputs if outputs is not None else Outputs()
         self.t = 0.0
         kwargs = {"clock": clock} if clock is not None else {}

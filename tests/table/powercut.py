@@ -45,12 +45,20 @@ class Disk:
     ops: list[Op] = field(default_factory=list)
     initial: dict[str, bytes] = field(default_factory=dict)
 
-    def image(self, cut: int, rng: random.Random | None = None) -> dict[str, bytes]:
+    def image(self, cut: int, rng: random.Random | None = None, *, lose_names: bool = False) -> dict[str, bytes]:
         """The files a power cut after ``cut`` operations leaves: synced writes, plus (with ``rng``)
-        a random subset of the unsynced ones, applied in order."""
+        a random subset of the unsynced ones, applied in order. With ``lose_names`` a file made
+        during the night is gone altogether, synced content and all, unless its folder was synced
+        (a ``dirsync``) after it was made: a file's name is a write to its folder."""
         durable = {p: bytearray(b) for p, b in self.initial.items()}
         pending: dict[str, list[Op]] = {}
+        unnamed: set[str] = set()
         for op in self.ops[:cut]:
+            if op.kind == "dirsync":
+                unnamed.clear()
+                continue
+            if op.path not in durable and op.kind != "delete":
+                unnamed.add(op.path)
             if op.kind == "sync":
                 for w in pending.pop(op.path, []):
                     _apply(durable.setdefault(op.path, bytearray()), w)
@@ -65,6 +73,9 @@ class Disk:
                 for w in writes:
                     if rng.random() < 0.5:
                         _apply(durable[path], w)
+        if lose_names:
+            for path in unnamed:
+                durable.pop(path, None)
         return {p: bytes(b) for p, b in durable.items()}
 
 
@@ -126,10 +137,14 @@ class ApswConnection:
     happen many times in a short run.
     """
 
-    def __init__(self, path: Path, vfs: str, *, autocheckpoint: int = 8) -> None:
+    def __init__(self, path: Path, vfs: str, *, autocheckpoint: int | None = 8, exclusive: bool = True) -> None:
+        """``exclusive=False, autocheckpoint=None``: the controller's own settings (normal locking
+        with a ``-shm`` file, SQLite's default checkpoint every 1,000 pages)."""
         self.con = apsw.Connection(str(path), vfs=vfs)
-        self.con.execute("PRAGMA locking_mode=EXCLUSIVE")
-        self.con.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
+        if exclusive:
+            self.con.execute("PRAGMA locking_mode=EXCLUSIVE")
+        if autocheckpoint is not None:
+            self.con.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
 
     def execute(self, sql: str, args: Iterable[Any] = ()) -> Any:
         return self.con.execute(sql, tuple(args))
@@ -155,13 +170,37 @@ class CutResult:
     problem: str
 
 
+#: How the ledger's connection is set up: the harness's harsh default (exclusive locking, a
+#: checkpoint every 8 pages, so checkpoints happen often) or the controller's own.
+SETTINGS: dict[str, dict[str, Any]] = {
+    "harsh": {"exclusive": True, "autocheckpoint": 8},
+    "production": {"exclusive": False, "autocheckpoint": None},
+}
+
+
+def _ledger(vfs: PowerCutVFS, settings: str, clock: Callable[[], float], sync_dir: bool = True) -> Ledger:
+    def dirsync(folder: Path) -> None:
+        import os
+
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        vfs.log(Op("dirsync", str(folder)))
+
+    return Ledger(vfs.disk.db, connect=lambda p: ApswConnection(p, vfs.name, **SETTINGS[settings]), clock=clock,
+                  sync_dir=dirsync if sync_dir else (lambda _folder: None))
+
+
 def run_night(vfs: PowerCutVFS, events: int, *, seed: int = 0,
-              tweak: Callable[[Ledger], None] | None = None) -> list[tuple[int, str]]:
+              tweak: Callable[[Ledger], None] | None = None, settings: str = "harsh",
+              sync_dir: bool = True) -> list[tuple[int, str]]:
     """Append ``events`` events (singly and in batches) to a new ledger through the VFS; return
     ``(ops done when the append returned, key)`` for every acknowledged event."""
     rng = random.Random(seed)
     acked: list[tuple[int, str]] = []
-    led = Ledger(vfs.disk.db, connect=lambda p: ApswConnection(p, vfs.name), clock=lambda: 1000.0 + len(acked))
+    led = _ledger(vfs, settings, lambda: 1000.0 + len(acked), sync_dir)
     if tweak is not None:
         tweak(led)
     n = 0
@@ -175,11 +214,13 @@ def run_night(vfs: PowerCutVFS, events: int, *, seed: int = 0,
     return acked
 
 
-def check_cut(disk: Disk, acked: list[tuple[int, str]], cut: int, workdir: Path, *, torn: bool) -> CutResult:
-    """Rebuild the disk at ``cut``, open it with the standard sqlite3 module, count the losses."""
+def check_cut(disk: Disk, acked: list[tuple[int, str]], cut: int, workdir: Path, *, torn: bool,
+              lose_names: bool = False, marker: Callable[[Any], str] = lambda e: str(e.key)) -> CutResult:
+    """Rebuild the disk at ``cut``, open it with the standard sqlite3 module, count the losses
+    (an acknowledged event is found by ``marker(event)``: its key, or the reason an HTTP command gave)."""
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
-    image = disk.image(cut, random.Random(cut) if torn else None)
+    image = disk.image(cut, random.Random(cut) if torn else None, lose_names=lose_names)
     for path, data in image.items():
         (workdir / Path(path).name).write_bytes(data)
     db_name = workdir / Path(disk.db).name  # missing before the first sync: a new ledger, as at first start
@@ -189,24 +230,63 @@ def check_cut(disk: Disk, acked: list[tuple[int, str]], cut: int, workdir: Path,
             problems = led.verify_chain()
             if led.integrity() != "ok":
                 problems.insert(0, led.integrity())
-            found = {e.key for e in led.iter_events()}
+            found = {marker(e) for e in led.iter_events()}
     except LedgerError as exc:
         return CutResult(cut, torn, len(expected), len(expected), False, str(exc))
     return CutResult(cut, torn, len(expected), len(expected - found), True, "; ".join(problems))
 
 
 def power_cuts(tmp: Path, *, events: int = 120, cuts: int = 320, seed: int = 7,
-               tweak: Callable[[Ledger], None] | None = None, name: str = "powercut") -> list[CutResult]:
+               tweak: Callable[[Ledger], None] | None = None, name: str = "powercut",
+               settings: str = "harsh", lose_names: bool = False, sync_dir: bool = True,
+               night: Callable[[PowerCutVFS], list[tuple[int, str]]] | None = None,
+               marker: Callable[[Any], str] = lambda e: str(e.key)) -> list[CutResult]:
     """One logged night, then ``cuts`` power cuts spread evenly over its operations (every other
-    one keeps a random subset of the unsynced writes)."""
-    night = tmp / "night"
-    shutil.rmtree(night, ignore_errors=True)
-    night.mkdir(parents=True)
-    vfs = PowerCutVFS(night / "ledger.db", name)
+    one keeps a random subset of the unsynced writes; with ``lose_names`` the names of files made
+    since the folder was last synced are lost too). ``night(vfs)`` replaces the plain appends."""
+    folder = tmp / "night"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    vfs = PowerCutVFS(folder / "ledger.db", name)
     try:
-        acked = run_night(vfs, events, seed=seed, tweak=tweak)
+        acked = night(vfs) if night is not None else run_night(
+            vfs, events, seed=seed, tweak=tweak, settings=settings, sync_dir=sync_dir)
     finally:
         vfs.unregister()
     total = len(vfs.disk.ops)
     points = sorted({round(i * total / (cuts - 1)) for i in range(cuts)})
-    return [check_cut(vfs.disk, acked, cut, tmp / "cut", torn=bool(i % 2)) for i, cut in enumerate(points)]
+    return [check_cut(vfs.disk, acked, cut, tmp / "cut", torn=bool(i % 2), lose_names=lose_names, marker=marker)
+            for i, cut in enumerate(points)]
+
+
+def http_night(vfs: PowerCutVFS, commands: int, state_dir: Path) -> list[tuple[int, str]]:
+    """The controller's own path: ``commands`` chip adjustments POSTed to the dashboard (login,
+    CSRF, the referee's queue, the ledger with production settings through the VFS); returns
+    ``(ops done when the 200 answer came back, the command's reason)`` for every answered one."""
+    from table.referee import Referee
+    from table.service import TableService
+    from web import create_app
+
+    led = _ledger(vfs, "production", __import__("time").time)
+    ref = Referee(led, setup={"players": ["Ann", "Bea", "Cal"], "variant": "three_card", "options": {},
+                              "chips": 50, "first_dealer": 0}).start()
+    acked: list[tuple[int, str]] = []
+    try:
+        app = create_app(TableService(ref), config={"STATE_DIR": state_dir, "ADMIN_PIN": "135790"})
+        client = app.test_client()
+        client.get("/admin")
+        with client.session_transaction() as sess:
+            token = str(sess["csrf"])
+        origin = {"Origin": "http://localhost"}
+        answer = client.post("/admin/login", json={"pin": "135790"}, headers={**origin, "X-CSRF-Token": token})
+        token = answer.get_json()["csrf_token"]
+        for i in range(commands):
+            reason = f"http {i}"
+            resp = client.post("/api/admin/adjust_chips", json={"player": "Ann", "delta": 1, "reason": reason},
+                               headers={**origin, "X-CSRF-Token": token})
+            if resp.status_code == 200:
+                acked.append((len(vfs.disk.ops), reason))
+    finally:
+        ref.stop()
+        led.close()
+    return acked

@@ -139,3 +139,12 @@ def test_model_detector_can_be_turned_off_and_a_missing_file_is_one_clear_error(
     with pytest.raises(ModelError, match="detector model file missing") as err:
         load_detector(parse_config({"model": {"detector": str(missing)}}).model.detector)
     assert str(missing) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_web_secure_cookies_is_a_boolean():
+    from table.config import ConfigError, parse_config
+
+    assert parse_config({"web": {"secure_cookies": True}}).web.secure_cookies is True
+    assert parse_config({}).web.secure_cookies is False
+    with pytest.raises(ConfigError, match="web.secure_cookies: expected true or false"):
+        parse_config({"web": {"secure_cookies": "yes"}})

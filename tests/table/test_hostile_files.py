@@ -187,3 +187,98 @@ def test_run_at_a_terminal_asks_for_a_new_pin_instead_of_the_default():
     assert ask_new_pin("cfg.toml", ask=lambda _prompt: next(answers), tries=4) == "4321"  # short, default, mismatch, ok
     with pytest.raises(CommandError, match="no new admin PIN chosen"):
         ask_new_pin("cfg.toml", ask=lambda _prompt: "000000")
+
+
+# -- issue 49 #7 and #8: more hostile inputs, each one line and a non-zero exit --------------------
+
+
+BIG_INT_CONFIG = "[game]\nchips = " + "9" * 5000 + "\n"
+
+
+@pytest.mark.parametrize("argv", [["pins", "--config"], ["ledger", "verify", "--config"],
+                                  ["run", "--mock-pins", "--quiet", "--config"]])
+def test_a_5000_digit_integer_in_the_config(tmp_path, capsys, argv):
+    cfg = tmp_path / "big.toml"
+    cfg.write_text(BIG_INT_CONFIG)
+    err = _one_line_failure(capsys, [*argv, str(cfg)])
+    assert "big.toml: not valid TOML" in err
+
+
+@pytest.mark.parametrize("argv", [["identify"], ["score"], ["pins", "--config"]])
+def test_devices_and_fifos_are_never_read(tmp_path, capsys, argv):
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo)):  # one reads forever, the other waits forever for a writer
+        err = _one_line_failure(capsys, [*argv, path])
+        assert "not a regular file" in err and path in err
+
+
+def test_a_run_length_bmp_declaring_a_huge_image_is_refused_before_decoding(tmp_path, capsys):
+    from vision.image_file import declared_size
+
+    header = struct.pack("<2sIHHI", b"BM", 0, 0, 0, 54 + 1024)
+    info = struct.pack("<IiiHHIIiiII", 40, 10_900, 10_900, 1, 8, 1, 0, 2835, 2835, 256, 0)  # BI_RLE8
+    bomb = tmp_path / "bomb.bmp"
+    bomb.write_bytes(header + info + b"\0" * 1024 + b"\x00\x01" * 100)
+    assert bomb.stat().st_size < 2000 and declared_size(bomb.read_bytes()) == (10_900, 10_900)
+    err = _one_line_failure(capsys, ["identify", str(bomb)])
+    assert "declares 10900 x 10900 pixels" in err
+
+
+def test_python_m_table_cli_fails_in_one_line_too(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "big.toml"
+    cfg.write_text(BIG_INT_CONFIG)
+    done = subprocess.run([sys.executable, "-m", "table.cli", "pins", "--config", str(cfg)],
+                          capture_output=True, text=True, timeout=120)
+    err = done.stderr.strip()
+    assert done.returncode == 1 and "\n" not in err and "Traceback" not in err and "not valid TOML" in err
+
+
+@pytest.mark.parametrize("argv", [["ledger", "export", "--format", "csv", "--db"], ["pins", "--format", "json"]])
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path, argv):
+    """`loo-table ledger export | head`: the pipe closes after a few bytes."""
+    import subprocess
+    import sys
+
+    if argv[0] == "ledger":
+        argv = [*argv, str(_played_ledger(tmp_path))]
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first byte, as `head` is after its lines
+    try:
+        done = subprocess.run([sys.executable, "-m", "table", *argv], stdout=write_end, stderr=subprocess.PIPE,
+                              timeout=120)
+    finally:
+        os.close(write_end)
+    assert done.stderr.decode() == "" and done.returncode == 141
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("[game]\noptions = {no_such_rule = true}\n", "game.options: unknown option 'no_such_rule'"),
+    ('[model]\npath = "{missing}/model.onnx"\n', "model.path:"),
+    ('[model]\ndetector = "{missing}/detector.onnx"\n', "model.detector:"),
+    ('[camera]\ncalibration = "{missing}/cal.json"\n', "camera.calibration:"),
+])
+def test_pins_config_checks_what_run_would_refuse(tmp_path, capsys, text, needle):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(text.replace("{missing}", str(tmp_path / "missing")))
+    err = _one_line_failure(capsys, ["pins", "--config", str(cfg)])
+    assert needle in err
+
+
+def test_score_reads_standard_input_within_its_bound():
+    """`loo-table score - < /dev/zero`: one line once the bound is passed, not a MemoryError."""
+    import subprocess
+    import sys
+
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-m", "table", "score", "-"], stdin=zero, capture_output=True,
+                              text=True, timeout=300)
+    err = done.stderr.strip()
+    assert done.returncode == 1 and "\n" not in err and "more than the" in err

@@ -62,15 +62,18 @@ def test_a_joiner_sits_down_plays_and_the_night_still_sums_to_zero(night):
     assert paid == net
 
 
-def test_a_join_in_the_middle_of_a_deal_is_refused_and_changes_nothing(night):
+def test_a_join_in_the_middle_of_a_deal_waits_for_the_next_deal(night):
     ref, bots, transport, service, _ = night
     run_night(ref, bots, transport, max_steps=4)
     assert ref.state.deal is not None and not ref.state.deal.is_over
-    seq, digest = ref.state.last_seq, ref.state.digest()
-    with pytest.raises(ValueError, match=r"^Eve can join between deals, not in the middle of deal 1; "
-                                         r"add them once its last trick is played$"):
-        service.command("add_player", {"player": "Eve", "chips": 50})
-    assert ref.state.last_seq == seq and ref.state.digest() == digest
+    said = service.command("add_player", {"player": "Eve", "chips": 50})["message"]
+    assert said.startswith("Eve joins with 50 chips from the next deal (deal 2): asked while deal 1 is played")
+    assert ref.state.players == PLAYERS  # the deal in play keeps its players
+    with pytest.raises(ValueError, match="'Eve' is already at the table or waiting to join"):
+        service.command("add_player", {"player": "eve", "chips": 50})
+    while ref.state.deal_number == 1:  # ... until the dealer's press: deal 1 closed, Eve seated, deal 2
+        run_night(ref, bots, transport, max_steps=1)
+    assert ref.state.players == [*PLAYERS, "Eve"] and ref.state.deal_number == 2 and not ref.state.queued
 
 
 @pytest.mark.parametrize(("payload", "match"), [

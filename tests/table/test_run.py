@@ -500,3 +500,35 @@ def test_web_threads_from_the_config_size_waitress(tmp_path):
         assert ctl.web.app.config["MAX_STREAMS"] == 12 - SPARE_THREADS  # streams never take the spares
     finally:
         ctl.stop()
+
+
+def test_a_seat_button_at_the_table_opens_the_dashboard_login_gate(tmp_path):
+    """Issue 49 #3: once the PIN budget is spent, a login needs a seat button pressed at the
+    table; the controller feeds its real (mock-pin) seat buttons to the dashboard's gate."""
+    import argparse
+
+    from table.commands.run import Controller
+
+    cfg = write_config(tmp_path, web='host = "127.0.0.1"\nport = 0\nadmin_pin = "135790"\nthreads = 12')
+    ctl = Controller(argparse.Namespace(config=str(cfg), mock_pins=True, host=None, port=None,
+                                        max_seconds=None, quiet=True))
+    try:
+        ctl.start()
+        limiter = ctl.web.app.extensions["loo"].limiter
+        assert limiter.presence is ctl.presence and not ctl.presence.take()
+        button = ctl.controls.seats[1].button.pin
+        button.drive_low()
+        time.sleep(0.05)
+        button.drive_high()
+        wait_until(lambda: ctl.presence.take(), "the press to reach the login gate")
+    finally:
+        ctl.stop()
+    # issue 49 #5: the controller sealed its events and noted the night's last head beside the ledger
+    from table.ledger import Ledger
+    from table.seal import load_key, noted_head
+
+    db = tmp_path / "state" / "ledger.db"
+    with Ledger(db, readonly=True) as led:
+        head = noted_head(db)
+        assert head is not None and (head.seq, head.hash) == led.head()
+        assert led.verify_chain(load_key(db, create=False)) == []

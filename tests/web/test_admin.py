@@ -98,7 +98,7 @@ def test_update_settings_checks_options_with_the_engine(admin, service):
     ("adjust_chips", {"player": "Ann", "delta": 10**9, "reason": "x"}, "between"),
     ("update_settings", {}, "nothing to change"),
     ("update_settings", {"players": ["Ann", "ann", "Cal"]}, "must be different"),
-    ("update_settings", {"players": ["Ann"]}, "2 to 17 players"),
+    ("update_settings", {"players": ["Ann"]}, "2 to 8 players"),
     ("update_settings", {"players": "Ann,Bea"}, "list of names"),
     ("update_settings", {"players": ["Ann", "Bea", "MISS"]}, "reserved"),
     ("update_settings", {"players": ["Ann", "Bea\n", "B\x07"]}, "control characters"),

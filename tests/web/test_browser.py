@@ -155,7 +155,7 @@ def test_phone_sees_the_table_live_and_the_admin_corrects_a_card(served, browser
     admin.wait_for_timeout(500)
     assert fix.locator('input[name="card"]').input_value() == "qc"  # ...and the field is left alone
     ctl.ref.call("resume", {})
-    fix.locator("button").click()
+    fix.locator("button:not(.pick-card)").click()
     expect(admin.locator("#now-result")).to_contain_text("Corrected Ann's")
     expect(admin.locator('[data-chips-of="Ann"]')).to_have_text("102", timeout=1000)
     expect(page.locator('.seat:has-text("Ann") .chips')).to_contain_text("102", timeout=1000)
@@ -267,7 +267,7 @@ def test_admin_calls_a_misdeal_and_enters_cards_the_camera_missed(served, browse
     missed = admin.locator("#missed-form")
     missed.locator('select[name="zone"]').select_option("turn_up")
     missed.locator('input[name="card"]').fill("7h")
-    missed.locator("button").click()
+    missed.locator("button:not(.pick-card)").click()
     expect(page.locator('.trump [aria-label="7 of hearts"]')).to_be_visible(timeout=1000)
     for name in PLAYERS:
         ctl.press(name)
@@ -276,13 +276,13 @@ def test_admin_calls_a_misdeal_and_enters_cards_the_camera_missed(served, browse
     expect(misdeal).to_be_visible(timeout=1000)  # no card played yet
     missed.locator('select[name="zone"]').select_option(f"seat:{leader['index']}")
     missed.locator('input[name="card"]').fill("KS")
-    missed.locator("button").click()
+    missed.locator("button:not(.pick-card)").click()
     expect(page.locator('#trick-plays [data-card="KS"]')).to_be_visible(timeout=1000)
     expect(misdeal).to_have_count(0, timeout=1000)  # a card is down: no misdeal any more
     assert ctl.ref.snapshot()["trick"]["plays"] == [{"player": leader["name"], "card": "KS"}]
     # a card already on the table cannot be entered twice: a clear refusal, nothing changes
     missed.locator('input[name="card"]').fill("KS")
-    missed.locator("button").click()
+    missed.locator("button:not(.pick-card)").click()
     expect(missed.locator(".result.result-fault")).to_contain_text("already on the table")
     assert page.evaluate("window.__noReload") is True and admin.evaluate("window.__noReload") is True
 
@@ -325,7 +325,7 @@ def test_flush_pam_and_civil_controls_at_phone_width(browser, tmp_path):
         form.locator('select[name="player"]').select_option("Bea")
         for i, card in enumerate(["2h", "5H", "9h", "jh", "th"]):
             form.locator('input[name="card"]').nth(i).fill(card)
-        form.locator("button").click()
+        form.locator("button:not(.pick-card)").click()
         expect(admin.locator("#now-result")).to_contain_text("claim_flush done")
         assert service.commands[-1] == ("claim_flush", {"player": "Bea", "cards": ["2H", "5H", "9H", "JH", "10H"]})
         pam = admin.locator("#pam-form")

@@ -174,13 +174,17 @@ def test_without_javascript_a_newcomer_joins_and_plays_from_the_page(night):
     html = client.get("/admin").get_data(as_text=True)
     assert 'id="join-form"' in html and "next free seat, between Dot and Ann" in html
     token = html.split('name="csrf-token" content="')[1].split('"')[0]
-    run_night(ref, players, transport, max_steps=3)  # a deal in progress: refused, nothing changes
+    run_night(ref, players, transport, max_steps=3)  # a deal in progress: the join waits for the next deal
     resp = client.post("/admin/do/add_player", data={"csrf_token": token, "player": "Eve", "chips": "40"},
                        headers={"Origin": ORIGIN})
     assert resp.status_code == 303
     page = client.get("/admin").get_data(as_text=True)
-    assert "Refused: Eve can join between deals, not in the middle of deal 1" in page and "Nothing was changed." in page
+    assert "Eve joins with 40 chips from the next deal (deal 2)" in page and "From the next deal" in page
     assert ref.state.players == PLAYERS
+    queued = next(iter(ref.state.queued))  # ... and the host calls it off, from the page too
+    client.post("/admin/do/cancel_change", data={"csrf_token": token, "id": str(queued)}, headers={"Origin": ORIGIN})
+    assert "Cancelled: Eve joins with 40 chips will not happen." in client.get("/admin").get_data(as_text=True)
+    assert not ref.state.queued
     while not ref.state.deal.is_over:
         run_night(ref, players, transport, max_steps=1)
     client.post("/admin/do/add_player", data={"csrf_token": token, "player": "Eve", "chips": "40"},

@@ -7,7 +7,6 @@ import pytest
 from camera_rig import CameraTable
 from web_fakes import ORIGIN, PIN, csrf_of
 
-from table.new_night import kept_nights
 from web import create_app
 
 
@@ -23,33 +22,35 @@ def rig(tmp_path):
     table.close()
 
 
-def test_the_form_keeps_tonight_and_starts_the_next(rig):
+def test_the_form_starts_the_next_night_with_the_players_and_rules_chosen(rig):
     table, client, token = rig
     table.ref.call("update_settings", {"variant": "three_card", "options": {"club_law": True}})
     page = client.get("/admin").get_data(as_text=True)
     assert 'id="new-night-form"' in page and "Ann\nBea\nCal\nDot</textarea>" in page
+    assert "The night is not over yet: end the game first." in page
+    table.ref.call("end_game", {})
     resp = client.post("/admin/do/new_night", headers={"Origin": ORIGIN}, data={
         "csrf_token": token, "players": "Ann\nBea\nCal\nEve\n", "variant": "three_card",
         "starting_chips": "60", "chip_value": "0.50", "keep_rules": "1"})
     assert resp.status_code == 303
     page = client.get("/admin").get_data(as_text=True)
-    assert "kept as nights/night-" in page and "Ann, Bea, Cal, Eve" in page
-    assert len(kept_nights(table.ledger.path)) == 1
+    assert "A new night: night 2 for Ann, Bea, Cal, Eve, 60 chips each" in page
     st = table.ref.state
     assert st.players == ["Ann", "Bea", "Cal", "Eve"] and st.starting_chips == 60 and st.chip_value == "0.50"
     assert st.options.get("club_law") is True  # tonight's house rules were kept
+    assert len(st.nights) == 1
 
 
-def test_refused_mid_deal_with_the_reason_and_nothing_changed(rig):
+def test_refused_while_the_night_is_on_with_the_reason_and_nothing_changed(rig):
     table, client, token = rig
     table.to_play()
     resp = client.post("/api/admin/new_night", json={"players": ["Eve", "Fay", "Gus"], "variant": "irish"},
                        headers={"Origin": ORIGIN, "X-CSRF-Token": token})
-    assert resp.status_code == 400 and "a deal is in progress" in resp.get_json()["error"]
+    assert resp.status_code == 400 and "end the game first" in resp.get_json()["error"]
     resp = client.post("/api/admin/new_night", json={"players": ["Eve", "Fay"], "variant": "loo"},
                        headers={"Origin": ORIGIN, "X-CSRF-Token": token})
     assert resp.status_code == 400 and "variant must be one of" in resp.get_json()["error"]
-    assert kept_nights(table.ledger.path) == [] and table.ref.state.deal_number == 1
+    assert table.ref.state.deal_number == 1 and table.ref.state.nights == []
 
 
 def test_the_admin_page_names_the_seat_whose_button_was_pressed(rig):

@@ -9,7 +9,7 @@ import logging
 from web_fakes import ORIGIN, PIN, admin, app, client, csrf_of, service  # noqa: F401 (pytest fixtures, used by name)
 
 from web import create_app, ensure_admin_pin
-from web.security import PIN_FILE, SECRET_FILE, LoginLimiter
+from web.security import PIN_FILE, SECRET_FILE, LoginLimiter, TablePresence
 
 
 def _login(client, pin, token, **headers):
@@ -47,6 +47,17 @@ def test_session_cookie_is_httponly_and_samesite_strict(client):
     resp = _login(client, PIN, token)
     cookie = resp.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and cookie.startswith("loo_session=")
+    assert "Secure" not in cookie  # plain HTTP on the LAN by default
+
+
+def test_secure_cookies_behind_https(service, tmp_path):
+    """Issue 49 #9: the Secure flag follows the configuration."""
+    app = create_app(service, config={"STATE_DIR": tmp_path, "ADMIN_PIN": PIN, "SECURE_COOKIES": True})
+    client = app.test_client()
+    token = csrf_of(client)
+    resp = client.post("/admin/login", json={"pin": PIN}, base_url="https://localhost",
+                       headers={"Origin": "https://localhost", "X-CSRF-Token": token})
+    assert resp.status_code == 200 and "Secure" in resp.headers["Set-Cookie"]
 
 
 def test_post_without_origin_or_cross_origin_or_without_csrf_is_refused(admin, service):
@@ -83,17 +94,56 @@ def _cookie(client):
     return client.get_cookie("loo_session").value
 
 
-def test_logout_ends_every_session_even_a_copied_cookie(app, admin):
+def test_logout_ends_only_its_own_session_and_a_copied_cookie_of_it(app, admin):
     client, token = admin
     other = app.test_client()  # a second admin phone
     assert _login(other, PIN, csrf_of(other)).status_code == 200
     stolen = _cookie(client)
-    assert other.get("/admin/partial").status_code == 200
     client.post("/admin/logout", json={}, headers={"Origin": ORIGIN, "X-CSRF-Token": token})
-    assert other.get("/admin/partial").status_code == 401
+    assert other.get("/admin/partial").status_code == 200  # the other phone's session goes on
     replay = app.test_client()
     replay.set_cookie("loo_session", stolen)  # the cookie from before the logout, sent again
     assert replay.get("/admin/partial").status_code == 401
+
+
+def test_a_guest_logout_leaves_the_host_logged_in(app, admin, service):
+    """Issue 49 #1: a guest gets a CSRF token from the login page; their logout ends nothing else."""
+    host, host_token = admin
+    guest = app.test_client()
+    for _ in range(5):
+        resp = guest.post("/admin/logout", json={}, headers={"Origin": ORIGIN, "X-CSRF-Token": csrf_of(guest)})
+        assert resp.status_code == 200
+        resp = guest.post("/admin/logout", json={"everywhere": True},
+                          headers={"Origin": ORIGIN, "X-CSRF-Token": csrf_of(guest)})
+        assert resp.status_code == 200
+        ok = host.post("/api/admin/pause", json={}, headers={"Origin": ORIGIN, "X-CSRF-Token": host_token})
+        assert ok.status_code == 200
+    assert [c for c, _ in service.commands] == ["pause"] * 5
+
+
+def test_logout_everywhere_from_an_admin_ends_every_session(app, admin):
+    client, token = admin
+    other = app.test_client()
+    assert _login(other, PIN, csrf_of(other)).status_code == 200
+    client.post("/admin/logout", json={"everywhere": True}, headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+    assert other.get("/admin/partial").status_code == 401
+    assert client.get("/admin/partial").status_code == 401
+
+
+def test_session_store_keeps_digests_only_and_forgets_on_a_new_pin(tmp_path):
+    from web.sessions import SESSIONS_FILE, SessionStore
+
+    now = [1000.0]
+    store = SessionStore(tmp_path, "hash-a", lifetime_s=60, clock=lambda: now[0], cap=3)
+    ids = [store.open() for _ in range(4)]
+    assert not store.valid(ids[0]) and all(store.valid(i) for i in ids[1:])  # the oldest gave way
+    text = (tmp_path / SESSIONS_FILE).read_text()
+    assert not any(i in text for i in ids)
+    assert (tmp_path / SESSIONS_FILE).stat().st_mode & 0o777 == 0o600
+    assert SessionStore(tmp_path, "hash-a", lifetime_s=60, clock=lambda: now[0]).valid(ids[3])  # a restart
+    assert not SessionStore(tmp_path, "hash-b", lifetime_s=60, clock=lambda: now[0]).valid(ids[3])  # new PIN
+    now[0] += 61
+    assert not store.valid(ids[3])  # expired
 
 
 def test_a_pin_change_and_restart_ends_every_session(service, tmp_path, admin):
@@ -134,14 +184,23 @@ def test_limiter_five_tries_a_minute_then_a_doubling_lock_out():
     assert lim.attempt("a") == 0
 
 
-def test_limiter_overall_cap_spares_clients_that_have_not_failed():
+def test_limiter_budget_is_for_the_whole_server_and_a_seat_press_lets_the_host_in():
+    """Issue 49 #3: new addresses share one budget (20 in five minutes); then a press at the table."""
     now = [0.0]
-    lim = LoginLimiter(per_client=5, overall=20, window_s=60, clock=lambda: now[0])
-    for i in range(8):  # 8 addresses guess at once, 4 tries each: 32 > the overall cap
-        for _ in range(4):
-            lim.attempt(f"10.0.0.{i}")
-    assert lim.attempt("10.0.0.0") > 0  # a guesser waits for the whole server's window
-    assert lim.attempt("192.168.1.5") == 0  # the host's phone, which never failed, is let in
+    presence = TablePresence(window_s=60, tries_per_press=3, clock=lambda: now[0])
+    lim = LoginLimiter(per_client=5, overall=20, window_s=60, budget_window_s=300, presence=presence,
+                       clock=lambda: now[0])
+    assert [lim.attempt(f"10.0.{i}.1") for i in range(20)] == [0] * 20  # 20 fresh addresses, one try each
+    refused = lim.check("10.0.99.1")  # a 21st fresh address: not checked
+    assert refused is not None and "press any seat button" in refused.reason and refused.wait == 300
+    presence.pressed()  # the host presses a button at the table
+    assert [lim.attempt("192.168.1.5") for _ in range(4)] == [0, 0, 0, 300]  # three tries per press
+    now[0] += 61
+    presence.pressed()
+    now[0] += 61  # the press is stale after a minute
+    assert lim.attempt("192.168.1.5") > 0
+    now[0] = 301.0  # the five minutes have passed for the first tries
+    assert lim.attempt("10.0.99.1") == 0
 
 
 def test_a_parallel_burst_of_wrong_pins_gets_five_tries(app):
@@ -168,6 +227,7 @@ def test_a_parallel_burst_of_wrong_pins_gets_five_tries(app):
 
 
 def test_many_guessers_never_lock_out_the_host(app):
+    """8 addresses spend the server's budget; the host's right PIN then needs a press at the table."""
     token_of = {}
     for i in range(8):
         c = app.test_client()
@@ -177,9 +237,16 @@ def test_many_guessers_never_lock_out_the_host(app):
             c.post("/admin/login", json={"pin": "111111"}, environ_base={"REMOTE_ADDR": f"10.0.0.{i}"},
                    headers={"Origin": ORIGIN, "X-CSRF-Token": token})
     host = app.test_client()
-    resp = host.post("/admin/login", json={"pin": PIN}, environ_base={"REMOTE_ADDR": "10.0.0.99"},
-                     headers={"Origin": ORIGIN, "X-CSRF-Token": csrf_of(host)})
-    assert resp.status_code == 200
+    token = csrf_of(host)
+
+    def host_login():
+        return host.post("/admin/login", json={"pin": PIN}, environ_base={"REMOTE_ADDR": "10.0.0.99"},
+                         headers={"Origin": ORIGIN, "X-CSRF-Token": token})
+
+    refused = host_login()
+    assert refused.status_code == 429 and "press any seat button" in refused.get_json()["error"]
+    app.extensions["loo"].limiter.presence.pressed()
+    assert host_login().status_code == 200
 
 
 def test_malformed_login_bodies_are_4xx(client):
@@ -244,7 +311,7 @@ def test_form_login_when_rate_limited_rerenders_with_429(client):
     for _ in range(5):
         _login(client, "111111", token)
     resp = client.post("/admin/login", data={"pin": PIN, "csrf_token": token}, headers={"Origin": ORIGIN})
-    assert resp.status_code == 429 and "too many wrong PINs" in resp.get_data(as_text=True)
+    assert resp.status_code == 429 and "Too many wrong PINs. Try again in" in resp.get_data(as_text=True)
     assert int(resp.headers["Retry-After"]) > 0
 
 

@@ -102,6 +102,14 @@ class FakeService:
     def chip_history(self) -> dict[str, list[int]]:
         return copy.deepcopy(self.history)
 
+    def nights(self) -> list[dict[str, Any]]:
+        net = {p: chips[-1] - chips[0] for p, chips in self.history.items()}
+        return [{"started": 0.0, "ended": 0.0, "players": list(net), "net": net, "chip_value": "0",
+                 "currency": "", "deals": 0, "tonight": True, "over": False}]
+
+    def bought_history(self) -> dict[str, list[int]]:
+        return {p: [0] * len(chips) for p, chips in self.history.items()}
+
     def chips_in(self) -> dict[str, int]:
         return {p: chips[0] for p, chips in self.history.items()}
 

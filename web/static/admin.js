@@ -62,6 +62,16 @@
     return { player: f.player.value, delta: n, reason: note || "chip count corrected" };
   }
 
+  // a large amount is asked again before it is recorded (a slip of the thumb adds a zero)
+  function largeConfirmed(f, payload) {
+    var large = parseInt(f.dataset.large, 10), n = Math.abs(payload.delta);
+    if (!(n > large)) return true;
+    var held = document.querySelector('[data-chips-of="' + CSS.escape(payload.player) + '"]');
+    if (payload.delta < 0 && held && n > parseInt(held.textContent, 10)) return true;  // refused with the reason
+    var what = payload.delta > 0 ? " buys " + n + " chips" : " cashes out " + n + " chips";
+    return window.confirm(payload.player + what + ": more than the " + large + " starting chips. Record it?");
+  }
+
   function changedSettings(f) {
     var payload = {};
     if (!f.players.disabled && f.players.value.trim() !== f.players.dataset.initial.trim()) {
@@ -71,6 +81,7 @@
       payload.starting_chips = parseInt(f.starting_chips.value, 10);
     }
     if (f.chip_value.value.trim() !== f.chip_value.dataset.initial) payload.chip_value = f.chip_value.value.trim();
+    if (f.currency && f.currency.value.trim() !== f.currency.dataset.initial) payload.currency = f.currency.value.trim();
     if (!f.variant.disabled && f.variant.value !== f.variant.dataset.initial) { payload.variant = f.variant.value; payload.options = {}; }
     return payload;
   }
@@ -130,6 +141,57 @@
     send(btn.dataset.command, btn.dataset.payload ? JSON.parse(btn.dataset.payload) : {}, btn.parentNode, btn);
   });
 
+  // The card picker: wherever the host names a card, a Pick button opens a suit-then-rank chooser
+  // (no typing "10H" on a phone keyboard); the field stays, for a host who prefers to type.
+  document.documentElement.classList.add("js");
+  var picker = document.getElementById("card-picker"), picking = null, suit = null;
+
+  function formSelector(form) {  // found again after a live update replaced the form
+    var sel = "form" + (form.id ? "#" + CSS.escape(form.id) : "");
+    form.classList.forEach(function (c) { sel += "." + CSS.escape(c); });
+    Array.prototype.forEach.call(form.attributes, function (a) {
+      if (a.name.indexOf("data-") === 0) sel += "[" + a.name + '="' + CSS.escape(a.value) + '"]';
+    });
+    return sel;
+  }
+  function pickTarget() {
+    var form = picking && document.querySelector(picking);
+    var fields = form ? form.querySelectorAll('input[name="card"]') : [];
+    if (fields.length <= 1) return fields[0] || null;
+    return Array.prototype.find.call(fields, function (el) { return !el.value; }) || fields[fields.length - 1];
+  }
+  function setSuit(code) {
+    suit = code;
+    Array.prototype.forEach.call(picker.querySelectorAll("[data-suit]"), function (b) {
+      b.setAttribute("aria-pressed", String(b.dataset.suit === code));
+    });
+    document.getElementById("picker-now").textContent = code ? "Now the rank." : "Tap the suit, then the rank.";
+  }
+  if (picker) {
+    document.addEventListener("click", function (ev) {
+      var open = ev.target.closest("button.pick-card");
+      if (!open) return;
+      ev.preventDefault();
+      picking = formSelector(open.closest("form"));
+      setSuit(null);
+      picker.showModal();
+    });
+    picker.addEventListener("click", function (ev) {
+      var b = ev.target.closest("button");
+      if (!b) return;
+      if (b.hasAttribute("data-picker-close")) { picker.close(); return; }
+      if (b.dataset.suit) { setSuit(b.dataset.suit); return; }
+      if (b.dataset.rank && !suit) { document.getElementById("picker-now").textContent = "First the suit."; return; }
+      if (b.dataset.rank) {
+        var field = pickTarget();
+        picker.close();
+        if (!field) return;
+        field.value = b.dataset.rank + suit;
+        field.focus({ preventScroll: true });
+      }
+    });
+  }
+
   // what a join said, shown again once the page has reloaded with the new seat
   var JOINED = "loo-joined";
   try {
@@ -141,6 +203,7 @@
     "fix-any-form": function (f) { return ["correct_card", { trick: parseInt(f.trick.value, 10), player: f.player.value, card: f.card.value.trim() }, true]; },
     "missed-form": function (f) { return ["correct_card", { zone: f.zone.value, card: f.card.value.trim() }, true]; },
     "adjust-form": function (f) { return ["adjust_chips", chipStep(f), true]; },
+    "leave-form": function (f) { return ["remove_player", { player: f.player.value }, false]; },
     "join-form": function (f) { return ["add_player", { player: f.player.value.trim(), chips: parseInt(f.chips.value, 10) }, true]; },
     "flush-form": function (f) {
       var cs = Array.prototype.map.call(f.querySelectorAll('input[name="card"]'), function (el) { return el.value.trim(); });
@@ -156,17 +219,20 @@
   document.addEventListener("submit", function (ev) {
     var f = ev.target, spec = null;
     if (f.classList.contains("correct-form")) spec = ["correct_card", { alert_id: parseInt(f.dataset.alertId, 10), card: f.card.value.trim() }, true];
+    else if (f.classList.contains("amend-form")) spec = ["amend_chips", { target: parseInt(f.dataset.entry, 10), delta: parseInt(f.delta.value, 10) }, true];
     else if (f.classList.contains("fix-form")) spec = ["correct_card", { trick: parseInt(f.dataset.trick, 10), player: f.dataset.player, card: f.card.value.trim() }, true];
     else if (FORMS[f.id]) spec = FORMS[f.id](f);
     else return;  // login, logout: plain posts
     ev.preventDefault();
     if (f.dataset.confirm && !window.confirm(f.dataset.confirm)) return;
+    if (f.id === "adjust-form" && !largeConfirmed(f, spec[1])) return;
+    if (f.id === "leave-form" && !window.confirm(spec[1].player + " leaves the table with their chips?")) return;
     if (f.id === "game-form" && !Object.keys(spec[1]).length) { show(f, "Nothing to save: no field was changed.", true); return; }
     var button = f.querySelector("button:not([type=button])");
     send(spec[0], spec[1], f, button).then(function (body) {
       if (!body) return;
       if (spec[2]) f.reset();  // a one-off entry: cleared, so a second tap cannot repeat it
-      if (spec[0] === "add_player") {  // the new seat belongs in every list of the page: reload it
+      if ((spec[0] === "add_player" || spec[0] === "remove_player") && !body.queued) {  // the new seat belongs in every list of the page: reload it
         try { sessionStorage.setItem(JOINED, cards(body.message || "Done.")); } catch (e) { /* said already */ }
         location.hash = "#join";
         location.reload();
