@@ -179,3 +179,20 @@ def test_the_host_calibrates_the_camera_on_the_phone(served, browser):
     expect(page.locator("#calibrate-form .result")).to_contain_text("Calibrated from the four corners you tapped")
     assert table.watcher.calibration.method == "corners"
     expect(page.locator(".taps .tap")).to_have_count(4)
+
+
+def test_a_camera_that_gives_no_picture_is_a_sentence_on_the_page(served, browser):
+    table, base = served
+    table.view._frame = None  # the camera has not given a picture (unplugged at start)
+    table.view._made = None
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(base + "/admin")
+    page.fill('input[name="pin"]', PIN)
+    page.click("text=Log in")
+    expect(page.locator("#camera-note")).to_contain_text("No picture from the camera just now", timeout=3000)
+    page.locator("#calibrate summary").click()
+    page.locator("#calibrate-form button", has_text="Find the markers").click()
+    expect(page.locator("#calibrate-form .result")).to_have_text(
+        "There is no picture from the camera yet: check that it is plugged in, then try again.")
+    table.frame()  # it comes back: the picture returns by itself
+    expect(page.locator("#camera-note")).to_contain_text("Green: a card read", timeout=5000)
