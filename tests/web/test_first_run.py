@@ -98,3 +98,25 @@ def test_a_table_with_a_pin_or_without_buttons_never_asks(tmp_path):
     no_buttons = create_app(FakeService(), config={"STATE_DIR": tmp_path / "b", "ADMIN_PIN": None})
     assert (tmp_path / "b" / PIN_FILE).exists()  # as before: a PIN is made up and logged
     assert no_buttons.test_client().get("/setup").status_code == 303
+
+
+def test_before_the_first_deal_the_admin_page_lists_the_set_up_steps(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from camera_rig import CameraTable
+
+    table = CameraTable(tmp_path)
+    app = create_app(table.service, config={"STATE_DIR": tmp_path / "web", "ADMIN_PIN": "4921"},
+                     pictures=table.pictures)
+    client = app.test_client()
+    _post(client, "/admin/login", {"pin": "4921"})
+    page = client.get("/admin").get_data(as_text=True)
+    assert "Before the first deal" in page
+    for step in ('href="#game">Seats', 'href="#calibrate">Camera', 'href="#deck">Deck', 'href="#rules">House rules'):
+        assert step in page
+    assert "(calibrated)" in page  # no camera_setup alert: this camera is calibrated
+    table.to_play()
+    assert "Before the first deal" not in client.get("/admin").get_data(as_text=True)
+    table.close()
