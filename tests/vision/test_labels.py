@@ -103,7 +103,7 @@ def test_web_uses_only_the_contract_of_table_and_the_contract_no_web() -> None:
         "table.contract.service", "table.contract.values"}
     contract = _full_imports("table/contract")
     assert {m.split(".")[0] for m in contract} - {"engine", "table", "__future__"} <= {
-        "collections", "dataclasses", "decimal", "json", "re", "typing"}
+        "collections", "dataclasses", "decimal", "json", "re", "typing", "unicodedata"}
     assert {m for m in contract if m.startswith("table.")} <= {f"table.contract.{n}" for n in (
         "snapshot", "commands", "payloads", "service", "values")}
 
