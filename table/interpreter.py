@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import MISS, Card, Declare, Exchange, Expose, Play, TurnUp
-from table.alerts import AlertKeeper
+from table.alerts import FLASH_SECONDS, AlertKeeper
+from table.contract.snapshot import SeatCheck
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
-from table.ledger import Event, Ledger
+from table.ledger import Event, IdempotencyConflict, Ledger
 from table.next_deal import apply_queued
 from table.state import StateError
 from vision.event_types import TURN_UP, ZoneId
@@ -56,6 +57,7 @@ class Interpreter(AlertKeeper):
     vet: Any  # Callable[[TableState], None] | None: an outside check of a command's trial state
     _in_command: bool
     _written: list[Event]
+    seat_check: SeatCheck | None  # the seat pressed last between deals (table.contract.snapshot)
 
     def _input(self, item: Any) -> None:
         """A button or camera event: held back while the game is on hold, paused or stopped."""
@@ -110,7 +112,16 @@ class Interpreter(AlertKeeper):
             trial.apply(_Pending(seq, kind, data))
         if self.vet is not None and self._in_command:
             self.vet(trial)  # raises ValueError to refuse, before anything is written
-        events = self.ledger.append_many(items)
+        proven = self._evidence_photo(trial, items[-1][0])
+        if proven is None:
+            events = self.ledger.append_many(items)
+        else:  # the last event names the photo that proves it (table.photos)
+            kind, data, key = items[-1]
+            try:
+                events = self.ledger.append_many([*items[:-1], (kind, {**data, "photo": proven[0],
+                                                                       "evidence": proven[1]}, key)])
+            except IdempotencyConflict:  # a retried event, first written without a photo
+                events = self.ledger.append_many(items)
         if self._in_command:
             self._written.extend(events)
         for ev in events:
@@ -120,7 +131,14 @@ class Interpreter(AlertKeeper):
 
     def _act(self, action: Any, **meta: Any) -> Event:
         key = meta.pop("key", None)
-        ev = self._commit("action", {"action": str(action), **meta}, key=key)
+        player = getattr(action, "player", None)
+        # the zone a revoke this action proves is photographed in: the player's own
+        self._act_zone = (str(ZoneId.of_seat(self.state.players.index(player)))
+                          if player in self.state.players else None)
+        try:
+            ev = self._commit("action", {"action": str(action), **meta}, key=key)
+        finally:
+            self._act_zone = None
         self._sync_revokes(announce=True)
         return ev
 
@@ -135,6 +153,9 @@ class Interpreter(AlertKeeper):
                 self._dealer_press()
             return
         deal = st.deal
+        if (deal is None or deal.is_over) and ev.seat is not None:
+            self._seat_check(ev.seat)
+            return
         if deal is None or deal.is_over or ev.seat is None or ev.seat >= len(st.players):
             return
         player = st.players[ev.seat]
@@ -158,6 +179,13 @@ class Interpreter(AlertKeeper):
             else:
                 self._exchange_counts[player] = self._exchange_counts.get(player, 0) + 1
                 self.message = f"{player} exchanges {self._exchange_counts[player]}; hold to finish"
+
+    def _seat_check(self, seat: int) -> None:
+        """Between deals a seat's press only says which seat it is: its light flashes and the
+        Admin page names it (checking the wiring and the seat order)."""
+        players = self.state.players
+        self.seat_check = {"seat": seat, "player": players[seat] if seat < len(players) else None}
+        self._flash_until[seat] = self.clock() + FLASH_SECONDS
 
     def _dealer_press(self) -> None:
         """Start the next deal (closing the finished one first), or acknowledge a gathered trick."""
@@ -185,6 +213,7 @@ class Interpreter(AlertKeeper):
                                 "outcome": settlement.to_dict()}, _close_key(len(st.nights) + 1, st.deal_number))
 
     def _new_deal(self) -> None:
+        self.seat_check = None
         self._exchange_counts = {}
         self.pending_plays = {}
         self.alerts = [a for a in self.alerts if a["kind"] == "camera"]
@@ -296,6 +325,7 @@ class Interpreter(AlertKeeper):
             "unsure", "the camera cannot read this card of the deck for sure"
             + (f" (best guess {proposal})" if proposal else ""), needs_confirmation=True,
             card=proposal, top3=top3, zone=tour.zone)
+        self._keep_picture(self.hold, tour.zone)
         view = getattr(ev, "view", None)
         if view is not None:
             self._hold_views = {self.hold["id"]: view}
@@ -357,6 +387,10 @@ class Interpreter(AlertKeeper):
                 seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
                 evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
             )
+            jpeg = self._keep_picture(self.hold, str(ZoneId.of_seat(seat)))
+            photo = self._save_zone_photo(str(ZoneId.of_seat(seat)), jpeg) if jpeg is not None else None
+            if photo is not None:  # the moment it happened: kept with the event if the host confirms it
+                self.hold["photo"] = photo
             return None
         meta: dict[str, Any] = {"source": source}
         if confidence is not None:

@@ -33,7 +33,7 @@ from engine import Card, LooError, Play, TurnUp
 from table import view
 from table.contract.commands import DashboardCommand, parse_command
 from table.contract.service import Refused
-from table.contract.snapshot import Alert, Snapshot
+from table.contract.snapshot import Alert, SeatCheck, Snapshot
 from table.dashboard_commands import DashboardCommands
 from table.deck_tour import DeckTour
 from table.health import HealthStatus
@@ -174,6 +174,14 @@ class Referee(DashboardCommands):
         # the night's deck learning (`table.deck_learning.NightDeck`), set by whoever built the camera
         self.deck: Any = None
         self._hold_views: dict[int, Any] = {}  # alert id -> the crop's view of an unsure card
+        # the zone as the camera sees it now (set by whoever built the camera: run, the demo)
+        self.zone_jpeg: Callable[[str], bytes | None] | None = None
+        self._alert_jpegs: dict[int, bytes] = {}  # alert id -> its picture, while the alert is open
+        # the photos that prove a revoke, a card out of turn, a correction (table.photos; None: off)
+        self.photos: Any = None
+        self._evidence: tuple[str, str, str | None] | None = None
+        self._act_zone: str | None = None
+        self.seat_check: SeatCheck | None = None  # the seat pressed last between deals
         self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         if setup is not None and not self.state.started:
             self._commit("game_started", setup)
@@ -326,6 +334,7 @@ class Referee(DashboardCommands):
                 item.reply.set_result(handled)
             finally:
                 self._in_command = False
+                self._evidence = None
         elif isinstance(item, Tick):
             pass
         elif isinstance(item, Barrier):
@@ -368,13 +377,15 @@ class Referee(DashboardCommands):
 
     def build_snapshot(self) -> Snapshot:
         learned = self.deck.summary() if self.deck is not None else None
-        return view.build_snapshot(self.state, version=self.version, status=self.status(),
+        snap = view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.alerts,
                                    camera_ok=self.camera_ok, camera_message=self.camera_message,
                                    wired=self.wired_seats(),
                                    deck_tour=self.tour.snapshot() if self.tour is not None else None,
                                    deck_learning={"views": learned["views"], "cards": learned["cards"]}
                                    if learned is not None else None)
+        snap["seat_check"] = self.seat_check
+        return snap
 
     def publish(self) -> None:
         """Show the state on the LEDs and publish a new snapshot if anything visible changed

@@ -82,9 +82,12 @@ class Controller:
         self.parts: list[Any] = []
         self.camera_down: str | None = None
         self.pin_notes: list[str] = []  # why wired seats beyond the players' were not opened
+        self.uncalibrated = ""  # why the camera reads no card yet (a new table, not calibrated)
+        self.claim: Any = None  # a new table without a PIN: claimed at seat 1's button (table.claim)
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
+        from table.health import HealthStatus
         from table.instance import TableInUse, TableLock
         from table.ledger import Ledger, LedgerError
         from table.notify import Notifier
@@ -108,6 +111,10 @@ class Controller:
         self.cfg = cfg
         self.notifier = Notifier()
         self.admin_pin: str | None = cfg.web.admin_pin or None
+        if self.admin_pin is None:  # with no PIN yet, whoever presses seat 1's button chooses it
+            from table.claim import SeatClaim
+
+            self.claim = SeatClaim()
         if cfg.web.admin_pin == DEFAULT_PIN:
             if not sys.stdin.isatty():  # under systemd nobody can answer: refuse with the fix
                 raise CommandError(f"{cfg.source}: web.admin_pin is {DEFAULT_PIN}, a PIN anyone would try; set your "
@@ -179,16 +186,40 @@ class Controller:
         self._calibration = calibration
         self._classifier = classifier
         zones = self.referee.state.zones
-        if zones:
+        if zones and layout is not None:
             try:
                 layout = _layout_from_zones(zones, layout)
             except ValueError as exc:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
-        watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s,
-                               detector=self._detector, exclusions=self.referee.exclusions)
-        self.camera = CameraLoop(self.source, watcher, self.referee.submit)
+        watcher = None if calibration is None else TableWatcher(
+            layout, calibration, classifier, stable_s=cfg.camera.stable_s, detector=self._detector,
+            exclusions=self.referee.exclusions)
+        from table.camera_view import CameraView
+        from table.photos import PhotoStore
+        from table.pictures import TablePictures
+
+        self.view = CameraView(names=lambda: self.referee.state.players)
+        photos = PhotoStore.for_ledger(cfg.state.database)
+        if cfg.state.photos:  # the photos that prove a revoke, a card out of turn, a correction
+            self.referee.photos = photos
+        self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
+        self.referee.zone_jpeg = self.view.zone_jpeg  # the unsure card's picture, the photos
+        from table.camera_setup import CameraCalibrator
+
+        # calibrating from the phone while the table runs: saved where the config names it (else
+        # beside the ledger: name it in camera.calibration for the next start)
+        self.calibrator = CameraCalibrator(
+            self.view, path=Path(cfg.camera.calibration or Path(cfg.state.database).parent / "calibration.json"),
+            seats=lambda: len(self.referee.state.players), apply=self._recalibrated,
+            names=lambda: self.referee.state.players,
+            # a Pi camera or a USB camera locks where it settled, on the camera thread
+            lock=(lambda: dict(self.camera.call(self.source.lock_controls)))
+            if hasattr(self.source, "lock_controls") else None)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
+            self.referee.drain()
+        if self.uncalibrated:  # the dashboard says what to do (an alert, not a fault)
+            self.referee.submit(HealthStatus("camera_setup", self.uncalibrated))
             self.referee.drain()
 
         service = TableService(self.referee)
@@ -197,7 +228,10 @@ class Controller:
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
                                  admin_pin=self.admin_pin, threads=cfg.web.threads,
-                                 secure_cookies=cfg.web.secure_cookies, presence=self.presence)
+                                 secure_cookies=cfg.web.secure_cookies, presence=self.presence,
+                                 pictures=TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg,
+                                                        photo_jpeg=photos.read),
+                                 camera_setup=self.calibrator, claim=self.claim)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
@@ -278,7 +312,10 @@ class Controller:
         return controls
 
     def _button(self, event: Any) -> None:
-        """A gesture from the table's buttons: to the referee, and a seat's to the login gate."""
+        """A gesture from the table's buttons: a new table's claim and the login gate see a seat's
+        press first, then the referee."""
+        if self.claim is not None:
+            self.claim.saw(event)
         if getattr(event, "source", None) == "seat":
             self.presence.pressed()
         self.referee.submit(event)
@@ -314,6 +351,13 @@ class Controller:
             # few restarts): start in the fault state; the camera thread keeps trying.
             self.camera_down = f"camera not found: {exc}; retrying (the game waits)"
             print(f"loo-table run: {self.camera_down}", file=sys.stderr, flush=True)
+        if cfg.camera.calibration and not Path(cfg.camera.calibration).exists():
+            # a new table: it starts all the same, and the host calibrates on the phone (the
+            # Admin page's camera section writes this file); until then no card is read
+            self.uncalibrated = (f"the camera is not calibrated yet ({cfg.camera.calibration} does not exist): "
+                                 "lay the table mat and calibrate on the Admin page, What the camera sees")
+            print(f"loo-table run: {self.uncalibrated}", file=sys.stderr, flush=True)
+            return source, None, None
         if cfg.camera.calibration:
             try:
                 layout, cal = load_calibration(cfg.camera.calibration, cfg.seats)
@@ -326,10 +370,31 @@ class Controller:
             raise CommandError("camera.calibration: not set; run `loo-table calibrate` and name its file")
         return source, layout, cal
 
+    def _recalibrated(self, layout: Any, calibration: Any) -> None:
+        """The host calibrated from the phone: the camera reads with the new calibration and its
+        default zones, with the zones the host drew laid over them (ValueError: they no longer fit)."""
+        from table.health import HealthStatus
+
+        old = self._base_layout, self._calibration
+        self._base_layout, self._calibration = layout, calibration
+        with self.referee.lock:
+            zones = dict(self.referee.state.zones)
+        try:
+            self._set_zones(zones)
+        except ValueError:
+            self._base_layout, self._calibration = old
+            raise
+        if self.uncalibrated:  # the first calibration: the camera reads cards from now on
+            self.uncalibrated = ""
+            self.referee.submit(HealthStatus("camera_setup", ""))
+
     def _set_zones(self, zones: dict[str, Any]) -> None:
         """The dashboard moved the zones: the camera thread gets a new watcher (ValueError refuses)."""
         from vision.events import TableWatcher
         from vision.geometry import GeometryError
+
+        if self._calibration is None:  # not calibrated yet: the zones apply once it is
+            return
 
         try:
             layout = _layout_from_zones(zones, self._base_layout)
