@@ -1,18 +1,25 @@
 """The referee's hold and alert keeper: the alerts the dashboard shows, the one hold that stops the
-game until the host answers it, and one alert per revoke the engine has proven.
+game until the host answers it, one alert per revoke the engine has proven, and the pictures that
+go with them (the held zone's picture while it is open, the stored photo that proves).
 
-A part of `table.referee.Referee`, given the recorder whose state it watches; it owns the alerts,
-the hold and the revoke flashes, and writes nothing to the ledger.
+A part of `table.referee.Referee`, given the recorder whose state it watches, the camera's zone
+picture (``zone_jpeg``) and the photo store (``photos``); it owns the alerts, the hold, the revoke
+flashes and the pictures, and writes nothing to the ledger (the photo that proves an event goes
+into it through `proof`, the recorder's hook on the write).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from table.contract.snapshot import Alert
 from table.health import HealthStatus
+from table.photos import PhotoStore
+from table.proof_photos import proves_new_revoke, revoke_photo, save_zone_photo
 from table.recorder import Recorder
+from table.state import TableState
 from vision.event_types import VisionEvent
 
 if TYPE_CHECKING:  # a crop's view is a numpy vector; the referee loads numpy only with a camera
@@ -24,13 +31,17 @@ FLASH_SECONDS = 3.0
 MAX_INFO_ALERTS = 8
 INFO_KINDS = ("refused", "conflict", "contradiction", "game_over", "error")
 
+log = logging.getLogger("loo-table.referee")
+
 
 class AlertKeeper:
     """Alerts, the hold, and the revoke alerts kept in step with the engine."""
 
     def __init__(self, recorder: Recorder, *, clock: Callable[[], float], stats: dict[str, int],
-                 alarm: Callable[[], None]) -> None:
+                 alarm: Callable[[], None], zone_jpeg: Callable[[str], bytes | None] | None = None,
+                 photos: PhotoStore | None = None, say: Callable[[str], None] = lambda text: None) -> None:
         self.recorder = recorder
+        self.say = say  # the host's line (`Interpreter.message`): a photo that could not be kept
         self.clock = clock
         self.stats = stats
         self.alarm = alarm  # the buzzer, for a revoke just proven
@@ -41,6 +52,14 @@ class AlertKeeper:
         self._alert_id = 0
         self._revoke_keys: dict[tuple[str, int, str, str], int] = {}
         self._notice_seq: int | None = None
+        #: the zone as the camera sees it now, as a JPEG (`table.camera_view.CameraView.zone_jpeg`);
+        #: None without a camera
+        self.zone_jpeg = zone_jpeg
+        self.photos = photos  # the photos that prove (`table.photos`; None: off)
+        self._alert_jpegs: dict[int, bytes] = {}  # alert id -> its picture, while the alert is open
+        #: the dashboard command's photo: (why, zone, a photo already taken or None), for its first
+        #: event that records a card (cleared when the command ends)
+        self.evidence: tuple[str, str, str | None] | None = None
 
     def alert(self, kind: str, message: str, *, seat: str | None = None,
               needs_confirmation: bool = False, **extra: Any) -> Alert:
@@ -49,6 +68,57 @@ class AlertKeeper:
                              "needs_confirmation": needs_confirmation, **extra})
         self.alerts.append(alert)
         return alert
+
+    def keep_picture(self, alert: Alert, zone: str) -> bytes | None:
+        """Cut ``zone`` out of the camera's latest frame and keep it with ``alert`` while the alert
+        is open (the host sees the card it is about: ``alert["picture"]``); returns the JPEG. A
+        picture is a help, never a condition: any failure leaves the alert as it was."""
+        if self.zone_jpeg is None:
+            return None
+        try:
+            jpeg = self.zone_jpeg(zone)
+        except Exception:  # noqa: BLE001 - a picture must never stop the game
+            log.exception("the picture of %s for alert %s", zone, alert["id"])
+            return None
+        if jpeg is None:
+            return None
+        open_ids = {a["id"] for a in self.alerts}
+        kept = {k: v for k, v in self._alert_jpegs.items() if k in open_ids}
+        kept[alert["id"]] = jpeg
+        self._alert_jpegs = kept  # swapped whole: the web threads read it without the lock
+        alert["picture"] = True
+        return jpeg
+
+    def alert_jpeg(self, alert_id: int) -> bytes | None:
+        """The picture kept with an open alert (any thread; None once the alert is gone)."""
+        if not any(a["id"] == alert_id for a in list(self.alerts)):
+            return None
+        return self._alert_jpegs.get(alert_id)
+
+    def proof(self, now: TableState, trial: TableState, kind: str, zone: str | None) -> tuple[str, str] | None:
+        """(photo name, why) for the event about to be written (`table.proof_photos`), the
+        recorder's hook on the write: the command's (``evidence``: a correction, a card out of turn
+        confirmed), or a play's that proves a revoke (photographed in ``zone``, the player's own);
+        None when there is none to take."""
+        if self.photos is None or kind not in ("action", "correct"):
+            return None
+        if self.evidence is not None:
+            why, where, name = self.evidence
+            self.evidence = None  # one photo per command: its first event carries it
+            name = name or self.save_zone_photo(where)
+        elif kind == "action" and zone is not None and proves_new_revoke(now, trial):
+            why, name = "revoke", self.save_zone_photo(zone)
+        else:
+            return None
+        return (name, why) if name else None
+
+    def save_zone_photo(self, zone: str, jpeg: bytes | None = None) -> str | None:
+        """Keep ``zone``'s picture (``jpeg``, or one taken now) as a photo that proves; its name.
+        Why it failed, when it matters, goes to the host's line (``say``)."""
+        name, trouble = save_zone_photo(self.photos, self.zone_jpeg, zone, jpeg)
+        if trouble:
+            self.say(trouble)
+        return name
 
     def info(self, kind: str, message: str) -> None:
         """An alert that asks nothing; only the last few of them are kept."""
@@ -107,8 +177,11 @@ class AlertKeeper:
         for key, r in keys.items():
             if key in self._revoke_keys:
                 continue
+            photo = revoke_photo(st.entries, r)
             alert = self.alert("revoke", r.describe(), seat=r.player, rule=r.rule, trick=r.trick,
                                card=str(r.card), evidence=f"witness {r.witness} seen in trick {r.detected_in_trick}")
+            if photo:  # the play that proved it was photographed (table.photos)
+                alert["photo"] = photo
             self._revoke_keys[key] = alert["id"]
             if announce:
                 self.stats["revokes_caught"] += 1
@@ -133,6 +206,7 @@ class AlertKeeper:
         self.stats["holds"] += 1
         self.hold = self.alert("unsure", text + (f" (best guess {proposal})" if proposal else ""), seat=seat,
                                needs_confirmation=True, card=proposal, top3=top3, zone=zone)
+        self.keep_picture(self.hold, zone)
         if ev.view is not None:  # kept for the host's answer: it teaches the night's deck
             self.hold_views = {self.hold["id"]: ev.view}
 

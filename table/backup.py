@@ -9,12 +9,18 @@ Each backup is written to a ``.partial`` file, checked with ``PRAGMA integrity_c
 disk, and only then renamed to ``ledger-YYYYmmddTHHMMSSZ.db``: a power cut mid-backup leaves at most
 a stray ``.partial`` (removed by the next run) and never a half-written file that looks complete.
 Backups live by default in ``backups/`` next to the ledger (``/var/lib/loo-table/backups`` on the Pi).
+
+The photos that prove a revoke, a card out of turn or a correction (`table.photos`, beside the
+ledger) go with each backup: ``ledger-STAMP.photos/`` beside ``ledger-STAMP.db``, hard links where
+the file system allows (a photo never changes: it is named by its hash), complete before the
+backup's database appears. Rotating removes a backup's photos with it; restoring brings them back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -31,8 +37,9 @@ from table.backup_files import (  # the folder's names, re-exported from here to
     restore_command,
 )
 from table.ledger import Ledger, LedgerError
+from table.photos import photos_dir
 
-__all__ = ["BACKUP_DIRNAME", "DEFAULT_KEEP", "BackupError", "BackupInfo", "backup_database", "check_database",
+__all__ = ["BACKUP_DIRNAME", "DEFAULT_KEEP", "BackupError", "BackupInfo", "backup_database", "backup_photos", "check_database",
            "default_backup_dir", "find_backup", "latest_backup", "list_backups", "recovery_hint",
            "restore_backup", "restore_command", "rotate"]
 
@@ -72,8 +79,27 @@ def check_database(path: Path | str) -> str:
     return "ok" if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows[:3])
 
 
+def backup_photos(backup: Path | str) -> Path:
+    """Where a backup's photos are: ``ledger-STAMP.photos`` beside ``ledger-STAMP.db``."""
+    return Path(backup).with_suffix(".photos")
+
+
+def _copy_photos(source: Path, target: Path) -> None:
+    """Every photo of ``source`` into ``target`` (made), linked where possible, else copied."""
+    target.mkdir(parents=True, exist_ok=True, mode=0o750)
+    for photo in sorted(source.glob("*.jpg")):
+        dest = target / photo.name
+        if dest.exists():
+            continue
+        try:
+            os.link(photo, dest)
+        except OSError:  # another file system (a backup folder on a USB stick): a copy
+            shutil.copy2(photo, dest)
+
+
 def rotate(backup_dir: Path | str, keep: int = DEFAULT_KEEP) -> list[Path]:
-    """Delete all but the newest ``keep`` backups (and stray ``.partial`` files); return what went."""
+    """Delete all but the newest ``keep`` backups, their photos with them (and stray ``.partial``
+    files and photos no backup has); return what went."""
     if keep < 1:
         raise BackupError(f"keep must be at least 1, got {keep}")
     backup_dir = Path(backup_dir)
@@ -85,6 +111,11 @@ def rotate(backup_dir: Path | str, keep: int = DEFAULT_KEEP) -> list[Path]:
         for stray in backup_dir.glob("ledger-*.db.partial"):
             stray.unlink()
             removed.append(stray)
+        kept = {backup_photos(info.path).name for info in list_backups(backup_dir)}
+        for folder in backup_dir.glob("ledger-*.photos*"):
+            if folder.is_dir() and folder.name not in kept:
+                shutil.rmtree(folder)
+                removed.append(folder)
     return removed
 
 
@@ -137,6 +168,16 @@ def backup_database(
         raise BackupError(f"backup of {db_path} failed its integrity check: {verdict[0][0]}")
     with open(partial, "rb+") as fh:
         os.fsync(fh.fileno())
+    photos = photos_dir(db_path)
+    if photos.is_dir():  # the photos first: a backup that shows is a backup with its photos
+        building = backup_photos(target).with_name(backup_photos(target).name + ".partial")
+        try:
+            _copy_photos(photos, building)
+            os.replace(building, backup_photos(target))
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            shutil.rmtree(building, ignore_errors=True)
+            raise BackupError(f"cannot copy the photos {photos} into {target_dir}: {exc.strerror or exc}") from exc
     os.replace(partial, target)
     _fsync_dir(target_dir)
     rotate(target_dir, keep)
@@ -203,6 +244,8 @@ def restore_backup(
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
     os.replace(partial, db_path)
     _fsync_dir(db_path.parent)
+    if backup_photos(backup).is_dir():  # the backup's photos join those beside the ledger
+        _copy_photos(backup_photos(backup), photos_dir(db_path))
     return moved
 
 

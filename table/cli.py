@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "deck": ("table.commands.deck", "show or reset what the camera learned of the deck tonight"),
     "train": ("table.commands.train", "render deck artwork, train, export and quantise the card model"),
     "calibrate": ("table.commands.calibrate", "map the camera image to the table from ArUco markers"),
+    "mat": ("table.commands.mat", "the printable table mat: calibration markers and zones at real size (SVG)"),
     "replay": ("table.commands.replay", "run a recording through the vision pipeline; print events"),
     "backup": ("table.commands.backup", "back up the ledger (SQLite backup API), list or restore backups"),
 }

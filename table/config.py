@@ -53,7 +53,7 @@ RESERVED_PINS: dict[int, str] = {
     15: "the serial console UART RX",
 }
 VARIANTS = ("three_card", "irish", "five_card")
-CAMERA_KINDS = ("picamera2", "opencv", "replay", "synthetic")
+CAMERA_KINDS = ("picamera2", "opencv", "replay", "synthetic", "photos")
 MAX_SEATS = 8
 
 # The default pin map: 8 seats (LED + button), RGB status LED on the hardware-PWM pins, buzzer,
@@ -181,6 +181,9 @@ class WebConfig:
 class StateConfig:
     database: str = "/var/lib/loo-table/ledger.db"
     backup_dir: str = "/var/lib/loo-table/backups"
+    # a revoke, a card out of turn and a host's correction keep a photo of the zone beside the
+    # ledger (<database>.photos/, named by hash, backed up and pruned with the backups)
+    photos: bool = True
 
 
 @dataclass(frozen=True)

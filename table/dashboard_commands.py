@@ -52,9 +52,13 @@ class DashboardCommands:
     def run(self, c: cmd.DashboardCommand) -> dict[str, str]:
         st = self.state
         if isinstance(c, cmd.ConfirmCard):
+            hold = self.keeper.hold
+            if hold is not None and hold["id"] == c.alert_id and hold["kind"] == "out_of_turn":
+                self.keeper.evidence = ("out_of_turn", str(hold.get("zone")), hold.get("photo"))
             return self._resolve(c.alert_id, None)
         if isinstance(c, cmd.CorrectCard):
             card = Card.parse(c.card)
+            self.keeper.evidence = self._correction_evidence(c)
             if c.alert_id is not None:
                 return self._resolve(c.alert_id, card)
             if c.zone is not None:
@@ -107,7 +111,7 @@ class DashboardCommands:
                 return queue_change(self.recorder, "player_joined", {"player": c.player, "chips": c.chips})
             return self._add_player(c.player, c.chips)
         if isinstance(c, cmd.NewNight):
-            return self._new_night()
+            return self._new_night(c)
         if isinstance(c, cmd.RemovePlayer):
             player = self._player(c.player)
             if in_deal(st):
@@ -225,18 +229,27 @@ class DashboardCommands:
         self.recorder.commit_many([self.inputs.close_item(), item] if st.deal is not None else [item])
         return {"message": left_message(player, held, st.chips_in()[player], before)}
 
-    def _new_night(self) -> dict[str, Any]:
-        """The next night in the same ledger, as the last one was set up (the dealer moves on)."""
+    def _new_night(self, c: cmd.NewNight) -> dict[str, Any]:
+        """The next night in the same ledger, as the last one was set up (the dealer moves on) or
+        with the players, variant, house rules, chips and money the host chose for it."""
         st = self.state
         if not st.game_over:
             raise StateError("the night is not over: end the game first")
-        dealer = (st.players.index(st.dealer_name()) + 1) % len(st.players)
-        self.recorder.commit("game_started", {"players": st.players, "variant": st.variant, "options": st.options,
-                                      "chips": st.starting_chips, "first_dealer": dealer,
-                                      "chip_value": st.chip_value, "currency": st.currency})
+        players = list(c.players) if c.players is not None else list(st.players)
+        self._check_seats(len(players))
+        variant = c.variant or st.variant
+        options = dict(c.options) if c.options is not None else (dict(st.options) if variant == st.variant else {})
+        if c.players is None:
+            dealer = (st.players.index(st.dealer_name()) + 1) % len(st.players)
+        else:
+            dealer = c.first_dealer if c.first_dealer is not None else 0
+        chips = c.starting_chips if c.starting_chips is not None else st.starting_chips
+        self.recorder.commit("game_started", {"players": players, "variant": variant, "options": options,
+                                              "chips": chips, "first_dealer": dealer,
+                                              "chip_value": c.chip_value or st.chip_value, "currency": st.currency})
         self.keeper.alerts, self.inputs.pending_plays = [], {}
-        return {"message": f"A new night: night {len(st.nights) + 1} for {', '.join(st.players)}, "
-                           f"{st.starting_chips} chips each; last night is kept on the Nights page."}
+        return {"message": f"A new night: night {len(st.nights) + 1} for {', '.join(players)}, "
+                           f"{chips} chips each; last night is kept on the Nights page."}
 
     def seats(self) -> int:
         """How many players can sit down at the start: the seats the header wires (all of
@@ -270,6 +283,24 @@ class DashboardCommands:
         reason = "undone" if delta == 0 else f"changed from {entry['delta']:+d} to {delta:+d}"
         self.recorder.commit("chips_amended", {"target": target, "delta": delta, "reason": reason})
         return {}
+
+    def _correction_evidence(self, c: cmd.CorrectCard) -> tuple[str, str, str | None] | None:
+        """Where the photo of a host's correction is taken: the held card's zone, the zone named,
+        or the zone of the player whose card is corrected (a card out of turn keeps its own)."""
+        if c.alert_id is not None:
+            hold = self.keeper.hold
+            if hold is None or hold["id"] != c.alert_id or not hold.get("zone"):
+                return None
+            why = "out_of_turn" if hold["kind"] == "out_of_turn" else "correction"
+            return (why, str(hold["zone"]), hold.get("photo"))
+        if c.zone is not None:
+            return ("correction", c.zone, None)
+        if c.player is not None and c.player.strip() in self.state.players:
+            return ("correction", str(ZoneId.of_seat(self.state.players.index(c.player.strip()))), None)
+        return None
+
+    def _correction_proof(self, now: TableState, trial: TableState) -> tuple[str, str] | None:
+        return self.keeper.proof(now, trial, "correct", None)
 
     def _player(self, name: str) -> str:
         if name.strip() not in self.state.players:
@@ -335,7 +366,8 @@ class DashboardCommands:
             if entry is None:
                 self.inputs.act(TurnUp(card), source="dashboard")
             else:
-                self.recorder.commit("correct", {"target": entry.seq, "card": str(card)})
+                self.recorder.commit("correct", {"target": entry.seq, "card": str(card)},
+                                     proof=self._correction_proof)
                 self.stats["corrections"] += 1
             return {}
         seat = self.inputs.seat_of_zone(zone)
@@ -359,7 +391,8 @@ class DashboardCommands:
         plays = [e for e in st.entries if isinstance(e.action, Play)]
         for (t, p), entry in zip(flat, plays, strict=False):
             if t == trick and p == player:
-                self.recorder.commit("correct", {"target": entry.seq, "card": str(card)})
+                self.recorder.commit("correct", {"target": entry.seq, "card": str(card)},
+                                     proof=self._correction_proof)
                 self.stats["corrections"] += 1
                 self.keeper.sync_revokes(announce=True)
                 return {}

@@ -132,6 +132,8 @@ class DemoSummary:
     enrolled_deck: bool = False  # the camera read through a deck enrolment (prototypes)
     deck_learned: dict[str, int] = field(default_factory=dict)  # the night's deck learning (views, cards)
     contradictions: int = 0  # a card read again in one deal (a second deck or a misread)
+    photos_kept: int = 0  # photos that prove a revoke, a card out of turn, a correction (table.photos)
+    revokes_with_photo: int = 0  # revokes of the finished deals whose History shows their photo
     deck_shown: dict[str, int] = field(default_factory=dict)  # "show me the deck" before the night
     chips_conserved: bool = False
     ledger_verified: bool = False
@@ -198,13 +200,19 @@ class TableDemo:
             from table.deck_learning import NightDeck
 
             night_deck = NightDeck.for_ledger(self.ledger, classifier)
+        from table.camera_view import CameraView
+        from table.photos import PhotoStore
+
+        # the camera view on the Admin page and the pictures of holds, fed by the synthetic camera
+        self.view = CameraView(names=lambda: self.referee.state.players)
+        self.photos = PhotoStore.for_ledger(db)  # the photos that prove, beside the demo's ledger
         # everything the referee works with, given at once: the mock header's LEDs, the bots'
         # check of the host's corrections against their real cards, the night's deck learning,
-        # and the Admin page's Table zones moving the camera's zones
+        # the Admin page's Table zones moving the camera's zones, the camera's pictures and photos
         self.referee = Referee(self.ledger, setup={
             "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
             "first_dealer": 0}, outputs=self.controls, vet=self.players.vet, deck=night_deck,
-            on_zones=self._set_zones, on_change=on_change)
+            on_zones=self._set_zones, on_change=on_change, zone_jpeg=self.view.zone_jpeg, photos=self.photos)
         self.service = TableService(self.referee)
         import tempfile
 
@@ -220,7 +228,15 @@ class TableDemo:
         self.layout = self.scene.layout  # the zones the camera watches and the bots lay cards in
         self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3,
                                     exclusions=self.referee.exclusions, detector=detector)
-        self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit)
+        from table.camera_setup import CameraCalibrator
+        from table.pictures import TablePictures
+
+        self.pictures = TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg, photo_jpeg=self.photos.read)
+        # "calibrate the camera" on the Admin page works on the synthetic table's markers too
+        self.calibrator = CameraCalibrator(self.view, path=Path(db).parent / "calibration.json",
+                                           seats=lambda: len(self.referee.state.players),
+                                           apply=self._recalibrated, names=lambda: self.referee.state.players)
+        self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit, view=self.view)
         if self.referee.state.zones:
             self._set_zones(self.referee.state.zones)
         self.summary = DemoSummary(worn_cards=worn_cards,
@@ -241,6 +257,14 @@ class TableDemo:
                                     exclusions=self.referee.exclusions, detector=self._detector)
         self.camera_loop.watcher = self.watcher
         self.layout = layout
+
+    def _recalibrated(self, layout: Any, calibration: Any) -> None:
+        """The host calibrated on the Admin page: the camera reads with it from the next frame."""
+        from vision.events import TableWatcher
+
+        self.watcher = TableWatcher(layout, calibration, self._classifier, stable_s=0.3,
+                                    exclusions=self.referee.exclusions, detector=self._detector)
+        self.camera_loop.watcher = self.watcher
 
     def _seat_newcomers(self) -> None:
         """A player joined and their seat has no zone: the host draws one on the dashboard, where
@@ -482,6 +506,9 @@ class TableDemo:
         if self.referee.deck is not None:
             s.deck_learned = self.referee.deck.summary()
         s.revokes_in_records = sum(len(f["outcome"].get("revokes", [])) for f in st.finished)
+        s.photos_kept = len(self.photos.names())
+        s.revokes_with_photo = sum(1 for f in st.finished for r in f["summary"].get("revokes", [])
+                                   if r.get("photo") and self.photos.read(r["photo"]) is not None)
         shown = [str(e.data.get("action", "")) for e in self.ledger.iter_events() if e.kind == "action"]
         s.flushes_claimed = sum(":flush:" in a for a in shown)
         s.pam_shown = sum(a.endswith(":pam") for a in shown)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine import MISS, Action, Card, Declare, Exchange, Expose, Play, TurnUp
-from table.alerts import AlertKeeper
+from table.alerts import FLASH_SECONDS, AlertKeeper
+from table.contract.snapshot import SeatCheck
 from table.deck_tour import DeckTour
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.ledger import Event
@@ -46,7 +47,8 @@ class Interpreter:
     Owns what the table's inputs leave between two events: the presses of an exchange being
     counted, the cards confirmed as played out of turn (they count when the turn comes), the
     inputs deferred while the game is held, the camera's health, "show me the deck" and the
-    night's deck learning, and the last line for the host (``message``)."""
+    night's deck learning, the seat pressed last between deals (``seat_check``) and the last line
+    for the host (``message``)."""
 
     def __init__(self, recorder: Recorder, keeper: AlertKeeper, *, clock: Callable[[], float],
                  stats: dict[str, int], deck: NightDeck | None = None,
@@ -71,6 +73,7 @@ class Interpreter:
         self.camera_message = ""
         self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         self.message = ""
+        self.seat_check: SeatCheck | None = None  # the seat pressed last between deals (the Admin page)
 
     @property
     def state(self) -> TableState:
@@ -118,7 +121,11 @@ class Interpreter:
 
     def act(self, action: Action, **meta: Any) -> Event:
         key = meta.pop("key", None)
-        ev = self.recorder.commit("action", {"action": str(action), **meta}, key=key)
+        player = getattr(action, "player", None)
+        # the zone a revoke this action proves is photographed in: the player's own
+        zone = str(ZoneId.of_seat(self.state.players.index(player))) if player in self.state.players else None
+        ev = self.recorder.commit("action", {"action": str(action), **meta}, key=key,
+                                  proof=lambda now, trial: self.keeper.proof(now, trial, "action", zone))
         self.keeper.sync_revokes(announce=True)
         return ev
 
@@ -133,6 +140,9 @@ class Interpreter:
                 self._dealer_press()
             return
         deal = st.deal
+        if (deal is None or deal.is_over) and ev.seat is not None:
+            self._seat_check(ev.seat)
+            return
         if deal is None or deal.is_over or ev.seat is None or ev.seat >= len(st.players):
             return
         player = st.players[ev.seat]
@@ -156,6 +166,13 @@ class Interpreter:
             else:
                 self.exchange_counts[player] = self.exchange_counts.get(player, 0) + 1
                 self.message = f"{player} exchanges {self.exchange_counts[player]}; hold to finish"
+
+    def _seat_check(self, seat: int) -> None:
+        """Between deals a seat's press only says which seat it is: its light flashes and the
+        Admin page names it (checking the wiring and the seat order)."""
+        players = self.state.players
+        self.seat_check = {"seat": seat, "player": players[seat] if seat < len(players) else None}
+        self.keeper.flash_until[seat] = self.clock() + FLASH_SECONDS
 
     def _dealer_press(self) -> None:
         """Start the next deal (closing the finished one first), or acknowledge a gathered trick."""
@@ -185,6 +202,7 @@ class Interpreter:
                                 "outcome": settlement.to_dict()}, _close_key(len(st.nights) + 1, st.deal_number))
 
     def _new_deal(self) -> None:
+        self.seat_check = None
         self.exchange_counts = {}
         self.pending_plays = {}
         self.keeper.new_deal()
@@ -339,6 +357,10 @@ class Interpreter:
                 seat=st.players[seat], needs_confirmation=True, card=str(card), zone=str(ZoneId.of_seat(seat)),
                 evidence=f"{card} in seat {seat}'s zone while {actor} was to play",
             )
+            jpeg = self.keeper.keep_picture(self.keeper.hold, str(ZoneId.of_seat(seat)))
+            photo = self.keeper.save_zone_photo(str(ZoneId.of_seat(seat)), jpeg) if jpeg is not None else None
+            if photo is not None:  # the moment it happened: kept with the event if the host confirms it
+                self.keeper.hold["photo"] = photo
             return None
         meta: dict[str, Any] = {"source": source}
         if confidence is not None:

@@ -43,6 +43,7 @@ from table.inputs import ButtonEvent
 from table.interpreter import CameraStatus, Interpreter
 from table.ledger import Event, Ledger, LedgerWriteError
 from table.outputs import Outputs
+from table.photos import PhotoStore
 from table.recorder import Recorder, Vet
 from table.seen_cards import SeenCards
 from table.state import TableState
@@ -131,7 +132,10 @@ class Referee:
     it works with is given here: ``outputs`` (the LEDs and buzzer), ``vet`` (an outside check of a
     command's result), ``deck`` (the night's deck learning, where a camera reads), ``on_zones``
     (the camera follows the Admin page's zones), ``on_change`` (each new snapshot) and ``buttons``
-    (seats with a button on the header; None: taken from the outputs' seat controls, if any).
+    (seats with a button on the header; None: taken from the outputs' seat controls, if any),
+    ``zone_jpeg`` (a zone as the camera sees it now: the pictures of holds, the photos) and
+    ``photos`` (where the photos that prove a revoke, a card out of turn, a correction are kept;
+    None: none are taken).
     """
 
     def __init__(
@@ -147,6 +151,8 @@ class Referee:
         deck: NightDeck | None = None,
         buttons: int | None = None,
         recorder: Recorder | None = None,
+        zone_jpeg: Callable[[str], bytes | None] | None = None,
+        photos: PhotoStore | None = None,
     ) -> None:
         self.outputs = outputs
         self.clock = clock
@@ -162,7 +168,8 @@ class Referee:
         self.recorder = recorder if recorder is not None else Recorder(ledger)
         if vet is not None:
             self.recorder.vet = vet
-        self.keeper = AlertKeeper(self.recorder, clock=clock, stats=self.stats, alarm=self._alarm)
+        self.keeper = AlertKeeper(self.recorder, clock=clock, stats=self.stats, alarm=self._alarm,
+                                  zone_jpeg=zone_jpeg, photos=photos, say=self._say)
         self.inputs = Interpreter(self.recorder, self.keeper, clock=clock, stats=self.stats, deck=deck,
                                   where_seen=lambda card: self.seen.where.get(card),
                                   on_new_deal=self._double_press)
@@ -251,6 +258,13 @@ class Referee:
     def seats(self) -> int:
         """How many players can sit down at the start (`DashboardCommands.seats`)."""
         return self.commands.seats()
+
+    def alert_jpeg(self, alert_id: int) -> bytes | None:
+        """The picture kept with an open alert (any thread: the web server's `TablePictures`)."""
+        return self.keeper.alert_jpeg(alert_id)
+
+    def _say(self, text: str) -> None:
+        self.inputs.message = text
 
     def _alarm(self) -> None:
         if self.outputs is not None:
@@ -406,6 +420,8 @@ class Referee:
                     if "queued" in result:  # it waits for the next deal (table.next_deal)
                         handled["queued"] = int(result["queued"])
                     item.reply.set_result(handled)
+                finally:
+                    self.keeper.evidence = None  # a command's photo goes with its own event only
         elif isinstance(item, Tick):
             pass
         elif isinstance(item, Barrier):
@@ -440,13 +456,15 @@ class Referee:
     def build_snapshot(self) -> Snapshot:
         inputs = self.inputs
         learned = inputs.deck.summary() if inputs.deck is not None else None
-        return view.build_snapshot(self.state, version=self.version, status=self.status(),
+        snap = view.build_snapshot(self.state, version=self.version, status=self.status(),
                                    lights=self.seat_lights(), alerts=self.keeper.alerts,
                                    camera_ok=inputs.camera_ok, camera_message=inputs.camera_message,
                                    wired=self.wired_seats(),
                                    deck_tour=inputs.tour.snapshot() if inputs.tour is not None else None,
                                    deck_learning={"views": learned["views"], "cards": learned["cards"]}
                                    if learned is not None else None)
+        snap["seat_check"] = inputs.seat_check
+        return snap
 
     def publish(self) -> None:
         """Show the state on the LEDs and publish a new snapshot if anything visible changed

@@ -16,9 +16,11 @@ need them.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +29,7 @@ from table.referee import CameraStatus, Referee, Tick
 from vision.event_types import VisionEvent
 
 if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only where a camera reads
+    from table.camera_view import CameraView
     from vision.classifier import CardClassifier
     from vision.detector import CardDetector
     from vision.geometry import Calibration, TableLayout
@@ -149,11 +152,13 @@ class CameraLoop(threading.Thread):
     a restart would not bring a cable back.
     """
 
-    def __init__(self, source: Frames, watcher: Watcher, submit: Callable[[VisionEvent | CameraStatus | HealthStatus], None], *,
+    def __init__(self, source: Frames, watcher: Watcher | None, submit: Callable[[VisionEvent | CameraStatus | HealthStatus], None], *,
                  retry_s: float = 2.0, retry_initial: float = 0.25,
                  sleep: Callable[[float], Any] | None = None, stall_s: float = 2.0, hang_s: float = 4.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, view: CameraView | None = None) -> None:
         super().__init__(name="camera", daemon=True)
+        self.view = view  # a table.camera_view.CameraView: keeps the latest frame for the host
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self.source = source
         self.watcher = watcher
         self.submit = submit
@@ -232,9 +237,32 @@ class CameraLoop(threading.Thread):
         self._delay = min(self._delay, self.retry_s)
         self._wait(self._delay)
 
+    def call(self, fn: Callable[[], Any], *, timeout: float = 5.0) -> Any:
+        """Run ``fn`` on the camera thread between two frames (the source has one owner: locking
+        a running camera's exposure, say) and return its result; raises what it raised, or
+        TimeoutError when the camera thread does not get to it (a stalled camera)."""
+        if not self.is_alive():  # not started (tests and the demo step it by hand): here
+            return fn()
+        done: Future[Any] = Future()
+        self._calls.put((fn, done))
+        return done.result(timeout)
+
+    def _run_calls(self) -> None:
+        while True:
+            try:
+                fn, done = self._calls.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.set_result(fn())
+            except Exception as exc:  # noqa: BLE001 - handed to the caller
+                done.set_exception(exc)
+
     def step(self) -> bool:
         """Read and process one frame; False when the source has ended (a finished recording)."""
         from vision.sources import SourceEnded, SourceError, SourceStalled
+
+        self._run_calls()
 
         started = self._reading_since = self._clock()
         failure: SourceError | None
@@ -264,9 +292,11 @@ class CameraLoop(threading.Thread):
         self._delay = 0.0
         self._report_up()
         self.frames += 1
-        if self.watcher is not None:
-            for event in self.watcher.process(frame):
-                self.submit(event)
+        events = self.watcher.process(frame) if self.watcher is not None else []
+        if self.view is not None:  # before the events: a hold's picture is cut from this frame
+            self.view.offer(frame.image, self.watcher)  # no watcher yet: a camera not calibrated
+        for event in events:
+            self.submit(event)
         return True
 
     def run(self) -> None:
@@ -288,7 +318,8 @@ class WebServer:
     pool; all but `web.server.SPARE_THREADS` of them may hold a live view (an SSE stream)."""
 
     def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
-                 threads: int | None = None, secure_cookies: bool = False, presence: Any = None) -> None:
+                 threads: int | None = None, secure_cookies: bool = False, presence: Any = None,
+                 pictures: Any = None, camera_setup: Any = None, claim: Any = None) -> None:
         from web import create_app
         from web.server import SPARE_THREADS, make_server
 
@@ -296,7 +327,7 @@ class WebServer:
                                   "SECURE_COOKIES": secure_cookies, "TABLE_PRESENCE": presence}
         if threads:  # `[web] threads`: the stream cap follows, so streams never take the spare threads
             config["MAX_STREAMS"] = max(1, threads - SPARE_THREADS)
-        self.app = create_app(service, config=config)
+        self.app = create_app(service, config=config, pictures=pictures, camera_setup=camera_setup, claim=claim)
         self.server = make_server(self.app, host=host, port=port)
         self.port = int(self.server.effective_port)
         self.host = host

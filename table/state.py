@@ -43,6 +43,7 @@ from engine.records import deal_to_record
 from table.config import MAX_SEATS
 from table.contract.service import NightSummary
 from table.nights import begin_next_night
+from table.proof_photos import deal_photos, revokes_with_photos, with_correction_photo
 
 __all__ = ["TableState", "StateError", "DealEntry"]
 
@@ -541,8 +542,8 @@ class TableState(_Chips, _Queue, _Fixes):
         else:
             raise StateError("only a played or turned-up card can be corrected")
         fixes = [*self.entries[i].meta.get("fixes", []), [seq, str(old.card)]]  # undone newest first
-        self._replace_entry(game, i, new_action, {**self.entries[i].meta, "corrected_by": seq,
-                                                  "was": str(old.card), "fixes": fixes})
+        self._replace_entry(game, i, new_action, with_correction_photo(  # the zone as corrected (table.photos)
+            {**self.entries[i].meta, "corrected_by": seq, "was": str(old.card), "fixes": fixes}, d))
 
     def _replace_entry(self, game: Game, i: int, action: Any, meta: dict[str, Any]) -> None:
         entries = list(self.entries)
@@ -646,7 +647,7 @@ class TableState(_Chips, _Queue, _Fixes):
             "trump": deal.trump,
             "declarations": [[p, a] for p, a in deal.declarations.items()],
             "tricks": tricks,
-            "revokes": [{**r.to_dict(), "message": r.describe()} for r in deal.revokes],
+            "revokes": revokes_with_photos(self.entries, deal.revokes), "photos": deal_photos(self.entries),
             "finished": s is not None,
         }
         if s is not None:

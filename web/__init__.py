@@ -22,8 +22,12 @@ from flask import Flask, Response, jsonify, request
 from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import HTTPException
 
+from table.contract.camera_setup import CameraSetup
+from table.contract.claim import TableClaim
+from table.contract.pictures import TablePictures
 from web.qr import dashboard_url, print_qr
 from web.security import (
+    PIN_FILE,
     ApiError,
     LoginLimiter,
     TablePresence,
@@ -110,6 +114,9 @@ class WebState:
     service: TableService
     limiter: LoginLimiter
     streams: StreamSlots
+    pictures: TablePictures | None = None  # None: no camera, the picture routes say so
+    camera_setup: CameraSetup | None = None  # calibrating from the phone (None: no camera)
+    claim: TableClaim | None = None  # a new table claimed at seat 1's button (None: no buttons)
     boot: str = field(default_factory=lambda: secrets.token_hex(4))
     stop: threading.Event = field(default_factory=threading.Event)
     partial_cache: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -129,16 +136,24 @@ class WebState:
             return cached[1]
 
 
-def _configure_security(app: Flask) -> None:
+def _configure_security(app: Flask, *, claimable: bool = False) -> None:
     state_dir = app.config["STATE_DIR"]
     if not state_dir:
         raise ValueError("create_app needs config STATE_DIR (where the secret key and PIN are kept)")
     state_dir = Path(state_dir)
     app.secret_key = load_secret_key(state_dir)
-    pin = ensure_admin_pin(state_dir, app.config["ADMIN_PIN"])
-    if pin.new_pin is not None:
-        log.warning("dashboard admin PIN (first start): %s", pin.new_pin)
-    app.config["LOO_PIN_HASH"] = pin.path.read_text(encoding="ascii").strip()
+    # a new table that can be claimed at seat 1 (`web.setup_page`) gets no PIN in a log: the
+    # person who presses the button chooses it on the phone
+    app.config["LOO_FIRST_RUN"] = bool(claimable and not app.config["ADMIN_PIN"]
+                                       and not (state_dir / PIN_FILE).exists())
+    if app.config["LOO_FIRST_RUN"]:
+        log.warning("a new table: open the dashboard's Admin page and press seat 1's button when it asks")
+        app.config["LOO_PIN_HASH"] = ""  # no PIN matches until one is chosen
+    else:
+        pin = ensure_admin_pin(state_dir, app.config["ADMIN_PIN"])
+        if pin.new_pin is not None:
+            log.warning("dashboard admin PIN (first start): %s", pin.new_pin)
+        app.config["LOO_PIN_HASH"] = pin.path.read_text(encoding="ascii").strip()
     app.extensions["loo_sessions"] = SessionStore(
         state_dir, app.config["LOO_PIN_HASH"], lifetime_s=3600.0 * float(app.config["ADMIN_SESSION_HOURS"]))
     app.config.update(
@@ -189,15 +204,20 @@ class _LimitedJSON(DefaultJSONProvider):
         return loads_limited(s, **kwargs)
 
 
-def create_app(service: TableService, *, config: dict[str, Any] | None = None) -> Flask:
-    """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest."""
+def create_app(service: TableService, *, config: dict[str, Any] | None = None,
+               pictures: TablePictures | None = None, camera_setup: CameraSetup | None = None,
+               claim: TableClaim | None = None) -> Flask:
+    """The dashboard for ``service``. ``config`` needs ``STATE_DIR``; see ``DEFAULTS`` for the rest.
+    ``pictures``: the camera view and the photos (`table.contract.pictures`), ``camera_setup``:
+    calibrating from the phone (`table.contract.camera_setup`); None without a camera. ``claim``:
+    with no PIN yet, the table is claimed by pressing seat 1's button (`web.setup_page`)."""
     app = Flask(__name__)
     app.json = _LimitedJSON(app)
     app.config.from_mapping(DEFAULTS)
     app.config.update(config or {})
     app.config["DEBUG"] = False  # never: the debugger would be a remote shell on the LAN
     app.debug = False
-    _configure_security(app)
+    _configure_security(app, claimable=claim is not None)
     app.extensions["loo"] = WebState(
         service=service,
         limiter=LoginLimiter(
@@ -209,6 +229,9 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
             presence=app.config["TABLE_PRESENCE"],
         ),
         streams=StreamSlots(int(app.config["MAX_STREAMS"]), int(app.config["STREAMS_PER_CLIENT"])),
+        pictures=pictures,
+        camera_setup=camera_setup,
+        claim=claim,
     )
 
     from web.load import install as install_load_gate
@@ -251,7 +274,17 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
 
     _register_errors(app)
 
-    from web import admin_page, api, history_page, live, nights_page, table_page
+    from web import (
+        admin_page,
+        api,
+        camera_page,
+        history_page,
+        how_page,
+        live,
+        nights_page,
+        setup_page,
+        table_page,
+    )
     from web.cards import card_image, card_text, evidence_markup
 
     app.jinja_env.globals.update(card_svg=card_image, evidence=evidence_markup)
@@ -262,6 +295,9 @@ def create_app(service: TableService, *, config: dict[str, Any] | None = None) -
     app.register_blueprint(admin_page.bp)
     app.register_blueprint(api.bp)
     app.register_blueprint(live.bp)
+    app.register_blueprint(camera_page.bp)
+    app.register_blueprint(how_page.bp)
+    app.register_blueprint(setup_page.bp)
     return app
 
 

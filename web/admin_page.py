@@ -9,6 +9,7 @@ from typing import Any
 from flask import (
     Blueprint,
     Response,
+    current_app,
     flash,
     get_flashed_messages,
     jsonify,
@@ -60,8 +61,10 @@ def zone_rows(settings: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any
 
 
 @bp.get("")
-def admin() -> tuple[str, int] | str:
+def admin() -> Any:
     if not is_admin():
+        if current_app.config.get("LOO_FIRST_RUN"):  # a new table: claim it at seat 1 first
+            return redirect(url_for("setup.setup"), code=303)
         return render_template("login.html", error=None), 200
     service = web_state().service
     settings = service.settings()
@@ -132,6 +135,28 @@ def _game_form(settings: Mapping[str, Any]) -> dict[str, Any]:
     return payload
 
 
+def new_night_payload(form: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The A new night form as a ``new_night`` payload: tonight's house rules kept when asked
+    and the variant stays (the page's script builds the same); the plain "Start a new night"
+    button sends no field: the next night as tonight was set up."""
+    if "players" not in form:  # "Start a new night": as tonight was set up
+        return {}
+    variant = form.get("variant") or settings.get("variant")
+    keep = form.get("keep_rules") is not None and variant == settings.get("variant")
+    payload: dict[str, Any] = {
+        "players": [p.strip() for p in str(form.get("players", "")).splitlines() if p.strip()],
+        "variant": variant, "options": dict(settings.get("options") or {}) if keep else {}}
+    chips = str(form.get("starting_chips") or "").strip()
+    if chips:
+        try:
+            payload["starting_chips"] = int(chips)
+        except ValueError:
+            raise ApiError(400, "starting chips: a whole number, please") from None
+    if str(form.get("chip_value") or "").strip():
+        payload["chip_value"] = str(form["chip_value"]).strip()
+    return payload
+
+
 def _zones_form() -> dict[str, Any]:
     zones: dict[str, dict[str, Any]] = {}
     for key, raw in request.form.items():
@@ -181,12 +206,14 @@ def do(name: str) -> Any:
     if name not in FORM_COMMANDS:
         raise ApiError(404, f"{name!r} needs the page's script (or the JSON API)")
     service = web_state().service
-    settings: Mapping[str, Any] = service.settings() if name == "update_settings" else {}
+    settings: Mapping[str, Any] = service.settings() if name in ("update_settings", "new_night") else {}
     if name == "update_settings":
         form_of = request.form.get("form")
         payload = _rules_form(str(settings.get("variant"))) if form_of == "rules" else _game_form(settings)
     elif name == "set_zones":
         payload = _zones_form()
+    elif name == "new_night":
+        payload = new_night_payload(request.form, settings)
     else:
         payload = _form_payload()
     try:

@@ -164,7 +164,8 @@ def run_table(args: argparse.Namespace) -> int:
 
             try:
                 web = WebServer(demo.service, host="127.0.0.1", port=args.port, state_dir=db.parent,
-                                admin_pin="000000").start()
+                                admin_pin="000000", pictures=demo.pictures,
+                                camera_setup=demo.calibrator).start()
             except OSError as exc:
                 raise CommandError(f"cannot serve on 127.0.0.1:{args.port} ({exc.strerror or exc}); "
                                    "try --port") from None

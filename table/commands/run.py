@@ -87,9 +87,12 @@ class Controller:
         self.camera_down: str | None = None
         self.referee: Any = None  # table.referee.Referee, once built
         self.pin_notes: list[str] = []  # why wired seats beyond the players' were not opened
+        self.uncalibrated = ""  # why the camera reads no card yet (a new table, not calibrated)
+        self.claim: Any = None  # a new table without a PIN: claimed at seat 1's button (table.claim)
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
+        from table.health import HealthStatus
         from table.instance import TableInUse, TableLock
         from table.ledger import Ledger, LedgerError
         from table.notify import Notifier
@@ -114,6 +117,10 @@ class Controller:
         self.cfg = cfg
         self.notifier = Notifier()
         self.admin_pin: str | None = cfg.web.admin_pin or None
+        if self.admin_pin is None:  # with no PIN yet, whoever presses seat 1's button chooses it
+            from table.claim import SeatClaim
+
+            self.claim = SeatClaim()
         if cfg.web.admin_pin == DEFAULT_PIN:
             if not sys.stdin.isatty():  # under systemd nobody can answer: refuse with the fix
                 raise CommandError(f"{cfg.source}: web.admin_pin is {DEFAULT_PIN}, a PIN anyone would try; set your "
@@ -168,9 +175,18 @@ class Controller:
         recorder = Recorder(self.ledger)  # the ledger's game: how many seats the header must open
         self.controls = self._pins(cfg, len(recorder.state.players) or cfg.seats)
         self.parts.append(self.controls)
+        from table.camera_view import CameraView
+        from table.photos import PhotoStore
+        from table.pictures import TablePictures
+
+        # what the camera sees now (the Admin page's view, the unsure card's picture, the photos)
+        self.view = CameraView(names=lambda: self.referee.state.players)
+        photos = PhotoStore.for_ledger(cfg.state.database)
         try:  # everything the referee works with, given at once; it shows the state on the LEDs
             self.referee = Referee(self.ledger, recorder=recorder, setup=setup, on_zones=self._set_zones,
-                                   outputs=self.controls, deck=deck)
+                                   outputs=self.controls, deck=deck, zone_jpeg=self.view.zone_jpeg,
+                                   # the photos that prove a revoke, a card out of turn, a correction
+                                   photos=photos if cfg.state.photos else None)
         except ValueError as exc:
             raise CommandError(f"game: {exc}") from None
         if self.referee.state.players != list(cfg.game.players):
@@ -184,16 +200,31 @@ class Controller:
         self._calibration = calibration
         self._classifier = classifier
         zones = self.referee.state.zones
-        if zones:
+        if zones and layout is not None:
             try:
                 layout = _layout_from_zones(zones, layout)
             except ValueError as exc:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
-        watcher = TableWatcher(layout, calibration, classifier, stable_s=cfg.camera.stable_s,
-                               detector=self._detector, exclusions=self.referee.exclusions)
-        self.camera = CameraLoop(self.source, watcher, self.referee.submit)
+        watcher = None if calibration is None else TableWatcher(
+            layout, calibration, classifier, stable_s=cfg.camera.stable_s, detector=self._detector,
+            exclusions=self.referee.exclusions)
+        self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
+        from table.camera_setup import CameraCalibrator
+
+        # calibrating from the phone while the table runs: saved where the config names it (else
+        # beside the ledger: name it in camera.calibration for the next start)
+        self.calibrator = CameraCalibrator(
+            self.view, path=Path(cfg.camera.calibration or Path(cfg.state.database).parent / "calibration.json"),
+            seats=lambda: len(self.referee.state.players), apply=self._recalibrated,
+            names=lambda: self.referee.state.players,
+            # a Pi camera or a USB camera locks where it settled, on the camera thread
+            lock=(lambda: dict(self.camera.call(self.source.lock_controls)))
+            if hasattr(self.source, "lock_controls") else None)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
+            self.referee.drain()
+        if self.uncalibrated:  # the dashboard says what to do (an alert, not a fault)
+            self.referee.submit(HealthStatus("camera_setup", self.uncalibrated))
             self.referee.drain()
 
         service = TableService(self.referee)
@@ -202,7 +233,10 @@ class Controller:
         try:
             self.web = WebServer(service, host=host, port=port, state_dir=Path(cfg.state.database).parent,
                                  admin_pin=self.admin_pin, threads=cfg.web.threads,
-                                 secure_cookies=cfg.web.secure_cookies, presence=self.presence)
+                                 secure_cookies=cfg.web.secure_cookies, presence=self.presence,
+                                 pictures=TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg,
+                                                        photo_jpeg=photos.read),
+                                 camera_setup=self.calibrator, claim=self.claim)
         except OSError as exc:
             raise CommandError(f"web: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
         self.referee.start()
@@ -284,8 +318,11 @@ class Controller:
         return controls
 
     def _press(self, event: ButtonEvent) -> None:
-        """A gesture from the table's buttons (gpiozero's thread): to the referee's queue once it
-        exists, and a seat's to the login gate (someone is at the table)."""
+        """A gesture from the table's buttons (gpiozero's thread): a new table's claim and the login
+        gate see a seat's press first (someone is at the table), then the referee's queue once it
+        exists."""
+        if self.claim is not None:
+            self.claim.saw(event)
         if event.source == "seat":
             self.presence.pressed()
         if self.referee is not None:
@@ -322,6 +359,13 @@ class Controller:
             # few restarts): start in the fault state; the camera thread keeps trying.
             self.camera_down = f"camera not found: {exc}; retrying (the game waits)"
             print(f"loo-table run: {self.camera_down}", file=sys.stderr, flush=True)
+        if cfg.camera.calibration and not Path(cfg.camera.calibration).exists():
+            # a new table: it starts all the same, and the host calibrates on the phone (the
+            # Admin page's camera section writes this file); until then no card is read
+            self.uncalibrated = (f"the camera is not calibrated yet ({cfg.camera.calibration} does not exist): "
+                                 "lay the table mat and calibrate on the Admin page, What the camera sees")
+            print(f"loo-table run: {self.uncalibrated}", file=sys.stderr, flush=True)
+            return source, None, None
         if cfg.camera.calibration:
             try:
                 layout, cal = load_calibration(cfg.camera.calibration, cfg.seats)
@@ -334,10 +378,31 @@ class Controller:
             raise CommandError("camera.calibration: not set; run `loo-table calibrate` and name its file")
         return source, layout, cal
 
+    def _recalibrated(self, layout: Any, calibration: Any) -> None:
+        """The host calibrated from the phone: the camera reads with the new calibration and its
+        default zones, with the zones the host drew laid over them (ValueError: they no longer fit)."""
+        from table.health import HealthStatus
+
+        old = self._base_layout, self._calibration
+        self._base_layout, self._calibration = layout, calibration
+        with self.referee.lock:
+            zones = dict(self.referee.state.zones)
+        try:
+            self._set_zones(zones)
+        except ValueError:
+            self._base_layout, self._calibration = old
+            raise
+        if self.uncalibrated:  # the first calibration: the camera reads cards from now on
+            self.uncalibrated = ""
+            self.referee.submit(HealthStatus("camera_setup", ""))
+
     def _set_zones(self, zones: dict[str, Any]) -> None:
         """The dashboard moved the zones: the camera thread gets a new watcher (ValueError refuses)."""
         from vision.events import TableWatcher
         from vision.geometry import GeometryError
+
+        if self._calibration is None:  # not calibrated yet: the zones apply once it is
+            return
 
         try:
             layout = _layout_from_zones(zones, self._base_layout)

@@ -135,10 +135,18 @@ class UpdateSettings:
 
 @dataclass(frozen=True, slots=True)
 class NewNight:
-    """Once a night is over, start the next one in the same ledger: the same players, variant,
-    house rules, starting chips and money; the night just ended goes to the Nights page."""
+    """Once a night is over, start the next one in the same ledger; the night just ended goes
+    to the Nights page. Each field left out stays as tonight's: the players (a new list seats its
+    first player as the first dealer unless ``first_dealer`` says otherwise), the variant and its
+    house rules (another variant starts with its own), the starting chips and the money."""
 
     NAME: ClassVar[str] = "new_night"
+    players: tuple[str, ...] | None = None
+    variant: str | None = None
+    options: Mapping[str, Any] | None = None
+    starting_chips: int | None = None
+    chip_value: str | None = None
+    first_dealer: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

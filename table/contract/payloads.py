@@ -216,6 +216,32 @@ def _update_settings(payload: Payload, current: Payload) -> Payload:
     return out
 
 
+def _new_night(payload: Payload) -> Payload:
+    """The next night's table; every field is optional (left out: tonight's). Options come with
+    a variant (tonight's when not given) and are checked against it."""
+    _only(payload, {"players", "variant", "options", "starting_chips", "chip_value", "first_dealer"})
+    out: Payload = {}
+    if "players" in payload:
+        out["players"] = _players(payload["players"])
+    if "variant" in payload:
+        if payload["variant"] not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+        out["variant"] = payload["variant"]
+    if "options" in payload:
+        if "variant" not in out:
+            raise ValueError("options need the variant they are for")
+        out["options"] = checked_options(out["variant"], payload["options"])
+    if "starting_chips" in payload:
+        out["starting_chips"] = _int(payload, "starting_chips", 1, MAX_CHIPS)
+    if "chip_value" in payload:
+        out["chip_value"] = str(parse_chip_value(payload["chip_value"]))
+    if "first_dealer" in payload:
+        if "players" not in out:
+            raise ValueError("first_dealer needs the players it counts in")
+        out["first_dealer"] = _int(payload, "first_dealer", 0, len(out["players"]) - 1)
+    return out
+
+
 def _currency(value: object) -> str:
     """A currency symbol shown before money ("£", "€", "kr"): up to 3 characters, no digits."""
     if not isinstance(value, str):
@@ -286,9 +312,9 @@ CHECKERS: dict[str, Callable[[Payload], Payload]] = {
     "show_pam": _show_pam,
     "call_civil": _empty,
     "misdeal": _empty,
-    "new_night": _empty,
     "reset_deck_learning": _empty,
     "show_deck": _show_deck,
+    "new_night": _new_night,
 }
 
 

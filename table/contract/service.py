@@ -106,6 +106,7 @@ class DealSummary(TypedDict, total=False):
     declarations: list[list[str]]
     tricks: list[JsonObject]
     revokes: list[JsonObject]
+    photos: list[JsonObject]  # {"photo", "why", "player", "card"}: the deal's photos that prove
     paid: dict[str, int]
     looed: dict[str, int]
     pool_after: int

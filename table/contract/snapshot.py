@@ -10,7 +10,7 @@ Keys marked ``NotRequired`` are the ones docs/api.md tells clients to treat as o
 
 from typing import Any, NotRequired, TypedDict
 
-__all__ = ["Alert", "Camera", "ChipEntry", "Commands", "Queued", "FlushClaim", "Play", "Seat", "Snapshot", "Status",
+__all__ = ["Alert", "Camera", "ChipEntry", "Commands", "Queued", "FlushClaim", "Play", "Seat", "SeatCheck", "Snapshot", "Status",
            "Trick"]
 
 
@@ -57,6 +57,8 @@ class Alert(TypedDict):
     evidence: NotRequired[str]
     rule: NotRequired[str]
     trick: NotRequired[int]
+    picture: NotRequired[bool]  # a picture of the zone is kept with it (GET /admin/alert/<id>.jpg)
+    photo: NotRequired[str]  # the stored photo that proves it: its SHA-256 (GET /photo/<hash>.jpg)
 
 
 class Camera(TypedDict):
@@ -95,6 +97,14 @@ class DeckLearning(TypedDict):
 
     views: int
     cards: int
+
+
+class SeatCheck(TypedDict):
+    """The seat whose button was pressed last between deals (its light flashes): the host checks
+    the wiring and the seat order with it. ``seat`` counts from 0; ``player`` sits there, if anyone."""
+
+    seat: int
+    player: str | None
 
 
 class ChipEntry(TypedDict):
@@ -141,5 +151,6 @@ class Snapshot(TypedDict):
     commands: NotRequired[Commands]
     deck_tour: NotRequired[DeckTour | None]
     deck_learning: NotRequired[DeckLearning | None]
+    seat_check: NotRequired[SeatCheck | None]
     chip_log: NotRequired[list[ChipEntry]]
     queued: NotRequired[list[Queued]]

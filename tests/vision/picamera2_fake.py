@@ -166,6 +166,7 @@ class FakePicamera2:
         # what the tests look at
         self.config: dict[str, Any] = {}
         self.configuration_calls: list[dict[str, Any]] = []
+        self.set_calls: list[dict[str, Any]] = []
         self.waits: list[Any] = []
         self.closed = False
         self.captures = self.released = self.frames = 0
@@ -193,6 +194,10 @@ class FakePicamera2:
         call = {"main": main, "lores": lores, "controls": controls, "sensor": sensor}
         self.configuration_calls.append(call)
         return dict(call)
+
+    def set_controls(self, controls: dict[str, Any]) -> None:
+        """Controls changed while streaming (the source's lock_controls): recorded."""
+        self.set_calls.append(dict(controls))
 
     def configure(self, config: dict[str, Any]) -> None:
         if self.started:

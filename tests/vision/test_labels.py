@@ -100,12 +100,13 @@ def test_web_uses_only_the_contract_of_table_and_the_contract_no_web() -> None:
     table.contract: web imports it and nothing else of table; it imports no web and no Flask."""
     assert {m for m in _full_imports("web") if m.split(".")[0] == "table"} <= {
         "table.contract", "table.contract.snapshot", "table.contract.commands", "table.contract.payloads",
-        "table.contract.service", "table.contract.values"}
+        "table.contract.service", "table.contract.values", "table.contract.pictures",
+        "table.contract.camera_setup", "table.contract.claim"}
     contract = _full_imports("table/contract")
     # the standard library and engine only: no Flask, no web, nothing to install
     assert {m.split(".")[0] for m in contract} - {"engine", "table", "__future__"} <= set(sys.stdlib_module_names)
     assert {m for m in contract if m.startswith("table.")} <= {f"table.contract.{n}" for n in (
-        "snapshot", "commands", "payloads", "service", "values")}
+        "snapshot", "commands", "payloads", "service", "values", "pictures", "camera_setup", "claim")}
 
 
 def test_importing_the_referee_loads_no_flask() -> None:

@@ -517,6 +517,19 @@ def test_picamera2_applies_locked_controls_the_camera_has(fake_picamera2) -> Non
     assert controls["ExposureTime"] == 12000
 
 
+def test_picamera2_locks_a_running_camera_where_its_last_frame_settled(fake_picamera2) -> None:
+    with open_source({"source": "picamera2", "width": 64, "height": 48, "fps": 15}) as src:
+        assert src.lock_controls() == {}  # no frame yet: nothing to lock to
+        FakePicamera2.metadata = {"ExposureTime": 16543, "AnalogueGain": 1.8312345, "ColourGains": (2.01, 1.72),
+                                  "LensPosition": 0.7512}
+        src.read()
+        locked = src.lock_controls()
+    assert locked == {"AeEnable": False, "ExposureTime": 16543, "AnalogueGain": 1.8312, "AwbEnable": False,
+                      "ColourGains": (2.01, 1.72), "AfMode": 0, "LensPosition": 0.7512}
+    assert FakePicamera2.instances[0].set_calls == [locked]
+    assert src.controls["ExposureTime"] == 16543  # a reopen after a stall starts locked too
+
+
 def test_locked_controls_come_from_a_settled_frames_metadata() -> None:
     from vision.sources.picamera2 import locked_controls
 

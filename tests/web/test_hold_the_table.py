@@ -249,7 +249,9 @@ def test_a_flood_of_fresh_connections_is_closed_at_accept_but_the_host_gets_in(t
                 answered += status == 200
             except (OSError, http.client.HTTPException):
                 refused += 1
-        assert refused > 100 and answered >= 40  # the burst of 40, then about 20 a second
+        # the burst of 40 (less what the host's login took before it held a session), then about
+        # 20 a second: how many more the refill lets in depends on the machine's speed
+        assert refused > 100 and answered >= 35
         assert host.request("POST", "/api/admin/pause", {})[0] == 200
         assert service.commands[-1][0] == "pause"
     finally:

@@ -1,4 +1,4 @@
-"""Frame sources: one interface (:class:`FrameSource`), four kinds, one factory.
+"""Frame sources: one interface (:class:`FrameSource`), five kinds, one factory.
 
 ``open_source(config)`` takes the ``[camera]`` table of the config as a plain dict::
 
@@ -7,7 +7,8 @@
      "controls": {"AeEnable": False, ...},                        # locked controls (picamera2's
                                                                   # libcamera names, opencv's CAP_PROP_*)
      "path": "recording/", "realtime": false,                     # replay
-     "seed": 0, "seats": 4, "deals": 1}                           # synthetic
+     "seed": 0, "seats": 4, "deals": 1,                           # synthetic
+     "hold_s": 4.0}                                               # photos: a folder, each photo held
 
 Nothing heavy is imported until a source of that kind is built (picamera2 only on a Pi).
 """
@@ -28,7 +29,7 @@ from vision.sources.base import (
     SourceUnavailable,
 )
 
-KINDS = ("picamera2", "opencv", "replay", "synthetic")
+KINDS = ("picamera2", "opencv", "replay", "synthetic", "photos")
 
 
 def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
@@ -64,6 +65,14 @@ def open_source(config: Mapping[str, Any], **inject: Any) -> FrameSource:
             raise ValueError("camera.path: a replay source needs the recording's path")
         return ReplaySource(path, fps=fps, realtime=bool(config.get("realtime", False)),
                             loop=bool(config.get("loop", False)), **inject)
+    if kind == "photos":
+        from vision.sources.photos import PhotoFolderSource
+
+        folder = config.get("path") or config.get("device")
+        if not folder or not isinstance(folder, str):
+            raise ValueError("camera.device: a photos source needs the folder of photos")
+        return PhotoFolderSource(folder, fps=fps, hold_s=float(config.get("hold_s", 4.0)),
+                                 realtime=bool(config.get("realtime", False)), **inject)
     if kind == "synthetic":
         from vision.sources.synthetic import SyntheticSource
 

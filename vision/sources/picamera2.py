@@ -254,6 +254,23 @@ class Picamera2Source(FrameSource):
             raise SourceUnavailable(f"{self.describe()}: could not start ({type(exc).__name__}: {exc})") from None
         self._cam = cam
 
+    def lock_controls(self) -> dict[str, Any]:
+        """Fix exposure, white balance and focus where they are in the last frame's metadata
+        (`locked_controls`), on the running camera, as far as it has the controls; returns what
+        was set, for the calibration file ({}: not streaming, or no metadata yet). Call it on
+        the thread that reads the frames."""
+        cam = self._cam
+        if cam is None or not self.metadata:
+            return {}
+        locked = locked_controls(self.metadata)
+        before, self.controls = self.controls, {**self.controls, **locked}
+        wanted = self._supported(cam)
+        if not wanted:
+            self.controls = before
+            return {}
+        cam.set_controls(wanted)
+        return {k: v for k, v in locked.items() if k in wanted}
+
     def _modes(self, cam: Any) -> list[Mapping[str, Any]]:
         """``cam.sensor_modes`` (it reconfigures the camera once per mode, so it is asked once per
         source); [] when the camera cannot list them, which leaves the choice to picamera2."""

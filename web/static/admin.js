@@ -100,6 +100,17 @@
     return { variant: f.dataset.variant, options: options };
   }
 
+  function newNightPayload(f) {
+    var keep = f.keep_rules.checked && f.variant.value === f.variant.dataset.current;
+    var payload = {
+      players: f.players.value.split("\n").map(function (s) { return s.trim(); }).filter(Boolean),
+      variant: f.variant.value, options: keep ? JSON.parse(f.dataset.options || "{}") : {}
+    };
+    if (f.starting_chips.value !== "") payload.starting_chips = parseInt(f.starting_chips.value, 10);
+    if (f.chip_value.value.trim() !== "") payload.chip_value = f.chip_value.value.trim();
+    return payload;
+  }
+
   function zonesPayload(f) {
     var zones = {};
     Array.prototype.forEach.call(f.querySelectorAll("fieldset[data-zone]"), function (fs) {
@@ -201,7 +212,8 @@
     "pam-form": function (f) { return ["show_pam", { player: f.player.value }, false]; },
     "game-form": function (f) { return ["update_settings", changedSettings(f), false]; },
     "rules-form": function (f) { return ["update_settings", rulesPayload(f), false]; },
-    "zones-form": function (f) { return ["set_zones", zonesPayload(f), false]; }
+    "zones-form": function (f) { return ["set_zones", zonesPayload(f), false]; },
+    "new-night-form": function (f) { return ["new_night", newNightPayload(f), false]; }
   };
 
   document.addEventListener("submit", function (ev) {
@@ -212,6 +224,7 @@
     else if (FORMS[f.id]) spec = FORMS[f.id](f);
     else return;  // login, logout: plain posts
     ev.preventDefault();
+    if (f.dataset.confirm && !window.confirm(f.dataset.confirm)) return;
     if (f.id === "adjust-form" && !largeConfirmed(f, spec[1])) return;
     if (f.id === "leave-form" && !window.confirm(spec[1].player + " leaves the table with their chips?")) return;
     if (f.id === "game-form" && !Object.keys(spec[1]).length) { show(f, "Nothing to save: no field was changed.", true); return; }
@@ -226,6 +239,7 @@
         return;
       }
       if (spec[1].variant && f.id === "game-form") { setTimeout(function () { location.reload(); }, 1200); return; }
+      if (spec[0] === "new_night") { setTimeout(function () { location.reload(); }, 1500); return; }  // a new table
       Array.prototype.forEach.call(f.querySelectorAll("[data-initial]"), function (el) { el.dataset.initial = el.value; });
       Array.prototype.forEach.call(f.querySelectorAll(".rule"), function (row) {
         var el = row.querySelector("[data-kind]");

@@ -1,0 +1,122 @@
+"""A new table's first run in the browser: no PIN in a log; the dashboard asks for seat 1's
+button, and the phone that asked chooses the admin PIN (Flask's test client, the real claim)."""
+
+from __future__ import annotations
+
+import pytest
+from web_fakes import ORIGIN, FakeService, csrf_of
+
+from table.claim import SeatClaim
+from table.inputs import ButtonEvent
+from web import create_app
+from web.security import PIN_FILE
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def rig(tmp_path):
+    clock = Clock()
+    claim = SeatClaim(clock=clock)
+    app = create_app(FakeService(), config={"STATE_DIR": tmp_path, "ADMIN_PIN": None}, claim=claim)
+    return app, claim, clock, tmp_path
+
+
+def _token(client) -> str:
+    """The session's CSRF token, from whichever page the table shows now (set-up or Admin)."""
+    for page in ("/setup", "/admin"):
+        client.get(page)
+        with client.session_transaction() as sess:
+            if "csrf" in sess:
+                return str(sess["csrf"])
+    return csrf_of(client)
+
+
+def _post(client, url, body=None):
+    return client.post(url, json=body or {}, headers={"Origin": ORIGIN, "X-CSRF-Token": _token(client)})
+
+
+def press(claim, seat=0):
+    claim.saw(ButtonEvent("seat", "press", seat, 0.0))
+
+
+def test_the_phone_that_asked_claims_the_table_at_seat_one_and_chooses_the_pin(rig):
+    app, claim, clock, state = rig
+    assert not (state / PIN_FILE).exists()  # no PIN made up, none in any log
+    phone = app.test_client()
+    resp = phone.get("/admin")
+    assert resp.status_code == 303 and resp.headers["Location"].endswith("/setup")
+    assert "Set up this table" in phone.get("/setup").get_data(as_text=True)
+    started = _post(phone, "/setup/claim").get_json()
+    assert started["status"] == "waiting" and started["seconds_left"] == 60
+    other = app.test_client()
+    assert _post(other, "/setup/claim").get_json()["status"] == "busy"  # one phone at a time
+    press(claim, seat=2)  # another seat's button claims nothing
+    assert phone.get("/setup/state").get_json()["status"] == "waiting"
+    press(claim)
+    assert phone.get("/setup/state").get_json()["status"] == "claimed"
+    assert _post(other, "/setup/pin", {"pin": "4921", "again": "4921"}).status_code == 400
+    resp = _post(phone, "/setup/pin", {"pin": "4921", "again": "4912"})
+    assert resp.status_code == 400 and resp.get_json()["error"] == "The two PINs differ: type the same PIN twice."
+    resp = _post(phone, "/setup/pin", {"pin": "000000", "again": "000000"})
+    assert resp.status_code == 400
+    resp = _post(phone, "/setup/pin", {"pin": "4921", "again": "4921"})
+    assert resp.status_code == 200 and resp.get_json()["next"] == "/admin#camera"
+    assert (state / PIN_FILE).exists()
+    page = phone.get("/admin").get_data(as_text=True)
+    assert 'id="camera-view"' in page  # logged in: the Admin page, the camera first
+    assert phone.get("/setup").status_code == 303  # claimed for good
+    assert _post(other, "/setup/claim").status_code == 409
+    late = app.test_client()
+    assert "login" in late.get("/admin").get_data(as_text=True).lower()
+    assert _post(late, "/admin/login", {"pin": "4921"}).status_code == 200
+
+
+def test_a_button_never_pressed_says_what_to_check(rig):
+    app, claim, clock, state = rig
+    phone = app.test_client()
+    _post(phone, "/setup/claim")
+    clock.t += 61
+    status = phone.get("/setup/state").get_json()
+    assert status["status"] == "expired"
+    assert status["message"].startswith("Nobody pressed seat 1's button within 60 seconds")
+    assert "wiring" in status["message"]
+    press(claim)  # too late: it claims nothing
+    assert phone.get("/setup/state").get_json()["status"] == "expired"
+    assert _post(phone, "/setup/claim").get_json()["status"] == "waiting"  # start again
+
+
+def test_a_table_with_a_pin_or_without_buttons_never_asks(tmp_path):
+    with_pin = create_app(FakeService(), config={"STATE_DIR": tmp_path / "a", "ADMIN_PIN": "4921"}, claim=SeatClaim())
+    assert with_pin.test_client().get("/admin").status_code == 200  # the login form
+    no_buttons = create_app(FakeService(), config={"STATE_DIR": tmp_path / "b", "ADMIN_PIN": None})
+    assert (tmp_path / "b" / PIN_FILE).exists()  # as before: a PIN is made up and logged
+    assert no_buttons.test_client().get("/setup").status_code == 303
+
+
+def test_before_the_first_deal_the_admin_page_lists_the_set_up_steps(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from camera_rig import CameraTable
+
+    table = CameraTable(tmp_path)
+    app = create_app(table.service, config={"STATE_DIR": tmp_path / "web", "ADMIN_PIN": "4921"},
+                     pictures=table.pictures)
+    client = app.test_client()
+    _post(client, "/admin/login", {"pin": "4921"})
+    page = client.get("/admin").get_data(as_text=True)
+    assert "Before the first deal" in page
+    for step in ('href="#game">Seats', 'href="#calibrate">Camera', 'href="#deck">Deck', 'href="#rules">House rules'):
+        assert step in page
+    assert "(calibrated)" in page  # no camera_setup alert: this camera is calibrated
+    table.to_play()
+    assert "Before the first deal" not in client.get("/admin").get_data(as_text=True)
+    table.close()
