@@ -36,6 +36,7 @@ from table.backup_files import (  # the folder's names, re-exported from here to
     recovery_hint,
     restore_command,
 )
+from table.files import fsync_dir
 from table.ledger import Ledger, LedgerError
 from table.photos import photos_dir
 
@@ -52,14 +53,6 @@ class BackupError(Exception):
 
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def check_database(path: Path | str) -> str:
@@ -179,7 +172,7 @@ def backup_database(
             shutil.rmtree(building, ignore_errors=True)
             raise BackupError(f"cannot copy the photos {photos} into {target_dir}: {exc.strerror or exc}") from exc
     os.replace(partial, target)
-    _fsync_dir(target_dir)
+    fsync_dir(target_dir)
     rotate(target_dir, keep)
     return BackupInfo(target, _created_from_name(target), target.stat().st_size)
 
@@ -243,7 +236,7 @@ def restore_backup(
     for suffix in ("-wal", "-shm"):  # a WAL left beside the new file would be replayed into it
         Path(f"{db_path}{suffix}").unlink(missing_ok=True)
     os.replace(partial, db_path)
-    _fsync_dir(db_path.parent)
+    fsync_dir(db_path.parent)
     if backup_photos(backup).is_dir():  # the backup's photos join those beside the ledger
         _copy_photos(backup_photos(backup), photos_dir(db_path))
     return moved

@@ -18,7 +18,7 @@ from table.contract import commands as cmd
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
-from table.next_deal import cancel_change, in_deal, left_message, queue_change
+from table.next_deal import cancel_change, drop_queued, in_deal, left_message, queue_change
 from table.recorder import Recorder
 from table.state import StateError, TableState
 from vision.event_types import TURN_UP, ZoneId
@@ -244,12 +244,15 @@ class DashboardCommands:
         else:
             dealer = c.first_dealer if c.first_dealer is not None else 0
         chips = c.starting_chips if c.starting_chips is not None else st.starting_chips
-        self.recorder.commit("game_started", {"players": players, "variant": variant, "options": options,
-                                              "chips": chips, "first_dealer": dealer,
-                                              "chip_value": c.chip_value or st.chip_value, "currency": st.currency})
+        # changes asked for a next deal that never came are called off in the same write
+        cancelled, dropped = drop_queued(st, "the night ended before the next deal")
+        self.recorder.commit_many([*cancelled, ("game_started", {
+            "players": players, "variant": variant, "options": options, "chips": chips, "first_dealer": dealer,
+            "chip_value": c.chip_value or st.chip_value, "currency": st.currency}, None)])
         self.keeper.alerts, self.inputs.pending_plays = [], {}
+        note = f" Not carried over (asked for a next deal that never came): {'; '.join(dropped)}." if dropped else ""
         return {"message": f"A new night: night {len(st.nights) + 1} for {', '.join(players)}, "
-                           f"{chips} chips each; last night is kept on the Nights page."}
+                           f"{chips} chips each; last night is kept on the Nights page.{note}"}
 
     def seats(self) -> int:
         """How many players can sit down at the start: the seats the header wires (all of

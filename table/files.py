@@ -1,4 +1,4 @@
-"""Reading a file the user named, within a memory bound, never waiting on a pipe.
+"""Reading a file the user named, within a memory bound, never waiting on a pipe; writing one durably.
 
 Why: ``Path.read_text`` on a FIFO waits forever for a writer, on ``/dev/zero`` reads until memory
 runs out, and on a 4 GB file loads 4 GB. A command that reads a config, a records file or a photo
@@ -51,3 +51,26 @@ def read_limited(path: str | Path, limit: int) -> bytes:
         return data
     finally:
         os.close(fd)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make ``folder``'s entries durable: a file created, renamed or replaced in it survives a power
+    cut only once the folder itself is synced, not just the file."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_private(path: Path, text: str) -> None:
+    """A 0600 file replaced atomically and durably (file and folder synced): a power cut leaves the
+    old file or the new one, never half of one, and never loses the new one once this returns."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)

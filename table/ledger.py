@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from table.backup_files import recovery_hint
+from table.files import fsync_dir
 from table.night import StrayWal, night_of, refuse_stray_wal
 
 __all__ = [
@@ -115,17 +116,6 @@ def _lenient_text(raw: bytes) -> str:
     about one must reach the host as a message (the hash chain then flags the row), not a
     UnicodeDecodeError."""
     return raw.decode("utf-8", errors="replace")
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make ``folder``'s entries (a file created in it) durable."""
-    import os
-
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
@@ -324,7 +314,7 @@ class Ledger:
                 raise LedgerError(f"ledger {self.path}: cannot open ({exc})") from None
             raise LedgerCorrupt(_corrupt_message(self.path, str(exc), backup_dir)) from None
         try:  # the file and its -wal may have just been made: their names must survive a power cut
-            (sync_dir or _fsync_dir)(self.path.parent)
+            (sync_dir or fsync_dir)(self.path.parent)
         except OSError as exc:
             raise LedgerError(f"ledger {self.path}: cannot sync its folder ({exc.strerror or exc})") from None
         version = self._con.execute("SELECT value FROM meta WHERE name='schema'").fetchone()[0]

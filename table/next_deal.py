@@ -19,7 +19,7 @@ from table.contract.snapshot import Queued
 from table.recorder import Recorder
 from table.state import StateError, TableState
 
-__all__ = ["in_deal", "queue_change", "cancel_change", "apply_queued", "queued_rows"]
+__all__ = ["in_deal", "queue_change", "cancel_change", "apply_queued", "drop_queued", "queued_rows"]
 
 
 def in_deal(state: TableState) -> bool:
@@ -82,6 +82,19 @@ def apply_queued(recorder: Recorder, keeper: AlertKeeper) -> None:
             recorder.commit("change_cancelled", {"target": seq, "reason": str(exc)})
             what = _what(queued["kind"], queued["data"], recorder.state.variant)
             keeper.info("refused", f"{what} could not be applied: {exc}")
+
+
+def drop_queued(state: TableState, why: str) -> tuple[list[tuple[str, dict[str, Any], str | None]], list[str]]:
+    """Every change still waiting when no next deal will come (the night ended, a new one starts
+    with its own players and rules): the ``change_cancelled`` events that call each off with
+    ``why``, to be written with what replaces them, and what each change was, for the host's
+    message. Why: left queued, a join asked during the last deal would vanish without a word."""
+    items: list[tuple[str, dict[str, Any], str | None]] = []
+    dropped: list[str] = []
+    for seq, queued in sorted(state.queued.items()):
+        dropped.append(_what(queued["kind"], queued["data"], state.variant))
+        items.append(("change_cancelled", {"target": seq, "reason": why}, None))
+    return items, dropped
 
 
 def queued_rows(state: TableState) -> list[Queued]:

@@ -20,12 +20,13 @@ of night page, a screenshot, the group chat) then shows that the night before it
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from table.files import write_private
 
 KEY_FILE = "ledger.key"
 #: How many hex digits of the seal the host is shown and asked to keep (64 bits).
@@ -45,26 +46,6 @@ def heads_path(ledger: Path | str) -> Path:
     return path.with_name(path.name + ".heads")
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_private(path: Path, text: str) -> None:
-    """A 0600 file replaced atomically and durably (file and folder synced)."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
 def load_key(ledger: Path | str, *, create: bool) -> bytes | None:
     """The sealing key beside ``ledger``; made (0600) when missing and ``create``. None when it is
     missing and not to be made; ``SealError`` when it is there but unreadable or damaged."""
@@ -76,7 +57,7 @@ def load_key(ledger: Path | str, *, create: bool) -> bytes | None:
             return None
         key = secrets.token_bytes(32)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_private(path, key.hex() + "\n")
+        write_private(path, key.hex() + "\n")
         return key
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
@@ -129,7 +110,7 @@ class HeadNotary:
         if seal is None:
             return None  # a ledger written without a key: nothing to note
         head = Head(seq, digest, seal, float(self._clock()))
-        _write_private(self.path, json.dumps({"seq": seq, "hash": digest, "seal": seal, "at": head.at}) + "\n")
+        write_private(self.path, json.dumps({"seq": seq, "hash": digest, "seal": seal, "at": head.at}) + "\n")
         self._last = seq
         return head
 

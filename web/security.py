@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from flask import current_app, request, session
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from web.private_file import write_private
 from web.sessions import SessionStore
 
 PIN_FILE = "admin-pin.hash"
@@ -45,18 +46,6 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write a 0600 file atomically (a power cut leaves the old file or the new one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def load_secret_key(state_dir: str | os.PathLike[str]) -> bytes:
     """The Flask secret key, created once in the state directory so sessions survive a restart."""
     path = Path(state_dir) / SECRET_FILE
@@ -68,7 +57,7 @@ def load_secret_key(state_dir: str | os.PathLike[str]) -> bytes:
         except ValueError:
             pass  # a damaged key file: make a new key (admins log in again), never refuse to start
     key = secrets.token_bytes(32)
-    _write_private(path, key.hex() + "\n")
+    write_private(path, key.hex() + "\n")
     return key
 
 
@@ -92,12 +81,12 @@ def ensure_admin_pin(state_dir: str | os.PathLike[str], pin: str | None = None) 
     if pin is not None:
         validate_pin_format(pin)
         if not (path.exists() and check_password_hash(path.read_text(encoding="ascii", errors="replace").strip(), pin)):
-            _write_private(path, generate_password_hash(pin, method=_PIN_HASH_METHOD) + "\n")
+            write_private(path, generate_password_hash(pin, method=_PIN_HASH_METHOD) + "\n")
         return AdminPin(path, None, True)
     if path.exists() and _looks_like_hash(path.read_text(encoding="ascii", errors="replace").strip()):
         return AdminPin(path, None, False)
     new = "".join(secrets.choice("0123456789") for _ in range(PIN_DIGITS))
-    _write_private(path, generate_password_hash(new, method=_PIN_HASH_METHOD) + "\n")
+    write_private(path, generate_password_hash(new, method=_PIN_HASH_METHOD) + "\n")
     return AdminPin(path, new, False)
 
 

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from web.private_file import write_private
+
 SESSIONS_FILE = "admin-sessions.json"
 #: At most this many admin sessions at once (a table has one host and maybe a co-host or two);
 #: the oldest is ended when a login would pass it, so the file stays small whatever happens.
@@ -28,17 +30,6 @@ MAX_SESSIONS = 32
 
 def _digest(sid: str) -> str:
     return hashlib.sha256(sid.encode("utf-8", errors="replace")).hexdigest()
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write a 0600 file atomically (a power cut leaves the old file or the new one)."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 class SessionStore:
@@ -76,7 +67,7 @@ class SessionStore:
                 if isinstance(k, str) and len(k) == 64 and isinstance(v, (int, float)) and v > now}
 
     def _save(self) -> None:
-        _write_private(self.path, json.dumps({"pin": self._pin, "sessions": self._sessions}) + "\n")
+        write_private(self.path, json.dumps({"pin": self._pin, "sessions": self._sessions}) + "\n")
         self._stamp = self._mtime()
 
     def open(self) -> str:

@@ -92,8 +92,11 @@ def test_a_failed_start_is_shown_retried_slower_and_comes_up_once_fixed(tmp_path
         state = json.loads(body)
         assert code == 503 and state["status"]["state"] == "fault" and "card model" in state["status"]["message"]
         assert state["starting"]["failures"] == 1 and 0 < state["starting"]["retry_in"] <= 0.6
-        wait_until(lambda: keeper.record.failures == 2, "a second try")
-        record = json.loads((tmp_path / "state" / "start-record.json").read_text())
+        written = tmp_path / "state" / "start-record.json"  # replaced whole (os.replace): never half read
+        # the count is raised in memory before the file is written: wait for the file itself
+        wait_until(lambda: keeper.record.failures == 2 and json.loads(written.read_text())["failures"] == 2,
+                   "a second try")
+        record = json.loads(written.read_text())
         assert record["failures"] == 2 and "lost.onnx" in record["reason"]
         err = ""
 

@@ -65,3 +65,28 @@ def test_rules_kept_or_chosen_and_a_table_the_rules_refuse(table):
     st = table.ref.state
     assert st.players == ["Ann", "Bea", "Cal", "Eve"] and st.options.get("club_law") is True
     assert st.dealer_name() == "Cal"
+
+
+def test_a_change_still_waiting_when_the_night_ends_is_called_off_in_the_ledger(table):
+    """A join asked during the night's last deal waits for a next deal that never comes: a new
+    night calls it off in the same write, says so, and does not carry it into the next night."""
+    table.dealer()
+    table.card("turn_up", "7H")
+    for name in table.players:
+        table.press(name)
+    for name, card in DEAL[:4]:
+        table.card(name, card)
+    assert "from the next deal" in table.ref.call("add_player", {"player": "Eve", "chips": 50})["message"]
+    for name, card in DEAL[4:]:
+        table.card(name, card)
+    table.ref.call("end_game", {})
+    asked = next(iter(table.ref.state.queued))
+    with pytest.raises(Refused):
+        table.ref.call("new_night", {"players": ["Eve"]})
+    assert list(table.ref.state.queued) == [asked]  # a refused new night calls nothing off
+    reply = table.ref.call("new_night", {})
+    assert reply["message"].endswith("Not carried over (asked for a next deal that never came): "
+                                     "Eve joins with 50 chips.")
+    assert not table.ref.state.queued and "Eve" not in table.ref.state.players
+    kinds = [(e.kind, e.data.get("target")) for e in table.ledger.events()][-2:]
+    assert kinds == [("change_cancelled", asked), ("game_started", None)]
