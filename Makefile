@@ -44,7 +44,7 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check engine vision table web models tests bench
 
 typecheck: $(DEV_STAMP)
-	$(BIN)/mypy --strict engine vision table web
+	$(BIN)/mypy --strict engine vision table web models bench
 
 pytest: $(DEV_STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -35,6 +35,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from table.contract.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 PIN = "135790"
@@ -50,25 +54,24 @@ def serve(state_dir: str, seed: int) -> int:
     from table.runtime import WebServer, demo_prototypes_path, load_classifier
     from web.security import TablePresence
 
-    classifier = load_classifier(None, threads=1, prototypes=demo_prototypes_path())
-    demo = TableDemo(db=Path(state_dir) / "ledger.db", players=["Ann", "Bea", "Cal", "Dot"], seed=seed,
-                     classifier=classifier, chips=100_000, pace=0.0, patient=True,
-                     options={"deals_per_player": 100})  # a night longer than the bench
-    presence = TablePresence()
-    web = WebServer(demo.service, host="127.0.0.1", port=0, state_dir=Path(state_dir), admin_pin=PIN,
-                    presence=presence).start()
-    print(f"PORT {web.port}", flush=True)
     last = [0, time.monotonic()]
 
-    def on_change(snap: dict[str, object]) -> None:
-        number = int(snap.get("deal_number") or 0)  # type: ignore[call-overload]
+    def on_change(snap: Snapshot) -> None:
+        number = int(snap.get("deal_number") or 0)
         if number != last[0]:
             now = time.monotonic()
             if last[0]:
                 print(f"DEAL {now - last[1]:.3f}", flush=True)
             last[:] = [number, now]
 
-    demo.referee.on_change = on_change
+    classifier = load_classifier(None, threads=1, prototypes=demo_prototypes_path())
+    demo = TableDemo(db=Path(state_dir) / "ledger.db", players=["Ann", "Bea", "Cal", "Dot"], seed=seed,
+                     classifier=classifier, chips=100_000, pace=0.0, patient=True,
+                     options={"deals_per_player": 100}, on_change=on_change)  # a night longer than the bench
+    presence = TablePresence()
+    web = WebServer(demo.service, host="127.0.0.1", port=0, state_dir=Path(state_dir), admin_pin=PIN,
+                    presence=presence).start()
+    print(f"PORT {web.port}", flush=True)
 
     def commands() -> None:
         for line in sys.stdin:

@@ -34,10 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import cv2  # noqa: E402
+import numpy as np  # noqa: E402
 
 from table.camera_view import CameraView  # noqa: E402
 from table.runtime import CameraLoop, load_classifier  # noqa: E402
-from vision.events import TableWatcher  # noqa: E402
+from vision.events import Reader, TableWatcher  # noqa: E402
 from vision.sources import Frame  # noqa: E402
 from vision.synthetic import PlacedCard, SyntheticTable  # noqa: E402
 
@@ -71,7 +72,7 @@ class Clock:
 class Frames:
     """Pre-rendered frames played in a loop (rendering is the simulator's cost, not the table's)."""
 
-    def __init__(self, images: list, clock: Clock) -> None:
+    def __init__(self, images: list[np.ndarray], clock: Clock) -> None:
         self.images = images
         self.clock = clock
         self.n = 0
@@ -86,14 +87,14 @@ class Frames:
         pass
 
 
-def scene(size: tuple[int, int]) -> tuple[SyntheticTable, list]:
+def scene(size: tuple[int, int]) -> tuple[SyntheticTable, list[np.ndarray]]:
     table = SyntheticTable(seed=7, seats=6, size=size)
     zones = [z for z in table.layout.zones if z.name != "stock"]
     cards = [PlacedCard(c, *z.center, 8.0 * i) for i, (c, z) in enumerate(zip(CARDS, zones, strict=False))]
     return table, [table.render(cards, frame_index=i) for i in range(FPS)]
 
 
-def rig(table: SyntheticTable, images: list, classifier: object) -> tuple[CameraLoop, CameraView, Clock]:
+def rig(table: SyntheticTable, images: list[np.ndarray], classifier: Reader) -> tuple[CameraLoop, CameraView, Clock]:
     clock = Clock()
     # a picture asked for each second is made afresh each time (the view reuses one for up to 1 s)
     view = CameraView(names=lambda: ["Ann", "Bea", "Cal", "Dot", "Eve", "Fay"], clock=clock, interval_s=0.9)

@@ -94,7 +94,7 @@ def photo(rng: np.random.Generator, art: dict[str, dict[str, np.ndarray]], kind:
     if kind == "edge":
         img, labels, quads = _cut_across(rng, img, labels, quads)
     _, jpg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(75, 93))])
-    return cv2.imdecode(jpg, cv2.IMREAD_COLOR), labels, quads
+    return np.asarray(cv2.imdecode(jpg, cv2.IMREAD_COLOR)), labels, quads
 
 
 def _cut_across(rng: np.random.Generator, img: np.ndarray, labels: list[str],

@@ -64,7 +64,7 @@ def _floor(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
     shade = rng.uniform(0.75, 1.2, int(rows.max()) + 1).astype(np.float32)[rows]
     grain = 1 + 0.08 * np.sin(xx * rng.uniform(0.02, 0.08) + 4 * np.sin(yy * 0.05 + rows))
     img = base[None, None, :] * (shade * grain)[:, :, None]
-    return img + _noise(rng, (h, w, 1), 4)
+    return np.asarray(img + _noise(rng, (h, w, 1), 4))
 
 
 def _paste(canvas: np.ndarray, face: np.ndarray, quad: np.ndarray) -> None:
@@ -125,13 +125,12 @@ def scene(rng: np.random.Generator, deck: dict[str, np.ndarray]) -> tuple[np.nda
     canvas = _colour(rng, canvas) if rng.random() < 0.7 else canvas
     image = _sensor(rng, canvas)
     _, jpg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(80, 95))])
-    return cv2.imdecode(jpg, cv2.IMREAD_COLOR), labels[: len(quads)], quads, roles
+    return np.asarray(cv2.imdecode(jpg, cv2.IMREAD_COLOR)), labels[: len(quads)], quads, roles
 
 
 def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], scenes: int, seed: int) -> dict[str, Any]:
     """The tallies per role, and the median time per photo."""
-    from overlaps import count  # the same rules for right, wrong, unsure and missed
-
+    from bench.overlaps import count  # the same rules for right, wrong, unsure and missed
     from vision.identify import identify
 
     rng = np.random.default_rng(seed)
@@ -149,7 +148,7 @@ def score(clf: Any, detector: Any, decks: list[dict[str, np.ndarray]], scenes: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    from overlaps import arguments, load, tally_line
+    from bench.overlaps import arguments, load, tally_line
 
     parser = arguments(__doc__.splitlines()[0], scenes=20, seed=7, what="photos to make and read")
     parser.add_argument("--size", default="4000x3000", help="the photo's width and height (default 4000x3000)")

@@ -23,9 +23,22 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+
+def _read(path: Path) -> np.ndarray:
+    """A fixture image, or a clear stop when it is missing (cv2.imread answers None)."""
+    import cv2
+
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise SystemExit(f"bench/recognition.py: cannot read {path}")
+    return np.asarray(image)
 
 
 def rss_mb() -> float:
@@ -40,11 +53,11 @@ def photo_with_one_card(path: Path) -> None:
     """An 800×600 JPEG with one held-out card (the committed fixture photo, scaled up)."""
     import cv2
 
-    img = cv2.imread(str(ROOT / "tests" / "data" / "cards" / "photo_light_qh.jpg"))
+    img = _read(ROOT / "tests" / "data" / "cards" / "photo_light_qh.jpg")
     cv2.imwrite(str(path), cv2.resize(img, (800, 600), interpolation=cv2.INTER_CUBIC), [cv2.IMWRITE_JPEG_QUALITY, 90])
 
 
-def synthetic_table_accuracy(clf, tables: int = 12) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def synthetic_table_accuracy(clf, tables: int = 12) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """The demo's deck on VISION's synthetic table: cards at random spots, angles, light and dark
     tables, camera noise; crops warped from the true corners (what the table pipeline does with a
     good calibration), plus how many of the cards find_cards locates on its own."""
@@ -137,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     from vision.finder import find_cards
 
     cv2.setNumThreads(1)
-    crops = [cv2.imread(str(p)) for p in sorted((ROOT / "tests" / "data" / "cards").glob("crop_*.png"))]
-    out: dict[str, object] = {
+    crops = [_read(p) for p in sorted((ROOT / "tests" / "data" / "cards").glob("crop_*.png"))]
+    out: dict[str, Any] = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
                    f"Python {platform.python_version()}",
     }
@@ -151,9 +164,9 @@ def main(argv: list[str] | None = None) -> int:
             clf.classify([c])
         times = []
         for i in range(args.runs):
-            c = [crops[i % len(crops)]]
+            one = [crops[i % len(crops)]]
             t = time.perf_counter()
-            clf.classify(c)
+            clf.classify(one)
             times.append(time.perf_counter() - t)
         batch = crops[:8]
         bt = []
@@ -177,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         found_cards: list[str | None] = []
         for _ in range(max(20, args.runs // 5)):
             t = time.perf_counter()
-            image = cv2.imread(str(photo), cv2.IMREAD_COLOR)
+            image = _read(photo)
             found = find_cards(image, detector=detector)
             readings = shipped.classify([f.crop for f in found])
             times.append(time.perf_counter() - t)

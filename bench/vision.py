@@ -299,7 +299,7 @@ def run_deals(args: tuple[int, int, int, int, str | None, float, str | None, str
 
     clf = classifier(Path(model) if model else None, Path(prototypes) if prototypes else None)
     det = detector(detector_path)
-    scores = []
+    scores: list[Any] = []
     frames: list[Any] = []
     events: list[Any] = []
     watcher = None
@@ -328,7 +328,7 @@ def run_deals(args: tuple[int, int, int, int, str | None, float, str | None, str
                 cal = nf.table.calibration
             watcher = TableWatcher(nf.table.layout, cal, clf, stable_s=stable_s, detector=det)
         image = nf.image
-        nf.image = None  # keep memory flat: the truth is all the scorer needs
+        nf.image = np.empty((0, 0, 3), np.uint8)  # keep memory flat: the truth is all the scorer needs
         frames.append(nf)
         assert watcher is not None
         t0 = time.perf_counter()

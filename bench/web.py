@@ -255,15 +255,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         return serve(args)
     if args.attack:
-        sys.path.insert(0, str(ROOT / "bench"))
-        from attacks import ATTACKS
-        from attacks import run as run_attacks
+        sys.path.insert(0, str(ROOT))
+        from bench.attacks import ATTACKS
+        from bench.attacks import run as run_attacks
 
         modes = list(ATTACKS) if "all" in args.attack else args.attack
         unknown = [m for m in modes if m not in ATTACKS]
         if unknown or args.deals < 1:
             parser.error(f"--attack: one of {', '.join(ATTACKS)} or all; --deals >= 1")
-        return run_attacks(modes, deals=args.deals, duration=args.duration * 4, seed=args.seed)  # 30 s: 2 min
+        return int(run_attacks(modes, deals=args.deals, duration=args.duration * 4, seed=args.seed))  # 30 s: 2 min
     if args.streams < 0 or args.rate <= 0 or args.duration <= 0 or args.event_rate <= 0:
         parser.error("streams must be >= 0; rate, duration and event-rate must be > 0")
 

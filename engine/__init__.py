@@ -22,7 +22,7 @@ from engine.actions import (
 )
 from engine.cards import DECK, Card, parse_cards
 from engine.commands import TableCommands
-from engine.deal import Deal, LegalMoves
+from engine.deal import Deal, LegalMoves, Phase
 from engine.errors import (
     ChipConservationError,
     IllegalActionError,
@@ -40,7 +40,7 @@ __all__ = [
     "MISS", "Action", "CallCivil", "ClaimFlush", "Declare", "Exchange", "Expose", "Misdeal",
     "Penalise", "Play", "Replay", "ShowPam", "TakeTurnUp", "TurnUp", "parse_action",
     "DECK", "Card", "parse_cards",
-    "Deal", "LegalMoves", "TableCommands",
+    "Deal", "Phase", "LegalMoves", "TableCommands",
     "DealResult", "Game",
     "ChipConservationError", "IllegalActionError", "InvalidInputError", "LooError", "OutOfTurnError", "RecordError",
     "deal_from_text", "deal_to_text",

@@ -21,7 +21,7 @@ import itertools
 import random
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import combinations
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 from engine.actions import (
     MISS,
@@ -47,9 +47,11 @@ from engine.options import Options, Variant
 from engine.outcome import Revoke, Settlement
 from engine.settlement import settle_deal
 
-__all__ = ["Deal", "LegalMoves", "PHASES", "default_antes", "flush_key"]
+__all__ = ["Deal", "LegalMoves", "PHASES", "Phase", "default_antes", "flush_key"]
 
-PHASES: Final = ("turn_up", "take_turnup", "declare", "exchange", "flush", "play", "over")
+Phase = Literal["turn_up", "take_turnup", "declare", "exchange", "flush", "play", "over"]
+"""Where a deal stands; a comparison with any other string is a type error (mypy --strict)."""
+PHASES: Final[tuple[Phase, ...]] = get_args(Phase)
 
 
 
@@ -345,7 +347,7 @@ class Deal:
     def _reset(self) -> None:
         """The state right after the antes, before the turn-up."""
         self._moves: list[Action] = []
-        self._phase = "turn_up"
+        self._phase: Phase = "turn_up"
         self._turn_up: Card | None = None
         self._trump: str | None = None
         self._pam: Card | None = None
@@ -421,7 +423,7 @@ class Deal:
         return self._order[0]
 
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         """One of ``PHASES``."""
         return self._phase
 
@@ -714,7 +716,7 @@ class Deal:
         return new
 
     # -- individual actions (each validates fully before changing anything)
-    def _check_phase(self, *phases: str) -> None:
+    def _check_phase(self, *phases: Phase) -> None:
         if self._phase not in phases:
             if self._phase == "over":
                 raise IllegalActionError("the deal is over")

@@ -34,7 +34,7 @@ def score_combinations(calib: Mapping[str, np.ndarray], test: Mapping[str, np.nd
     """One row per combination of runs (of each size): members, calibration top-1, rule, test rates;
     best calibration top-1 first (ties: fewer unsure on calibration). ``weights`` (default 1 each)
     weigh a run's probabilities in every combination it is in, as a member's ``weight`` setting does."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k in sizes:
         for combo in itertools.combinations(sorted(calib), k):
             w = [(weights or {}).get(r, 1.0) for r in combo]

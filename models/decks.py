@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.labels import FACES, RANKS, SUITS  # noqa: F401  (importable from here, as before)
+from vision.labels import FACES
 
 GNOME_DIR = Path("/usr/share/aisleriot/cards")
 KDE_DIR = Path("/usr/share/carddecks")

@@ -67,8 +67,8 @@ def targets(cards: list[Any], mask: np.ndarray, size: tuple[int, int], *, min_vi
     for c in cards:
         q = c.quad
         cx, cy = (q.mean(axis=0) / STRIDE) - 0.5
-        long_ = (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2 / STRIDE
-        short = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2 / STRIDE
+        long_ = float(np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2 / STRIDE
+        short = float(np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2 / STRIDE
         d = ((q[3] - q[0]) + (q[2] - q[1])) / 2
         theta = math.atan2(float(d[1]), float(d[0]))
         sigma = max(0.7, 0.12 * short)
@@ -222,15 +222,15 @@ def build_net(width: int = 16, *, corners: bool = False) -> Any:
             self.u4 = cbr(w * 3 + w * 3 // 2, w * 2)
             self.head = nn.Sequential(cbr(w * 2, w * 2), nn.Conv2d(w * 2, 8, 1))
             with torch.no_grad():
-                self.head[-1].bias.zero_()
-                self.head[-1].bias[0] = -2.2  # start the heat map near a low prior
+                self.head[-1].bias.zero_()  # type: ignore[operator]  # (torch's stubs type a Sequential's item as a Module)
+                self.head[-1].bias[0] = -2.2  # type: ignore[operator]  # start the heat map near a low prior
             self.corner_head = None
             if corners:
                 self.corner_head = nn.Sequential(cbr(w * 2, w * 2), cbr(w * 2, w * 2),
                                                  nn.Conv2d(w * 2, len(CORNER_CHANNELS), 1))
                 with torch.no_grad():
-                    self.corner_head[-1].bias.zero_()
-                    self.corner_head[-1].bias[0] = -2.2
+                    self.corner_head[-1].bias.zero_()  # type: ignore[operator]  # (torch's stubs type a Sequential's item as a Module)
+                    self.corner_head[-1].bias[0] = -2.2  # type: ignore[operator]  # (torch's stubs type a Sequential's item as a Module)
 
         def features(self, x: Any) -> tuple[Any, Any, Any]:
             """The decoder's features at strides 4, 8 and 16 (the heads read the first)."""
@@ -246,6 +246,7 @@ def build_net(width: int = 16, *, corners: bool = False) -> Any:
             return self.answer(f[0], self.corners(f) if self.corner_head is not None else None)
 
         def corners(self, f: tuple[Any, Any, Any]) -> Any:
+            assert self.corner_head is not None  # forward asks only a network built with corners
             k = self.corner_head(f[0])
             return torch.cat([torch.sigmoid(k[:, 0:1]), k[:, 1:]], 1)
 
@@ -516,7 +517,7 @@ def export(net: Any, path: Path) -> None:
     import torch
 
     dummy = torch.zeros(1, 3, 256, 256)
-    torch.onnx.export(net, dummy, str(path), input_names=["image"], output_names=["maps"], opset_version=17,
+    torch.onnx.export(net, (dummy,), str(path), input_names=["image"], output_names=["maps"], opset_version=17,
                       dynamic_axes={"image": {0: "n", 2: "h", 3: "w"}, "maps": {0: "n", 2: "gh", 3: "gw"}},
                       dynamo=False)
 

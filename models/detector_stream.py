@@ -42,7 +42,7 @@ import platform
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,7 +199,7 @@ def _make_mixed(args: tuple[tuple[int, ...], int]) -> tuple[np.ndarray, np.ndarr
 
 def scene_chunks(pack: Path, *, seed: int, side: int, chunk: int, workers: int,
                  ahead: int | None = None, min_visible: float = 0.25,
-                 real: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                 real: int = 0) -> Generator[tuple[np.ndarray, np.ndarray], None, None]:
     """Chunks of ``chunk`` fresh scenes and their targets, without end, in a fixed order (chunk
     ``k`` is seeded from ``seed`` and ``k`` alone, whatever the number of workers); at most
     ``ahead`` chunks are made ahead of the consumer, so a slow consumer holds memory down.
@@ -556,7 +556,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    log = lambda s: print(s, flush=True)  # noqa: E731
+    def log(line: str) -> None:
+        print(line, flush=True)
+
     if args.finish:
         finish(args.finish, args.photos, args.out, log=log)
         return 0

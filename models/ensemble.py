@@ -139,7 +139,7 @@ def merge(paths: list[Path], out: Path, *, weights: list[float] | None = None,
         nodes += [helper.make_node("Slice", ["input", "ens_turn_starts", "ens_turn_ends", "ens_turn_axes",
                                              "ens_turn_steps"], ["ens_turned"]),
                   helper.make_node("Concat", ["input", "ens_turned"], [TURNED_BATCH], axis=0)]
-    split_kw = {"num_outputs": 2} if opsets.get("", 0) >= 18 else {}
+    split_kw: dict[str, Any] = {"num_outputs": 2} if opsets.get("", 0) >= 18 else {}
     input_vi = models[0].graph.input[0]
     for i, model in enumerate(models):
         names_in = [v.name for v in model.graph.input]

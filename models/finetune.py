@@ -206,7 +206,7 @@ def export_member(net: Any, out: Path) -> None:
     import torch
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(net, torch.zeros(1, 3, 88, 64), str(out), input_names=["input"], output_names=["logits", "embedding"],
+    torch.onnx.export(net, (torch.zeros(1, 3, 88, 64),), str(out), input_names=["input"], output_names=["logits", "embedding"],
                       dynamic_axes={"input": {0: "n"}, "logits": {0: "n"}, "embedding": {0: "n"}}, opset_version=17,
                       dynamo=False)
 
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="keep members already fine-tuned by an earlier run of the same settings")
     ap.add_argument("--out", type=Path, default=OUT, help="where the new model files go (default: models/)")
     args = ap.parse_args(argv)
-    agreement: dict[str, float] = {}
+    agreement: dict[str, dict[str, float]] = {}
     if args.agreement:
         try:
             index_sure, agreed = (float(v) for v in args.agreement.split(","))
@@ -294,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     from models.train import Config, _plan, held_out_plans, load_artwork, quantise, synthesise, write_sidecar
     from vision.classifier import LABELS, CardClassifier
 
-    log = lambda s: print(s, flush=True)  # noqa: E731
+    def log(line: str) -> None:
+        print(line, flush=True)
+
     t0 = time.time()
     torch.set_num_threads(args.threads)
     WORK.mkdir(parents=True, exist_ok=True)

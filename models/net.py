@@ -28,6 +28,9 @@ class _Reader(nn.Module):
     """What every card network ends with: a 128-d embedding (enrolment compares these), dropout and
     the 53-way classifier; and input normalisation in the graph, so the runtime only scales to 0..1."""
 
+    mean: torch.Tensor  # buffers (register_buffer in _add_head): saved with the weights, in the ONNX graph
+    std: torch.Tensor
+
     def _add_head(self, features: int, n_classes: int, embed_dim: int, *, flatten: bool) -> None:
         # created in this order (after the trunk) so a seeded run initialises the weights as before
         self.embed = nn.Sequential(*([nn.Flatten()] if flatten else []), nn.Linear(features, embed_dim),

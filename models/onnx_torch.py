@@ -54,9 +54,9 @@ def _slice(x: torch.Tensor, starts: Any, ends: Any, axes: Any, steps: Any) -> to
     out = x  # bounds computed from a shape (the batch size): arange keeps them dynamic when traced
     for s, e, a, st in zip(starts, ends, axes, steps, strict=True):
         lo = s if torch.is_tensor(s) else torch.tensor(int(s))
-        dim = torch._shape_as_tensor(out)[int(a)]
-        hi = torch.minimum(e if torch.is_tensor(e) else torch.tensor(int(e)), dim)
-        out = out.index_select(int(a), torch.arange(lo, hi, int(st)))
+        dim = torch._shape_as_tensor(out)[int(a)]  # type: ignore[assignment]  # (torch's stubs: a traced bound is a Tensor or an int)
+        hi = torch.minimum(e if torch.is_tensor(e) else torch.tensor(int(e)), dim)  # type: ignore[arg-type]  # (torch's stubs: a traced bound is a Tensor or an int)
+        out = out.index_select(int(a), torch.arange(lo, hi, int(st)))  # type: ignore[call-overload]  # (torch's stubs: a traced bound is a Tensor or an int)
     return out
 
 
@@ -125,14 +125,14 @@ def _gemm(a: list[Any], at: dict[str, Any]) -> torch.Tensor:
     if at.get("transB", 0):
         w = w.t()
     y = float(at.get("alpha", 1.0)) * (x @ w)
-    return y + float(at.get("beta", 1.0)) * a[2] if len(a) > 2 and a[2] is not None else y
+    return y + float(at.get("beta", 1.0)) * a[2] if len(a) > 2 and a[2] is not None else y  # type: ignore[no-any-return]  # (torch's stubs: a traced bound is a Tensor or an int)
 
 
 def _slice_op(a: list[Any], at: dict[str, Any]) -> torch.Tensor:
     x = a[0]
     parts = [a[i] if i < len(a) else None for i in range(1, 5)]
     starts, ends, axes, steps = parts
-    n = len(starts.reshape(-1)) if torch.is_tensor(starts) else len(starts)
+    n = len(starts.reshape(-1)) if torch.is_tensor(starts) else len(starts)  # type: ignore[arg-type]  # (torch's stubs: a traced bound is a Tensor or an int)
     axes = list(range(n)) if axes is None else axes
     steps = [1] * n if steps is None else steps
     return _slice(x, _as_list(starts), _as_list(ends), _as_list(axes), _as_list(steps))

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from models.decks import FACES
+from vision.labels import FACES
 
 #: Index fonts (families fontconfig resolves; a missing one falls back to a sans, still a design).
 INDEX_FONTS = (
@@ -55,7 +55,7 @@ PIPS: dict[str, list[tuple[float, float]]] = {
 COURTS = ("J", "Q", "K")
 
 
-def _hex(bgr: Sequence[float]) -> str:
+def _hex(bgr: Sequence[float] | np.ndarray) -> str:
     b, g, r = (int(np.clip(v, 0, 255)) for v in bgr)
     return f"#{r:02x}{g:02x}{b:02x}"
 

@@ -171,7 +171,7 @@ def real_scene(rng: np.random.Generator, photo: RealPhoto, side: int) -> tuple[n
                            borderMode=cv2.BORDER_REFLECT101)
 
     def move(p: np.ndarray) -> np.ndarray:
-        return (np.hstack([p, np.ones((len(p), 1))]) @ A.T).astype(np.float32)
+        return (np.hstack([p, np.ones((len(p), 1))]) @ A.T).astype(np.float32)  # type: ignore[no-any-return]  # (OpenCV's stubs)
 
     mask = np.zeros((side, side), np.uint8)
     weight = np.ones((side, side), np.float32)
@@ -196,6 +196,6 @@ def real_scene(rng: np.random.Generator, photo: RealPhoto, side: int) -> tuple[n
     if rng.random() < 0.6:
         canvas = _colour(rng, canvas)
     if rng.random() < 0.3:
-        canvas = cv2.GaussianBlur(canvas, (0, 0), rng.uniform(0.3, 1.2))
+        canvas = np.asarray(cv2.GaussianBlur(canvas, (0, 0), rng.uniform(0.3, 1.2)), np.float32)
     out = _sensor(rng, canvas) if rng.random() < 0.5 else np.clip(canvas, 0, 255).astype(np.uint8)
     return out, cards, mask, weight

@@ -27,7 +27,7 @@ def _noise(rng: np.random.Generator, shape: tuple[int, ...], sigma: float) -> np
     """Gaussian noise via OpenCV's generator (numpy's is ~10x slower), seeded from ``rng``."""
     out = np.empty(shape, np.float32)
     cv2.setRNGSeed(int(rng.integers(0, 2**31 - 1)))
-    cv2.randn(out, 0.0, float(sigma))
+    cv2.randn(out, 0.0, float(sigma))  # type: ignore[call-overload]  # (OpenCV's stubs want Mat, an ndarray is one)
     return out
 
 
@@ -202,7 +202,7 @@ def motion_blur(rng: np.random.Generator, img: np.ndarray, k: int) -> np.ndarray
     kern = np.zeros((k, k), np.float32)
     kern[k // 2, :] = 1
     m = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
-    kern = cv2.warpAffine(kern, m, (k, k))
+    kern = np.asarray(cv2.warpAffine(kern, m, (k, k)), np.float32)
     kern /= max(kern.sum(), 1e-6)
     return cv2.filter2D(img, -1, kern)
 
@@ -218,8 +218,9 @@ def _sensor(rng: np.random.Generator, img: np.ndarray) -> np.ndarray:
     if rng.random() < 0.7:
         q = int(rng.integers(25, 90))
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, q])
-        if ok:
-            img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+        if decoded is not None:
+            img = np.asarray(decoded)
     return img
 
 

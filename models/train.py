@@ -147,6 +147,8 @@ def load_artwork(cfg: Config) -> tuple[dict[str, dict[str, np.ndarray]], dict[st
     """(training decks, held-out decks): deck name -> label -> BGRA render."""
     from models import decks as D
 
+    train: dict[str, dict[str, np.ndarray]]
+    held: dict[str, dict[str, np.ndarray]]
     if ASSETS is not None and not cfg.tiny:
         train, held = unpack_artwork(ASSETS)
         procedural = sum(name.startswith("procedural-") for name in train)
@@ -171,8 +173,8 @@ def load_artwork(cfg: Config) -> tuple[dict[str, dict[str, np.ndarray]], dict[st
         )
     from tqdm import tqdm
 
-    train: dict[str, dict[str, np.ndarray]] = {}
-    held: dict[str, dict[str, np.ndarray]] = {}
+    train = {}
+    held = {}
     for spec in tqdm(train_specs + held_specs, desc="render decks", unit="deck", file=sys.stderr):
         imgs = D.load_deck(spec, height=cfg.render_height, workers=cfg.workers)
         (held if spec.held_out else train)[spec.name] = imgs
@@ -448,7 +450,7 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
     from models.net import AuxHeads, build_net
 
     torch.manual_seed(cfg.seed)
-    model = build_net(cfg.arch, cfg.width, fine_stem=cfg.fine_stem).to(device).to(memory_format=torch.channels_last)
+    model = build_net(cfg.arch, cfg.width, fine_stem=cfg.fine_stem).to(device).to(memory_format=torch.channels_last)  # type: ignore[call-overload]  # (torch's and onnxruntime's stubs)
     aux = AuxHeads(model.classifier.in_features).to(device) if cfg.aux_heads > 0 else None
     params = list(model.parameters()) + (list(aux.parameters()) if aux is not None else [])
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -507,7 +509,7 @@ def train_model(cfg: Config, train_decks: dict[str, dict[str, np.ndarray]], devi
                 if (~pos).any():  # outlier exposure: "not a card" -> uniform output
                     loss = loss + 0.5 * (-F.log_softmax(logits[~pos], dim=1).mean(dim=1)).mean()
                 opt.zero_grad(set_to_none=True)
-                loss.backward()
+                loss.backward()  # type: ignore[no-untyped-call]  # (torch's and onnxruntime's stubs)
                 opt.step()
                 sched.step()
                 with torch.no_grad():
@@ -570,7 +572,7 @@ def quantise_feeds(fp32: Path, out: Path, feeds: list[dict[str, np.ndarray]], *,
     fp32, out = fp32.resolve(), out.resolve()
     pre = out.with_suffix(".pre.onnx")
 
-    class Reader(CalibrationDataReader):
+    class Reader(CalibrationDataReader):  # type: ignore[misc]  # (torch's and onnxruntime's stubs)
         def __init__(self) -> None:
             self.left = iter(feeds)
 

@@ -2,24 +2,34 @@
 game until the host answers it, one alert per revoke the engine has proven, and the pictures that
 go with them (the held zone's picture while it is open, the stored photo that proves).
 
-A mixin of `table.referee.Referee` (moved out of it): the attributes below are set by
-`Referee.__init__`.
+A part of `table.referee.Referee`, given the recorder whose state it watches, the camera's zone
+picture (``zone_jpeg``) and the photo store (``photos``); it owns the alerts, the hold, the revoke
+flashes and the pictures, and writes nothing to the ledger (the photo that proves an event goes
+into it through `proof`, the recorder's hook on the write).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from table.contract.snapshot import Alert
+from table.health import HealthStatus
+from table.photos import PhotoStore
 from table.proof_photos import proves_new_revoke, revoke_photo, save_zone_photo
+from table.recorder import Recorder
 from table.state import TableState
+from vision.event_types import VisionEvent
+
+if TYPE_CHECKING:  # a crop's view is a numpy vector; the referee loads numpy only with a camera
+    import numpy as np
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
 FLASH_SECONDS = 3.0
 MAX_INFO_ALERTS = 8
+INFO_KINDS = ("refused", "conflict", "contradiction", "game_over", "error")
 
 log = logging.getLogger("loo-table.referee")
 
@@ -27,36 +37,39 @@ log = logging.getLogger("loo-table.referee")
 class AlertKeeper:
     """Alerts, the hold, and the revoke alerts kept in step with the engine."""
 
-    state: TableState
-    outputs: Any
-    clock: Callable[[], float]
-    alerts: list[Alert]
-    _alert_id: int
-    hold: Alert | None
-    deferred: list[Any]
-    _flash_until: dict[int, float]
-    _revoke_keys: dict[tuple[Any, ...], int]
-    stats: dict[str, int]
-    _hold_views: dict[int, Any]
-    _notice_seq: int | None
-    #: the zone as the camera sees it now, as a JPEG (`table.camera_view.CameraView.zone_jpeg`);
-    #: None without a camera
-    zone_jpeg: Callable[[str], bytes | None] | None
-    _alert_jpegs: dict[int, bytes]
-    photos: Any  # table.photos.PhotoStore | None: the photos that prove (None: off)
-    #: the command's photo: (why, zone, a photo already taken or None), for its first event
-    _evidence: tuple[str, str, str | None] | None
-    _act_zone: str | None  # the acting player's zone while an action is written
+    def __init__(self, recorder: Recorder, *, clock: Callable[[], float], stats: dict[str, int],
+                 alarm: Callable[[], None], zone_jpeg: Callable[[str], bytes | None] | None = None,
+                 photos: PhotoStore | None = None, say: Callable[[str], None] = lambda text: None) -> None:
+        self.recorder = recorder
+        self.say = say  # the host's line (`Interpreter.message`): a photo that could not be kept
+        self.clock = clock
+        self.stats = stats
+        self.alarm = alarm  # the buzzer, for a revoke just proven
+        self.alerts: list[Alert] = []
+        self.hold: Alert | None = None  # the alert the game waits on
+        self.hold_views: dict[int, np.ndarray] = {}  # alert id -> the crop's view of an unsure card
+        self.flash_until: dict[int, float] = {}  # seat -> when its revoke flash ends
+        self._alert_id = 0
+        self._revoke_keys: dict[tuple[str, int, str, str], int] = {}
+        self._notice_seq: int | None = None
+        #: the zone as the camera sees it now, as a JPEG (`table.camera_view.CameraView.zone_jpeg`);
+        #: None without a camera
+        self.zone_jpeg = zone_jpeg
+        self.photos = photos  # the photos that prove (`table.photos`; None: off)
+        self._alert_jpegs: dict[int, bytes] = {}  # alert id -> its picture, while the alert is open
+        #: the dashboard command's photo: (why, zone, a photo already taken or None), for its first
+        #: event that records a card (cleared when the command ends)
+        self.evidence: tuple[str, str, str | None] | None = None
 
-    def _alert(self, kind: str, message: str, *, seat: str | None = None,
-               needs_confirmation: bool = False, **extra: Any) -> Alert:
+    def alert(self, kind: str, message: str, *, seat: str | None = None,
+              needs_confirmation: bool = False, **extra: Any) -> Alert:
         self._alert_id += 1
         alert = cast(Alert, {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
                              "needs_confirmation": needs_confirmation, **extra})
         self.alerts.append(alert)
         return alert
 
-    def _keep_picture(self, alert: Alert, zone: str) -> bytes | None:
+    def keep_picture(self, alert: Alert, zone: str) -> bytes | None:
         """Cut ``zone`` out of the camera's latest frame and keep it with ``alert`` while the alert
         is open (the host sees the card it is about: ``alert["picture"]``); returns the JPEG. A
         picture is a help, never a condition: any failure leaves the alert as it was."""
@@ -76,96 +89,127 @@ class AlertKeeper:
         alert["picture"] = True
         return jpeg
 
-    def _evidence_photo(self, trial: TableState, kind: str) -> tuple[str, str] | None:
-        """(photo name, why) for the event about to be written (`table.proof_photos`): the
-        command's (``_evidence``: a correction, a card out of turn confirmed), or a play's that
-        proves a revoke; None when there is none to take."""
-        if self.photos is None or kind not in ("action", "correct"):
-            return None
-        if self._evidence is not None:
-            why, zone, name = self._evidence
-            self._evidence = None  # one photo per command: its first event carries it
-            name = name or self._save_zone_photo(zone)
-        elif kind == "action" and self._act_zone is not None and proves_new_revoke(self.state, trial):
-            why, name = "revoke", self._save_zone_photo(self._act_zone)
-        else:
-            return None
-        return (name, why) if name else None
-
-    def _save_zone_photo(self, zone: str, jpeg: bytes | None = None) -> str | None:
-        name, trouble = save_zone_photo(self.photos, self.zone_jpeg, zone, jpeg)
-        if trouble:
-            self.message = trouble
-        return name
-
     def alert_jpeg(self, alert_id: int) -> bytes | None:
         """The picture kept with an open alert (any thread; None once the alert is gone)."""
         if not any(a["id"] == alert_id for a in list(self.alerts)):
             return None
         return self._alert_jpegs.get(alert_id)
 
-    def _info_alert(self, kind: str, message: str) -> None:
-        self._alert(kind, message)
-        info = [a for a in self.alerts if a["kind"] in ("refused", "conflict", "contradiction", "game_over", "error")]
+    def proof(self, now: TableState, trial: TableState, kind: str, zone: str | None) -> tuple[str, str] | None:
+        """(photo name, why) for the event about to be written (`table.proof_photos`), the
+        recorder's hook on the write: the command's (``evidence``: a correction, a card out of turn
+        confirmed), or a play's that proves a revoke (photographed in ``zone``, the player's own);
+        None when there is none to take."""
+        if self.photos is None or kind not in ("action", "correct"):
+            return None
+        if self.evidence is not None:
+            why, where, name = self.evidence
+            self.evidence = None  # one photo per command: its first event carries it
+            name = name or self.save_zone_photo(where)
+        elif kind == "action" and zone is not None and proves_new_revoke(now, trial):
+            why, name = "revoke", self.save_zone_photo(zone)
+        else:
+            return None
+        return (name, why) if name else None
+
+    def save_zone_photo(self, zone: str, jpeg: bytes | None = None) -> str | None:
+        """Keep ``zone``'s picture (``jpeg``, or one taken now) as a photo that proves; its name.
+        Why it failed, when it matters, goes to the host's line (``say``)."""
+        name, trouble = save_zone_photo(self.photos, self.zone_jpeg, zone, jpeg)
+        if trouble:
+            self.say(trouble)
+        return name
+
+    def info(self, kind: str, message: str) -> None:
+        """An alert that asks nothing; only the last few of them are kept."""
+        self.alert(kind, message)
+        info = [a for a in self.alerts if a["kind"] in INFO_KINDS]
         for old in info[:-MAX_INFO_ALERTS]:
             self.alerts.remove(old)
 
-    def _health(self, status: Any) -> None:
+    def drop(self, alert_id: int) -> None:
+        self.alerts = [a for a in self.alerts if a["id"] != alert_id]
+
+    def health(self, status: HealthStatus) -> None:
         """A `table.health.HealthStatus`: one alert per kind (the power supply, a camera that had
         to be restarted), replaced when the check says something new, gone when it says nothing."""
-        self.alerts = [a for a in self.alerts if a["kind"] != status.kind]
+        self.drop_kind(status.kind)
         if status.message:
-            self._alert(status.kind, status.message)
+            self.alert(status.kind, status.message)
 
-    def _notice(self, message: str) -> None:
+    def drop_kind(self, kind: str) -> None:
+        self.alerts = [a for a in self.alerts if a["kind"] != kind]
+
+    def new_deal(self) -> None:
+        """A deal begins: only the camera's alert carries over."""
+        self.alerts = [a for a in self.alerts if a["kind"] == "camera"]
+        self._revoke_keys = {}
+        self.flash_until = {}
+
+    def flashing(self) -> list[int]:
+        """Seats whose revoke flash is still on (expired ones are forgotten)."""
+        now = self.clock()
+        for seat, until in list(self.flash_until.items()):
+            if until <= now:
+                del self.flash_until[seat]
+        return list(self.flash_until)
+
+    def notice(self, message: str) -> None:
         """Show ``message`` as the one ``waiting`` alert until the ledger moves on."""
-        self.alerts = [a for a in self.alerts if a["kind"] != "waiting"]
-        self._alert("waiting", message)
-        self._notice_seq = self.state.last_seq
+        self.drop_kind("waiting")
+        self.alert("waiting", message)
+        self._notice_seq = self.recorder.state.last_seq
 
-    def _expire_notice(self) -> None:
+    def expire_notice(self) -> None:
         """A ``waiting`` alert goes once the game has moved on (the host changed something)."""
-        if self._notice_seq is not None and self.state.last_seq != self._notice_seq:
-            self.alerts = [a for a in self.alerts if a["kind"] != "waiting"]
+        if self._notice_seq is not None and self.recorder.state.last_seq != self._notice_seq:
+            self.drop_kind("waiting")
             self._notice_seq = None
 
-    def _sync_revokes(self, *, announce: bool) -> None:
+    def sync_revokes(self, *, announce: bool) -> None:
         """One alert per revoke the engine has proven in this deal; new ones flash and buzz."""
-        deal = self.state.deal
-        revokes = list(deal.revokes) if deal is not None else []
+        st = self.recorder.state
+        revokes = list(st.deal.revokes) if st.deal is not None else []
         keys = {(r.player, r.trick, r.rule, str(r.witness)): r for r in revokes}
         for key in list(self._revoke_keys):
             if key not in keys:  # a correction withdrew it
-                aid = self._revoke_keys.pop(key)
-                self.alerts = [a for a in self.alerts if a["id"] != aid]
+                self.drop(self._revoke_keys.pop(key))
         for key, r in keys.items():
             if key in self._revoke_keys:
                 continue
-            photo = revoke_photo(self.state.entries, r)
-            alert = self._alert("revoke", r.describe(), seat=r.player, rule=r.rule, trick=r.trick,
-                                card=str(r.card), evidence=f"witness {r.witness} seen in trick {r.detected_in_trick}")
+            photo = revoke_photo(st.entries, r)
+            alert = self.alert("revoke", r.describe(), seat=r.player, rule=r.rule, trick=r.trick,
+                               card=str(r.card), evidence=f"witness {r.witness} seen in trick {r.detected_in_trick}")
             if photo:  # the play that proved it was photographed (table.photos)
                 alert["photo"] = photo
             self._revoke_keys[key] = alert["id"]
             if announce:
                 self.stats["revokes_caught"] += 1
-                if r.player in self.state.players:
-                    self._flash_until[self.state.players.index(r.player)] = self.clock() + FLASH_SECONDS
-                if self.outputs is not None:
-                    self.outputs.alarm()
+                if r.player in st.players:
+                    self.flash_until[st.players.index(r.player)] = self.clock() + FLASH_SECONDS
+                self.alarm()
 
-    def _hold_unsure(self, ev: Any, zone: str, seat: int | None) -> None:
-        top3 = [[str(c), float(p)] for c, p in (getattr(ev, "top3", None) or [])]
+    def hold_unsure(self, ev: VisionEvent, zone: str, seat: int | None) -> None:
+        """Hold the game on a card the camera could not read surely, proposing its best guess."""
+        players = self.recorder.state.players
+        who = players[seat] if seat is not None else "the turn-up"
+        self._hold_card(ev, f"the camera cannot read the card of {who} for sure",
+                        seat=players[seat] if seat is not None else None, zone=zone)
+
+    def hold_tour(self, ev: VisionEvent, zone: str) -> None:
+        """Hold "show me the deck" on a card of the deck the camera could not read surely."""
+        self._hold_card(ev, "the camera cannot read this card of the deck for sure", seat=None, zone=zone)
+
+    def _hold_card(self, ev: VisionEvent, text: str, *, seat: str | None, zone: str) -> None:
+        top3 = [[str(c), float(p)] for c, p in _top3(ev)]
         proposal = top3[0][0] if top3 and top3[0][0] not in ("back", "None") else None
-        who = self.state.players[seat] if seat is not None else "the turn-up"
         self.stats["holds"] += 1
-        self.hold = self._alert(
-            "unsure", f"the camera cannot read the card of {who} for sure"
-            + (f" (best guess {proposal})" if proposal else ""),
-            seat=self.state.players[seat] if seat is not None else None, needs_confirmation=True,
-            card=proposal, top3=top3, zone=zone,
-        )
-        self._keep_picture(self.hold, zone)
-        view = getattr(ev, "view", None)
-        if view is not None:  # kept for the host's answer: it teaches the night's deck
-            self._hold_views = {self.hold["id"]: view}
+        self.hold = self.alert("unsure", text + (f" (best guess {proposal})" if proposal else ""), seat=seat,
+                               needs_confirmation=True, card=proposal, top3=top3, zone=zone)
+        self.keep_picture(self.hold, zone)
+        if ev.view is not None:  # kept for the host's answer: it teaches the night's deck
+            self.hold_views = {self.hold["id"]: ev.view}
+
+
+def _top3(ev: VisionEvent) -> Sequence[tuple[str, float]]:
+    return ev.top3 or ()

@@ -1,60 +1,64 @@
 """The referee's dashboard commands: what the host asks for on the Admin page, checked against
-the game and turned into ledger events. Each arrives as its `web.commands` dataclass, its shape
-checked once by `web.commands.parse_command`.
+the game and turned into ledger events. Each arrives as its `table.contract.commands`
+dataclass, its shape checked once by `parse_command`.
 
-A mixin of `table.referee.Referee` (moved out of it unchanged).
+A part of `table.referee.Referee`, given the recorder, the alert keeper and the interpreter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from engine.cards import SUIT_NAMES
+from table.alerts import AlertKeeper
 from table.config import MAX_SEATS
 from table.contract import commands as cmd
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
-from table.ledger import Event
 from table.next_deal import cancel_change, drop_queued, in_deal, left_message, queue_change
-from table.state import StateError
+from table.recorder import Recorder
+from table.state import StateError, TableState
 from vision.event_types import TURN_UP, ZoneId
 
 __all__ = ["DashboardCommands"]
 
 
-@dataclass(frozen=True)
-class _View:
-    """A held crop's view, as the interpreter's `_learn` takes it from a camera event."""
+class DashboardCommands:
+    """The Admin page's commands (`table.contract.commands`, through `Referee.call`), given the
+    parts they act through: the recorder writes, the alert keeper holds, the interpreter plays a
+    card or a press as the table's own inputs would."""
 
-    view: Any
-    confidence: float | None = None
+    def __init__(self, recorder: Recorder, keeper: AlertKeeper, inputs: Interpreter, *,
+                 clock: Callable[[], float], stats: dict[str, int],
+                 on_zones: Callable[[dict[str, Any]], None] | None = None,
+                 wired_seats: Callable[[], int | None] = lambda: None) -> None:
+        self.recorder = recorder
+        self.keeper = keeper
+        self.inputs = inputs
+        self.clock = clock
+        self.stats = stats
+        # the camera's zones follow the Admin page's Table zones (raises ValueError for unusable ones)
+        self.on_zones = on_zones
+        # how many seats have a button on the header (None: not known, every seat has one)
+        self.wired_seats = wired_seats
 
+    @property
+    def state(self) -> TableState:
+        return self.recorder.state
 
-class DashboardCommands(Interpreter):
-    """The Admin page's commands (`web.commands`, through `Referee.call`)."""
-
-    on_zones: Callable[[dict[str, Any]], None] | None
-
-    def wired_seats(self) -> int | None:
-        """How many seats have a button on the header (None: not known, every seat is taken to
-        have one): the default when no controller says otherwise; the Referee answers from the
-        seat controls the controller opened."""
-        return None
-
-    def _command(self, c: cmd.DashboardCommand) -> dict[str, Any]:
+    def run(self, c: cmd.DashboardCommand) -> dict[str, str]:
         st = self.state
         if isinstance(c, cmd.ConfirmCard):
-            hold = self.hold
+            hold = self.keeper.hold
             if hold is not None and hold["id"] == c.alert_id and hold["kind"] == "out_of_turn":
-                self._evidence = ("out_of_turn", str(hold.get("zone")), hold.get("photo"))
+                self.keeper.evidence = ("out_of_turn", str(hold.get("zone")), hold.get("photo"))
             return self._resolve(c.alert_id, None)
         if isinstance(c, cmd.CorrectCard):
             card = Card.parse(c.card)
-            self._evidence = self._correction_evidence(c)
+            self.keeper.evidence = self._correction_evidence(c)
             if c.alert_id is not None:
                 return self._resolve(c.alert_id, card)
             if c.zone is not None:
@@ -63,33 +67,31 @@ class DashboardCommands(Interpreter):
                 raise StateError("correct_card needs alert_id, zone, or trick and player")
             return self._correct_played(card, c.trick, c.player)
         if isinstance(c, cmd.Undo):
-            self._undo()
+            self.inputs.undo()
             return {}
-        if isinstance(c, cmd.NewNight):
-            return self._new_night(c)
         if isinstance(c, cmd.AdjustChips):
             self._check_holding(self._player(c.player), c.delta)
-            self._commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
+            self.recorder.commit("adjust_chips", {"player": c.player, "delta": c.delta, "reason": c.reason})
             return {}
         if isinstance(c, cmd.AmendChips):
             return self._amend_chips(c.target, c.delta)
         if isinstance(c, cmd.Pause):
             if st.paused:
                 raise StateError("the game is already paused")
-            self._commit("pause", {})
+            self.recorder.commit("pause", {})
             return {}
         if isinstance(c, cmd.Resume):
             if not st.paused:
                 raise StateError("the game is not paused")
-            self._commit("resume", {})
-            if self.hold is None:
-                self._release()
+            self.recorder.commit("resume", {})
+            if self.keeper.hold is None:
+                self.inputs.release()
             return {}
         if isinstance(c, cmd.EndGame):
             if st.deal is not None and st.deal.is_over:
-                self._commit_many([self._close_item(), ("end_game", {}, None)])
+                self.recorder.commit_many([self.inputs.close_item(), ("end_game", {}, None)])
             else:
-                self._commit("end_game", {})
+                self.recorder.commit("end_game", {})
             return {}
         if isinstance(c, cmd.UpdateSettings):
             data = cmd.to_payload(c)
@@ -98,51 +100,53 @@ class DashboardCommands(Interpreter):
             if c.players is not None:
                 self._check_seats(len(c.players))
             if in_deal(st) and set(data) != {"chip_value"} and c.players is None and c.starting_chips is None:
-                return queue_change(self, "settings", data)  # the rules of a deal never change in it
+                return queue_change(self.recorder, "settings", data)  # the rules of a deal never change in it
             if st.deal is not None and st.deal.is_over:
-                self._commit_many([self._close_item(), ("settings", data, None)])
+                self.recorder.commit_many([self.inputs.close_item(), ("settings", data, None)])
             else:
-                self._commit("settings", data)
+                self.recorder.commit("settings", data)
             return {}
         if isinstance(c, cmd.AddPlayer):
             if in_deal(st):
-                return queue_change(self, "player_joined", {"player": c.player, "chips": c.chips})
+                return queue_change(self.recorder, "player_joined", {"player": c.player, "chips": c.chips})
             return self._add_player(c.player, c.chips)
+        if isinstance(c, cmd.NewNight):
+            return self._new_night(c)
         if isinstance(c, cmd.RemovePlayer):
             player = self._player(c.player)
             if in_deal(st):
-                return queue_change(self, "player_left", {"player": player})
+                return queue_change(self.recorder, "player_left", {"player": player})
             return self._remove_player(player)
         if isinstance(c, cmd.CancelChange):
-            return cancel_change(self, c.id)
+            return cancel_change(self.recorder, c.id)
         if isinstance(c, cmd.SeatButton):
             return self._seat_button(self._player(c.player), c.gesture)
         if isinstance(c, cmd.ClaimFlush):
             shown = tuple(Card.parse(x) for x in c.cards)
-            self._act(ClaimFlush(self._player(c.player), shown), source="dashboard")
+            self.inputs.act(ClaimFlush(self._player(c.player), shown), source="dashboard")
             return {}
         if isinstance(c, cmd.ShowPam):
-            self._act(ShowPam(self._player(c.player)), source="dashboard")
+            self.inputs.act(ShowPam(self._player(c.player)), source="dashboard")
             return {}
         if isinstance(c, cmd.CallCivil):
-            self._act(CallCivil(), source="dashboard")
+            self.inputs.act(CallCivil(), source="dashboard")
             return {}
         if isinstance(c, cmd.Misdeal):
             if st.deal is None or st.deal.is_over:
                 raise StateError("no deal in progress to call a misdeal on")
-            self._act(Misdeal(), source="dashboard")  # settled by the engine's `misdeal` option
-            if self.hold is not None:  # whatever the game waited for belongs to the misdealt deal
-                self.alerts = [a for a in self.alerts if a["id"] != self.hold["id"]]
-                self._release()
-            self.pending_plays = {}
+            self.inputs.act(Misdeal(), source="dashboard")  # settled by the engine's `misdeal` option
+            if self.keeper.hold is not None:  # whatever the game waited for belongs to the misdealt deal
+                self.keeper.drop(self.keeper.hold["id"])
+                self.inputs.release()
+            self.inputs.pending_plays = {}
             return {}
         if isinstance(c, cmd.ResetDeckLearning):
-            if self.deck is None:
+            if self.inputs.deck is None:
                 raise StateError("this table does not learn the deck (no camera)")
-            n = self.deck.reset()
-            if self.tour is not None:
-                self.tour.shown.clear()
-                self.tour.on_table.clear()
+            n = self.inputs.deck.reset()
+            if self.inputs.tour is not None:
+                self.inputs.tour.shown.clear()
+                self.inputs.tour.on_table.clear()
             return {"message": f"The camera forgot the {n} views of the deck it had learned tonight."}
         if isinstance(c, cmd.ShowDeck):
             return self._show_deck(c)
@@ -150,32 +154,32 @@ class DashboardCommands(Interpreter):
             zones = {name: dict(rect) for name, rect in c.zones.items()}
             if self.on_zones is not None:
                 self.on_zones(zones)  # raises ValueError for zones the camera cannot use
-            self._commit("zones", {"zones": zones})
+            self.recorder.commit("zones", {"zones": zones})
             return {}
         raise StateError(f"unknown command {c!r}")
 
-    def _show_deck(self, c: cmd.ShowDeck) -> dict[str, Any]:
+    def _show_deck(self, c: cmd.ShowDeck) -> dict[str, str]:
         """Start or stop "show me the deck" (`table.deck_tour`)."""
         if c.action == "stop":
-            if self.tour is None:
+            if self.inputs.tour is None:
                 raise StateError("the deck is not being shown")
-            tour, self.tour = self.tour, None
+            tour, self.inputs.tour = self.inputs.tour, None
             missing = tour.missing
             return {"message": f"Deck shown: {len(tour.shown)} cards enrolled"
                     + (f"; not shown: {', '.join(missing)}." if missing else ", the whole deck.")}
         st = self.state
         if st.deal is not None and not st.deal.is_over:
             raise StateError("show the deck before a deal, not during one")
-        if self.deck is None:
+        if self.inputs.deck is None:
             raise StateError("this table does not learn the deck (no camera)")
         zone = c.zone or str(TURN_UP)
-        self.tour = DeckTour(zone, suit=c.suit)
+        self.inputs.tour = DeckTour(zone, suit=c.suit)
         where = "the turn-up place" if zone == str(TURN_UP) else zone
         what = "the deck" if c.suit is None else f"the thirteen {SUIT_NAMES[c.suit]}"
         return {"message": f"Lay {what} out in {where}, a few cards at a time, face up and not "
                            "overlapping; the camera enrols each card."}
 
-    def _add_player(self, name: str, chips: int) -> dict[str, Any]:
+    def _add_player(self, name: str, chips: int) -> dict[str, str]:
         """A late joiner sits down in the next free seat; a deal that is over is closed first (as
         the dealer's next press would), one in progress refuses the join."""
         st = self.state
@@ -184,7 +188,7 @@ class DashboardCommands(Interpreter):
             raise StateError(f"{name} can join between deals, not in the middle of deal {st.deal_number}; "
                              "add them once its last trick is played")
         item = ("player_joined", {"player": name, "chips": chips}, None)
-        self._commit_many([self._close_item(), item] if deal is not None else [item])
+        self.recorder.commit_many([self.inputs.close_item(), item] if deal is not None else [item])
         players = st.players
         seat = players.index(name)
         left, right = players[seat - 1], players[(seat + 1) % len(players)]
@@ -195,25 +199,25 @@ class DashboardCommands(Interpreter):
             text += f"; seat {seat + 1} has no button, so {name} declares on this page when it is their turn"
         return {"message": text + "."}
 
-    def _seat_button(self, player: str, gesture: str) -> dict[str, Any]:
+    def _seat_button(self, player: str, gesture: str) -> dict[str, str]:
         """The dashboard's stand-in for a seat button (a late joiner's seat may have none): the
         same gesture as the real button, refused with a reason instead of ignored."""
         st = self.state
         deal = st.deal
         if st.paused:
             raise StateError("the game is paused: resume it first")
-        if self.hold is not None:
+        if self.keeper.hold is not None:
             raise StateError("the game waits for the alert above to be answered first")
         if deal is None or deal.is_over or deal.phase not in ("declare", "exchange"):
             raise StateError("a seat button counts only while players declare or exchange")
         if deal.to_act != player:
             raise StateError(f"it is not {player}'s turn")
         before = st.last_seq
-        self.message = ""
-        self._button(ButtonEvent("seat", gesture, st.players.index(player), self.clock()))
-        self._play_pending()
+        self.inputs.message = ""
+        self.inputs.button(ButtonEvent("seat", gesture, st.players.index(player), self.clock()))
+        self.inputs.play_pending()
         if st.last_seq == before:
-            return {"message": (self.message or "Nothing changed") + "."}
+            return {"message": (self.inputs.message or "Nothing changed") + "."}
         return {}
 
     def _remove_player(self, player: str) -> dict[str, Any]:
@@ -222,7 +226,7 @@ class DashboardCommands(Interpreter):
         before = list(st.players)
         held = st.chips()[player]
         item = ("player_left", {"player": player}, None)
-        self._commit_many([self._close_item(), item] if st.deal is not None else [item])
+        self.recorder.commit_many([self.inputs.close_item(), item] if st.deal is not None else [item])
         return {"message": left_message(player, held, st.chips_in()[player], before)}
 
     def _new_night(self, c: cmd.NewNight) -> dict[str, Any]:
@@ -242,10 +246,10 @@ class DashboardCommands(Interpreter):
         chips = c.starting_chips if c.starting_chips is not None else st.starting_chips
         # changes asked for a next deal that never came are called off in the same write
         cancelled, dropped = drop_queued(st, "the night ended before the next deal")
-        self._commit_many([*cancelled, ("game_started", {
+        self.recorder.commit_many([*cancelled, ("game_started", {
             "players": players, "variant": variant, "options": options, "chips": chips, "first_dealer": dealer,
             "chip_value": c.chip_value or st.chip_value, "currency": st.currency}, None)])
-        self.alerts, self.pending_plays = [], {}
+        self.keeper.alerts, self.inputs.pending_plays = [], {}
         note = f" Not carried over (asked for a next deal that never came): {'; '.join(dropped)}." if dropped else ""
         return {"message": f"A new night: night {len(st.nights) + 1} for {', '.join(players)}, "
                            f"{chips} chips each; last night is kept on the Nights page.{note}"}
@@ -280,14 +284,14 @@ class DashboardCommands(Interpreter):
             raise StateError("that chip entry is not in tonight's ledger")
         self._check_holding(entry["player"], delta - entry["delta"])
         reason = "undone" if delta == 0 else f"changed from {entry['delta']:+d} to {delta:+d}"
-        self._commit("chips_amended", {"target": target, "delta": delta, "reason": reason})
+        self.recorder.commit("chips_amended", {"target": target, "delta": delta, "reason": reason})
         return {}
 
     def _correction_evidence(self, c: cmd.CorrectCard) -> tuple[str, str, str | None] | None:
         """Where the photo of a host's correction is taken: the held card's zone, the zone named,
         or the zone of the player whose card is corrected (a card out of turn keeps its own)."""
         if c.alert_id is not None:
-            hold = self.hold
+            hold = self.keeper.hold
             if hold is None or hold["id"] != c.alert_id or not hold.get("zone"):
                 return None
             why = "out_of_turn" if hold["kind"] == "out_of_turn" else "correction"
@@ -298,27 +302,30 @@ class DashboardCommands(Interpreter):
             return ("correction", str(ZoneId.of_seat(self.state.players.index(c.player.strip()))), None)
         return None
 
+    def _correction_proof(self, now: TableState, trial: TableState) -> tuple[str, str] | None:
+        return self.keeper.proof(now, trial, "correct", None)
+
     def _player(self, name: str) -> str:
         if name.strip() not in self.state.players:
             raise StateError(f"{name!r} is not at the table")
         return name.strip()
 
-    def _resolve(self, alert_id: int, card: Card | None) -> dict[str, Any]:
+    def _resolve(self, alert_id: int, card: Card | None) -> dict[str, str]:
         """Answer the alert that holds the game: confirm its card, or give the right one."""
-        hold = self.hold
+        hold = self.keeper.hold
         if hold is None or hold["id"] != alert_id:
             raise StateError(f"alert {alert_id} is not waiting for a confirmation")
         proposed = hold.get("card")
         chosen = card if card is not None else (Card.parse(proposed) if proposed else None)
         if chosen is None:
             raise StateError("the camera proposed no card; send correct_card with the right one")
-        if self.tour is not None and hold.get("zone") == self.tour.zone:  # "show me the deck"
-            if str(chosen) in self.tour.shown:
+        if self.inputs.tour is not None and hold.get("zone") == self.inputs.tour.zone:  # "show me the deck"
+            if str(chosen) in self.inputs.tour.shown:
                 raise StateError(f"{chosen} was shown already; which card is it?")
-            self._tour_enrol(str(chosen), self._hold_views.pop(hold["id"], None))
-            self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
-            self._release()
-            return {"message": self.message}
+            self.inputs.tour_enrol(str(chosen), self.keeper.hold_views.pop(hold["id"], None))
+            self.keeper.drop(hold["id"])
+            self.inputs.release()
+            return {"message": self.inputs.message}
         deal = self.state.deal
         if deal is None:
             raise StateError("no deal in progress")
@@ -326,42 +333,32 @@ class DashboardCommands(Interpreter):
         if hold["kind"] == "out_of_turn":
             player = hold["seat"]
             assert player is not None  # an out-of-turn hold names its seat
-            self._act(Expose(player, (chosen,), out_of_turn=True), source="dashboard")
-            self.pending_plays[self.state.players.index(player)] = chosen
+            self.inputs.act(Expose(player, (chosen,), out_of_turn=True), source="dashboard")
+            self.inputs.pending_plays[self.state.players.index(player)] = chosen
         elif hold.get("zone") == str(TURN_UP):
-            self._act(TurnUp(chosen), source="dashboard")
+            self.inputs.act(TurnUp(chosen), source="dashboard")
         else:
             seat = ZoneId.parse(hold["zone"]).seat
             assert seat is not None  # holds are raised for a seat's zone or the turn-up
-            self.hold = None  # _place may raise a new hold (out of turn)
-            self._place(seat, chosen, source="dashboard")
+            self.keeper.hold = None  # _place may raise a new hold (out of turn)
+            self.inputs.place(seat, chosen, source="dashboard")
             if card is not None and hold.get("card") and str(card) != hold["card"]:
                 self.stats["corrections"] += 1
-        view = self._hold_views.pop(hold["id"], None)
+        view = self.keeper.hold_views.pop(hold["id"], None)
         if view is not None:  # the host's answer names the crop the camera could not read
             played = [e for e in self.state.entries if e.seq > before and isinstance(e.action, (Play, TurnUp))
                       and e.action.card == chosen]
             if played:
-                self._learn(self.ledger_event(played[-1].seq), str(chosen), _View(view), "host")
-        self.alerts = [a for a in self.alerts if a["id"] != hold["id"]]
-        if self.hold is hold:
-            self.hold = None
-        if self.hold is None:
-            self._play_pending()
-            self._release()
+                self.inputs.learn(self.recorder.event(played[-1].seq), str(chosen), view, None, "host")
+        self.keeper.drop(hold["id"])
+        if self.keeper.hold is hold:
+            self.keeper.hold = None
+        if self.keeper.hold is None:
+            self.inputs.play_pending()
+            self.inputs.release()
         return {}
 
-    def ledger_event(self, seq: int) -> Event:
-        """The committed event ``seq`` (just written by this command)."""
-        for ev in reversed(self._written):
-            if ev.seq == seq:
-                return ev
-        got = self.ledger.events(seq - 1, until=seq)
-        if not got:
-            raise StateError(f"event {seq} is not in the ledger")
-        return got[0]
-
-    def _enter_card(self, card: Card, zone: str) -> dict[str, Any]:
+    def _enter_card(self, card: Card, zone: str) -> dict[str, str]:
         """The host says which card lies in `zone`: the camera missed it, or misread the turn-up."""
         st = self.state
         deal = st.deal
@@ -370,24 +367,25 @@ class DashboardCommands(Interpreter):
         if zone == str(TURN_UP):
             entry = next((e for e in st.entries if isinstance(e.action, TurnUp)), None)
             if entry is None:
-                self._act(TurnUp(card), source="dashboard")
+                self.inputs.act(TurnUp(card), source="dashboard")
             else:
-                self._commit("correct", {"target": entry.seq, "card": str(card)})
+                self.recorder.commit("correct", {"target": entry.seq, "card": str(card)},
+                                     proof=self._correction_proof)
                 self.stats["corrections"] += 1
             return {}
-        seat = self._seat_of_zone(zone)
+        seat = self.inputs.seat_of_zone(zone)
         if seat is None:
             raise StateError(f"unknown zone {zone!r} (seat:0 … seat:{len(st.players) - 1} or turn_up)")
         if deal.phase not in ("play", "flush"):
             raise StateError("cards are played only once everyone has declared")
         before = st.last_seq
-        self._place(seat, card, source="dashboard")
-        if st.last_seq == before and self.hold is None:
+        self.inputs.place(seat, card, source="dashboard")
+        if st.last_seq == before and self.keeper.hold is None:
             raise StateError(f"{card} is already on the table in this deal")
-        self._play_pending()
+        self.inputs.play_pending()
         return {}
 
-    def _correct_played(self, card: Card, trick: int, player: str) -> dict[str, Any]:
+    def _correct_played(self, card: Card, trick: int, player: str) -> dict[str, str]:
         st = self.state
         deal = st.deal
         if deal is None:
@@ -396,8 +394,9 @@ class DashboardCommands(Interpreter):
         plays = [e for e in st.entries if isinstance(e.action, Play)]
         for (t, p), entry in zip(flat, plays, strict=False):
             if t == trick and p == player:
-                self._commit("correct", {"target": entry.seq, "card": str(card)})
+                self.recorder.commit("correct", {"target": entry.seq, "card": str(card)},
+                                     proof=self._correction_proof)
                 self.stats["corrections"] += 1
-                self._sync_revokes(announce=True)
+                self.keeper.sync_revokes(announce=True)
                 return {}
         raise StateError(f"{player} has no card in trick {trick} of this deal")

@@ -31,9 +31,14 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from table.ledger import Ledger
+
+if TYPE_CHECKING:  # the classifier needs onnxruntime; tests give a stand-in with its methods
+    from vision.classifier import CardClassifier
 
 __all__ = ["NightDeck", "View", "deck_path", "stored_summary", "LEARN_SURE_READS", "MAX_VIEWS_PER_CARD", "NIGHT_MATCH_FLOOR"]
 
@@ -101,7 +106,7 @@ class NightDeck:
     referee's thread; the classifier swaps its enrolment atomically for the camera thread.
     """
 
-    def __init__(self, path: str | os.PathLike[str], classifier: Any, *, night: str = "",
+    def __init__(self, path: str | os.PathLike[str], classifier: CardClassifier, *, night: str = "",
                  cap: int = MAX_VIEWS_PER_CARD, learn_above: float = LEARN_SURE_READS,
                  floor: float = NIGHT_MATCH_FLOOR) -> None:
         from vision.enroll import model_digest
@@ -122,7 +127,7 @@ class NightDeck:
         self._apply()
 
     @classmethod
-    def for_ledger(cls, ledger: Any, classifier: Any, **options: Any) -> NightDeck:
+    def for_ledger(cls, ledger: Ledger, classifier: CardClassifier, **options: Any) -> NightDeck:
         """The store beside ``ledger`` (a `table.ledger.Ledger`), for this night: the night is
         named by the hash of the ledger's first event, so a new ledger at the same path starts
         with nothing learned."""
@@ -131,7 +136,7 @@ class NightDeck:
         return cls(deck_path(ledger.path), classifier, night=night, **options)
 
     # -- what the referee calls ------------------------------------------------------------------
-    def learn(self, key: int, label: str, vector: Any, *, source: str, deal: int,
+    def learn(self, key: int, label: str, vector: np.ndarray | None, *, source: str, deal: int,
               confidence: float | None = None) -> bool:
         """Add the view of a card the referee accepted (``source`` ``host``, ``sure``, or ``tour``:
         shown by the host in "show me the deck", `table.deck_tour`, with ``deal`` 0); a sure

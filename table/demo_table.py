@@ -24,15 +24,17 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from table.audit import verify
+from table.contract.snapshot import Snapshot
 from table.devices import TableControls
-from table.inputs import DOUBLE, HOLD, PRESS
+from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.instance import TableLock
 from table.ledger import Ledger
 from table.referee import Notice, Referee
@@ -41,6 +43,11 @@ from table.service import TableService
 from table.simulate import Intent, VirtualPlayers
 from vision.event_types import ZoneId
 from vision.sources import FrameSource
+
+if TYPE_CHECKING:  # the vision stack is imported where the demo builds it
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+    from vision.synthetic import PlacedCard, SyntheticTable
 
 __all__ = ["SceneCamera", "TableDemo", "DemoSummary", "worn_deck"]
 
@@ -76,11 +83,11 @@ class SceneCamera(FrameSource):
 
     kind = "scene"
 
-    def __init__(self, table: Any, *, fps: float = 10.0) -> None:
+    def __init__(self, table: SyntheticTable, *, fps: float = 10.0) -> None:
         super().__init__()
         self.table = table
         self.fps = fps
-        self.cards: dict[str, Any] = {}  # zone -> PlacedCard
+        self.cards: dict[str, PlacedCard] = {}  # zone -> the card lying there
         self.n = 0
         self.lock = threading.Lock()
 
@@ -146,16 +153,18 @@ def waiting_notice(reason: str) -> Notice:
 class TableDemo:
     """Builds the whole table in one process; `play(hands)` runs the night and returns a summary."""
 
-    def __init__(self, *, db: Path, players: list[str], seed: int, classifier: Any, chips: int = 100,
+    def __init__(self, *, db: Path, players: list[str], seed: int, classifier: CardClassifier, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
                  options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
                  variant: str = "three_card", wired: int | None = None, patient: bool = False,
-                 learn_deck: bool = True, detector: Any = None) -> None:
+                 learn_deck: bool = True, detector: CardDetector | None = None,
+                 on_change: Callable[[Snapshot], None] | None = None) -> None:
         """`wired`: seats with a mock button (default: every seat the pin config wires, as `loo-table
         run` opens them, so a late joiner finds a button). `patient`: the dashboard is up, so when
         the bots cannot act they wait for the host instead of raising `table.simulate.Stuck`.
         `learn_deck`: the night teaches the camera the deck (`table.deck_learning`), as at a real table.
-        `detector`: the learned card detector the camera's finder uses, as `loo-table run` loads it."""
+        `detector`: the learned card detector the camera's finder uses, as `loo-table run` loads it.
+        `on_change`: told each new snapshot (the terminal's progress lines)."""
         from gpiozero.pins.mock import MockFactory, MockPWMPin
 
         from table.config import parse_config
@@ -181,14 +190,29 @@ class TableDemo:
         except BaseException:
             self.lock.release()
             raise
-        self.referee = Referee(self.ledger, setup={
-            "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
-            "first_dealer": 0})
         self._gestures = threading.Semaphore(0)
         self.controls = TableControls.from_config(cfg.pins, wired, on_event=self._on_button,
                                                   double_press=variant == "three_card",
                                                   pin_factory=self.factory)
-        self.referee.outputs = self.controls
+        self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
+        night_deck = None
+        if learn_deck and hasattr(classifier, "set_prototypes"):
+            from table.deck_learning import NightDeck
+
+            night_deck = NightDeck.for_ledger(self.ledger, classifier)
+        from table.camera_view import CameraView
+        from table.photos import PhotoStore
+
+        # the camera view on the Admin page and the pictures of holds, fed by the synthetic camera
+        self.view = CameraView(names=lambda: self.referee.state.players)
+        self.photos = PhotoStore.for_ledger(db)  # the photos that prove, beside the demo's ledger
+        # everything the referee works with, given at once: the mock header's LEDs, the bots'
+        # check of the host's corrections against their real cards, the night's deck learning,
+        # the Admin page's Table zones moving the camera's zones, the camera's pictures and photos
+        self.referee = Referee(self.ledger, setup={
+            "players": players, "variant": variant, "options": dict(options or {}), "chips": chips,
+            "first_dealer": 0}, outputs=self.controls, vet=self.players.vet, deck=night_deck,
+            on_zones=self._set_zones, on_change=on_change, zone_jpeg=self.view.zone_jpeg, photos=self.photos)
         self.service = TableService(self.referee)
         import tempfile
 
@@ -204,33 +228,17 @@ class TableDemo:
         self.layout = self.scene.layout  # the zones the camera watches and the bots lay cards in
         self.watcher = TableWatcher(self.layout, self.scene.calibration, classifier, stable_s=0.3,
                                     exclusions=self.referee.exclusions, detector=detector)
-        from table.camera_view import CameraView
+        from table.camera_setup import CameraCalibrator
         from table.pictures import TablePictures
 
-        # the camera view on the Admin page and the pictures of holds, fed by the synthetic camera
-        self.view = CameraView(names=lambda: self.referee.state.players)
-        from table.photos import PhotoStore
-
-        self.photos = PhotoStore.for_ledger(db)  # the photos that prove, beside the demo's ledger
-        self.referee.photos = self.photos
         self.pictures = TablePictures(self.view, alert_jpeg=self.referee.alert_jpeg, photo_jpeg=self.photos.read)
-        self.referee.zone_jpeg = self.view.zone_jpeg
-        from table.camera_setup import CameraCalibrator
-
         # "calibrate the camera" on the Admin page works on the synthetic table's markers too
         self.calibrator = CameraCalibrator(self.view, path=Path(db).parent / "calibration.json",
                                            seats=lambda: len(self.referee.state.players),
                                            apply=self._recalibrated, names=lambda: self.referee.state.players)
         self.camera_loop = CameraLoop(self.camera, self.watcher, self.referee.submit, view=self.view)
-        self.referee.on_zones = self._set_zones  # Table zones on the Admin page move the camera's zones
         if self.referee.state.zones:
             self._set_zones(self.referee.state.zones)
-        self.players = VirtualPlayers(seed, revoke_rate=revoke_rate)
-        self.referee.vet = self.players.vet  # the host's corrections must fit the bots' real cards
-        if learn_deck and hasattr(classifier, "set_prototypes"):
-            from table.deck_learning import NightDeck
-
-            self.referee.deck = NightDeck.for_ledger(self.ledger, classifier)
         self.summary = DemoSummary(worn_cards=worn_cards,
                                    enrolled_deck=getattr(classifier, "prototypes", None) is not None)
         self._tricks_seen = 0
@@ -284,7 +292,7 @@ class TableDemo:
         self._frames(4)
 
     # -- acts ----------------------------------------------------------------------------------------
-    def _on_button(self, event: Any) -> None:
+    def _on_button(self, event: ButtonEvent) -> None:
         """gpiozero's callback: enqueue for the referee (and let the demo know a gesture was read)."""
         self.referee.submit(event)
         self._gestures.release()

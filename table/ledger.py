@@ -2,7 +2,7 @@
 
 Why SQLite and these settings: one file the Pi can back up with the online backup API, WAL so the
 dashboard's readers never block the referee's writer, and ``synchronous=FULL`` because with NORMAL a
-committed transaction can roll back after a power cut (platform-facts.md). An event is acknowledged
+committed transaction can roll back after a power cut (`python bench/power_cut.py` shows it). An event is acknowledged
 only after its COMMIT returned, so "acknowledged" means "on disk".
 
 Append-only is enforced by the schema itself (triggers refuse UPDATE and DELETE), and every event

@@ -4,30 +4,22 @@ and applied at the next deal boundary, after the finished deal is closed and bef
 starts, as the event it stands for (``player_joined``, ``settings``) carrying ``queued``: the
 seq of the request. The ledger thus says when each change was asked and when it was applied.
 
-Before this, such a change was refused unless the host hit the 1-2 ms between one deal closing
-and the next starting. The functions take the referee (anything with ``state`` and ``_commit``)
-instead of being one more of its mixins.
+Without the queue, such a change would be refused unless the host hit the 1-2 ms between one deal
+closing and the next starting. The functions take the referee's recorder (the state and the write
+path) and, at the boundary, its alert keeper.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from engine import Options
+from table.alerts import AlertKeeper
 from table.contract.snapshot import Queued
-from table.ledger import Event
+from table.recorder import Recorder
 from table.state import StateError, TableState
 
 __all__ = ["in_deal", "queue_change", "cancel_change", "apply_queued", "drop_queued", "queued_rows"]
-
-
-class _Referee(Protocol):
-    state: TableState
-    message: str
-
-    def _commit(self, kind: str, data: dict[str, Any], key: str | None = None) -> Event: ...
-
-    def _info_alert(self, kind: str, message: str) -> Any: ...
 
 
 def in_deal(state: TableState) -> bool:
@@ -36,9 +28,9 @@ def in_deal(state: TableState) -> bool:
     return deal is not None and not deal.is_over
 
 
-def queue_change(ref: _Referee, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+def queue_change(recorder: Recorder, kind: str, data: dict[str, Any]) -> dict[str, Any]:
     """Queue ``kind`` with ``data`` for the next deal; the answer says so in one sentence."""
-    st = ref.state
+    st = recorder.state
     if kind == "player_joined":
         name = str(data["player"])
         waiting = [q["data"]["player"] for q in st.queued.values() if q["kind"] == "player_joined"]
@@ -53,7 +45,7 @@ def queue_change(ref: _Referee, kind: str, data: dict[str, Any]) -> dict[str, An
         if len(st.players) - len(leaving) - 1 < fewest:
             raise StateError(f"{st.variant.replace('_', '-')} needs at least {fewest} players: "
                              f"with {data['player']} gone {len(st.players) - len(leaving) - 1} would be left")
-    asked = ref._commit("change_queued", {"kind": kind, "data": data, "deal": st.deal_number})
+    asked = recorder.commit("change_queued", {"kind": kind, "data": data, "deal": st.deal_number})
     what = _what(kind, data, st.variant)
     if kind == "settings":
         what += " applies" if what.endswith("variant") else " apply"
@@ -62,12 +54,12 @@ def queue_change(ref: _Referee, kind: str, data: dict[str, Any]) -> dict[str, An
             "queued": asked.seq}
 
 
-def cancel_change(ref: _Referee, target: int) -> dict[str, Any]:
-    queued = ref.state.queued.get(target)
+def cancel_change(recorder: Recorder, target: int) -> dict[str, Any]:
+    queued = recorder.state.queued.get(target)
     if queued is None:
         raise StateError("that change is not waiting for the next deal (applied or cancelled already)")
-    ref._commit("change_cancelled", {"target": target, "reason": "cancelled by the host"})
-    return {"message": f"Cancelled: {_what(queued['kind'], queued['data'], ref.state.variant)} will not happen."}
+    recorder.commit("change_cancelled", {"target": target, "reason": "cancelled by the host"})
+    return {"message": f"Cancelled: {_what(queued['kind'], queued['data'], recorder.state.variant)} will not happen."}
 
 
 def left_message(player: str, took: int, brought: int, seated: list[str]) -> str:
@@ -80,16 +72,16 @@ def left_message(player: str, took: int, brought: int, seated: list[str]) -> str
     return text + "."
 
 
-def apply_queued(ref: _Referee) -> None:
+def apply_queued(recorder: Recorder, keeper: AlertKeeper) -> None:
     """At the deal boundary: every queued change in the order asked. One that no longer fits
     (the table filled up, a rule the new seating refuses) is cancelled with its reason."""
-    for seq, queued in sorted(ref.state.queued.items()):
+    for seq, queued in sorted(recorder.state.queued.items()):
         try:
-            ref._commit(queued["kind"], {**queued["data"], "queued": seq})
+            recorder.commit(queued["kind"], {**queued["data"], "queued": seq})
         except StateError as exc:
-            ref._commit("change_cancelled", {"target": seq, "reason": str(exc)})
-            what = _what(queued["kind"], queued["data"], ref.state.variant)
-            ref._info_alert("refused", f"{what} could not be applied: {exc}")
+            recorder.commit("change_cancelled", {"target": seq, "reason": str(exc)})
+            what = _what(queued["kind"], queued["data"], recorder.state.variant)
+            keeper.info("refused", f"{what} could not be applied: {exc}")
 
 
 def drop_queued(state: TableState, why: str) -> tuple[list[tuple[str, dict[str, Any], str | None]], list[str]]:

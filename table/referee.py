@@ -11,10 +11,12 @@ Every decision becomes a ledger event first and a state change second: the event
 clone of the state (so a refused action changes nothing and writes nothing), committed to SQLite,
 then applied. Chips move only through `engine.Deal.settle()`, inside `table.state`.
 
-The work is split by job: `table.interpreter` (gestures and camera events → engine actions),
-`table.alerts` (the hold and the alerts), `table.dashboard_commands` (the Admin page's commands)
-and `table.view` (pure functions that build the LEDs, the status and the snapshot); this module
-keeps the queue, the loop and the published snapshot.
+The work is split into parts that each own their state, built here and given one another:
+`table.recorder.Recorder` (the ledger, the state and the write path), `table.alerts.AlertKeeper`
+(the alerts and the hold), `table.interpreter.Interpreter` (gestures and camera events → engine
+actions) and `table.dashboard_commands.DashboardCommands` (the Admin page's commands);
+`table.view` holds the pure functions that build the LEDs, the status and the snapshot. This
+module keeps the queue, the loop and the published snapshot.
 """
 
 from __future__ import annotations
@@ -23,26 +25,32 @@ import logging
 import queue
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from engine import Card, LooError, Play, TurnUp
 from table import view
+from table.alerts import AlertKeeper
 from table.contract.commands import DashboardCommand, parse_command
 from table.contract.service import Refused
-from table.contract.snapshot import Alert, SeatCheck, Snapshot
+from table.contract.snapshot import Alert, Snapshot
 from table.dashboard_commands import DashboardCommands
 from table.deck_tour import DeckTour
 from table.health import HealthStatus
 from table.inputs import ButtonEvent
-from table.interpreter import CameraStatus
+from table.interpreter import CameraStatus, Interpreter
 from table.ledger import Event, Ledger, LedgerWriteError
+from table.outputs import Outputs
+from table.photos import PhotoStore
+from table.recorder import Recorder, Vet
 from table.seen_cards import SeenCards
 from table.state import TableState
 from vision.event_types import VisionEvent
+
+if TYPE_CHECKING:  # the deck learning needs numpy; the referee loads it only where a camera reads
+    from table.deck_learning import NightDeck
 
 __all__ = ["Referee", "Command", "Handled", "Refused", "Tick", "CameraStatus", "Stop", "Barrier"]
 
@@ -109,88 +117,166 @@ class Stop:
     """Ends `Referee.run`."""
 
 
-Outputs = Any  # table.devices.TableControls or anything with show_seats / show_status / alarm
+QueueItem = ButtonEvent | VisionEvent | Command | CameraStatus | HealthStatus | Tick | Barrier | Notice | Stop
+"""Everything that reaches the referee's one queue."""
 
 
-class Referee(DashboardCommands):
-    """Owns the `TableState`, the ledger and the outputs; see the module docstring.
+class Referee:
+    """Owns the queue, the loop and the published snapshot; the game itself is held by its parts:
+    ``recorder`` (the ledger, the state, the write path), ``keeper`` (alerts and the hold),
+    ``inputs`` (buttons and camera, `table.interpreter`) and ``commands`` (the Admin page's,
+    `table.dashboard_commands`). See the module docstring.
 
     `step(item)` processes one item synchronously (tests call it directly); `start()` runs the loop
-    on its own thread. `call(command)` is how the dashboard sends a command and waits.
+    on its own thread. `call(command)` is how the dashboard sends a command and waits. Everything
+    it works with is given here: ``outputs`` (the LEDs and buzzer), ``vet`` (an outside check of a
+    command's result), ``deck`` (the night's deck learning, where a camera reads), ``on_zones``
+    (the camera follows the Admin page's zones), ``on_change`` (each new snapshot) and ``buttons``
+    (seats with a button on the header; None: taken from the outputs' seat controls, if any),
+    ``zone_jpeg`` (a zone as the camera sees it now: the pictures of holds, the photos) and
+    ``photos`` (where the photos that prove a revoke, a card out of turn, a correction are kept;
+    None: none are taken).
     """
 
     def __init__(
         self,
         ledger: Ledger,
         *,
-        outputs: Outputs = None,
+        outputs: Outputs | None = None,
         setup: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_zones: Callable[[dict[str, Any]], None] | None = None,
         on_change: Callable[[Snapshot], None] | None = None,
-        vet: Callable[[TableState], None] | None = None,
+        vet: Vet | None = None,
+        deck: NightDeck | None = None,
+        buttons: int | None = None,
+        recorder: Recorder | None = None,
+        zone_jpeg: Callable[[str], bytes | None] | None = None,
+        photos: PhotoStore | None = None,
     ) -> None:
-        self.ledger = ledger
-        # An outside check of what a dashboard command would make of the state (the demo's bots
-        # know their real hands): it raises ValueError to refuse, before anything is written.
-        self.vet = vet
-        self._in_command = False
-        self._written: list[Event] = []  # the ledger events of the command being handled
         self.outputs = outputs
         self.clock = clock
-        # Button and camera timestamps restart with the process (monotonic clock, sensor clock), so
-        # their idempotency keys carry this run's id: a press after a reboot is never taken for an
-        # old event that happened to share its timestamp.
-        self._run = uuid.uuid4().hex[:12]
-        self.on_zones = on_zones
-        # seats with a button on the header; None: taken from the outputs' seat controls, if any
-        self.buttons: int | None = None
+        self.buttons = buttons
         self.on_change = on_change
-        self.queue: queue.Queue[Any] = queue.Queue()
+        self.queue: queue.Queue[QueueItem] = queue.Queue()
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
-        self.state = TableState.replay(ledger.iter_events())
-        self.alerts: list[Alert] = []
-        self._alert_id = 0
-        self._notice_seq: int | None = None
-        self.hold: Alert | None = None
-        self.deferred: list[Any] = []
-        self.camera_ok = True
-        self.camera_message = ""
-        self.fault: str | None = ledger.failed
-        self.message = ""
-        self._flash_until: dict[int, float] = {}
-        self._revoke_keys: dict[tuple[Any, ...], int] = {}
-        self._exchange_counts: dict[str, int] = {}
-        # cards confirmed as played out of turn: they lie in the zone and count when the turn comes
-        self.pending_plays: dict[int, Card] = {}
+        self.stats = {"cards_seen": 0, "revokes_caught": 0, "corrections": 0, "holds": 0, "contradictions": 0}
+        self.seen = SeenCards()  # the deal's cards seen so far, for the camera thread (exclusions)
+        # ``recorder``: the ledger already replayed (`loo-table run` reads the seat count from it
+        # before it opens the header's pins); else the referee replays ``ledger`` itself
+        self.recorder = recorder if recorder is not None else Recorder(ledger)
+        if vet is not None:
+            self.recorder.vet = vet
+        self.keeper = AlertKeeper(self.recorder, clock=clock, stats=self.stats, alarm=self._alarm,
+                                  zone_jpeg=zone_jpeg, photos=photos, say=self._say)
+        self.inputs = Interpreter(self.recorder, self.keeper, clock=clock, stats=self.stats, deck=deck,
+                                  where_seen=lambda card: self.seen.where.get(card),
+                                  on_new_deal=self._double_press)
+        self.commands = DashboardCommands(self.recorder, self.keeper, self.inputs, clock=clock, stats=self.stats,
+                                          on_zones=on_zones, wired_seats=self.wired_seats)
         self._snapshot: Snapshot | None = None
         self.version = 0
         self.last_progress = clock()
         self.processed = 0
         self._thread: threading.Thread | None = None
-        self.stats = {"cards_seen": 0, "revokes_caught": 0, "corrections": 0, "holds": 0, "contradictions": 0}
-        self.seen = SeenCards()  # the deal's cards seen so far, for the camera thread (exclusions)
-        # the night's deck learning (`table.deck_learning.NightDeck`), set by whoever built the camera
-        self.deck: Any = None
-        self._hold_views: dict[int, Any] = {}  # alert id -> the crop's view of an unsure card
-        # the zone as the camera sees it now (set by whoever built the camera: run, the demo)
-        self.zone_jpeg: Callable[[str], bytes | None] | None = None
-        self._alert_jpegs: dict[int, bytes] = {}  # alert id -> its picture, while the alert is open
-        # the photos that prove a revoke, a card out of turn, a correction (table.photos; None: off)
-        self.photos: Any = None
-        self._evidence: tuple[str, str, str | None] | None = None
-        self._act_zone: str | None = None
-        self.seat_check: SeatCheck | None = None  # the seat pressed last between deals
-        self.tour: DeckTour | None = None  # "show me the deck" in progress (table.deck_tour)
         if setup is not None and not self.state.started:
-            self._commit("game_started", setup)
+            self.recorder.commit("game_started", setup)
         with self.lock:
-            self._sync_revokes(announce=False)
+            self.keeper.sync_revokes(announce=False)
             self.publish()
 
+    # -- the parts' state, read where the controller, the demo and the tests look ----------------
+    @property
+    def ledger(self) -> Ledger:
+        return self.recorder.ledger
+
+    @property
+    def state(self) -> TableState:
+        return self.recorder.state
+
+    @property
+    def fault(self) -> str | None:
+        return self.recorder.fault
+
+    @fault.setter
+    def fault(self, reason: str | None) -> None:
+        self.recorder.fault = reason
+
+    @property
+    def vet(self) -> Vet | None:
+        return self.recorder.vet
+
+    @vet.setter
+    def vet(self, check: Vet | None) -> None:
+        self.recorder.vet = check
+
+    @property
+    def deck(self) -> NightDeck | None:
+        return self.inputs.deck
+
+    @deck.setter
+    def deck(self, deck: NightDeck | None) -> None:
+        self.inputs.deck = deck
+
+    @property
+    def hold(self) -> Alert | None:
+        return self.keeper.hold
+
+    @property
+    def alerts(self) -> list[Alert]:
+        return self.keeper.alerts
+
+    @property
+    def tour(self) -> DeckTour | None:
+        return self.inputs.tour
+
+    @property
+    def pending_plays(self) -> dict[int, Card]:
+        return self.inputs.pending_plays
+
+    @property
+    def message(self) -> str:
+        return self.inputs.message
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self.inputs.message = text
+
+    @property
+    def camera_ok(self) -> bool:
+        return self.inputs.camera_ok
+
+    @property
+    def on_zones(self) -> Callable[[dict[str, Any]], None] | None:
+        return self.commands.on_zones
+
+    @on_zones.setter
+    def on_zones(self, hook: Callable[[dict[str, Any]], None] | None) -> None:
+        self.commands.on_zones = hook
+
+    def seats(self) -> int:
+        """How many players can sit down at the start (`DashboardCommands.seats`)."""
+        return self.commands.seats()
+
+    def alert_jpeg(self, alert_id: int) -> bytes | None:
+        """The picture kept with an open alert (any thread: the web server's `TablePictures`)."""
+        return self.keeper.alert_jpeg(alert_id)
+
+    def _say(self, text: str) -> None:
+        self.inputs.message = text
+
+    def _alarm(self) -> None:
+        if self.outputs is not None:
+            self.outputs.alarm()
+
+    def _double_press(self, three_card: bool) -> None:
+        set_double_press = getattr(self.outputs, "set_double_press", None)
+        if set_double_press is not None:
+            set_double_press(three_card)
+
     # -- the loop ----------------------------------------------------------------------------------
-    def submit(self, item: Any) -> None:
+    def submit(self, item: QueueItem) -> None:
         """Thread-safe: what gpiozero callbacks, the camera thread and the web server call."""
         self.queue.put(item)
 
@@ -262,22 +348,22 @@ class Referee(DashboardCommands):
             if not isinstance(item, Stop):
                 self.step(item)
 
-    def step(self, item: Any) -> None:
+    def step(self, item: QueueItem) -> None:
         with self.lock:
             self.last_progress = self.clock()
             self.processed += 1
             try:
                 self._dispatch(item)
             except LedgerWriteError as exc:
-                self.fault = str(exc)
+                self.recorder.fault = str(exc)
                 if isinstance(item, Command) and not item.reply.done():
                     item.reply.set_exception(refusal(exc))
             except Exception as exc:  # a bug must not kill the one thread that owns the game
                 log.exception("referee: %r failed", item)
-                self._info_alert("error", f"internal error while handling {type(item).__name__}: {exc}")
+                self.keeper.info("error", f"internal error while handling {type(item).__name__}: {exc}")
                 if isinstance(item, Command) and not item.reply.done():
                     item.reply.set_exception(Refused(f"internal error: {exc}", "internal"))
-            self._expire_notice()
+            self.keeper.expire_notice()
             self._update_seen()
             self._reconcile_deck()
             self.publish()
@@ -286,81 +372,72 @@ class Referee(DashboardCommands):
         """Publish the cards seen in the deal as one frozen value (read by the camera thread)."""
         st = self.state
         deal = st.deal
-        if self.tour is not None:  # each card once in a deck: those shown cannot come again
-            where = {c: "shown already" for c in self.tour.shown} | {c: "not of the suit laid out" for c in self.tour.not_laid}
-            self.seen = SeenCards(where, {self.tour.zone: frozenset(self.tour.on_table)})
+        tour = self.inputs.tour
+        if tour is not None:  # each card once in a deck: those shown cannot come again
+            where = {c: "shown already" for c in tour.shown} | {c: "not of the suit laid out" for c in tour.not_laid}
+            self.seen = SeenCards(where, {tour.zone: frozenset(tour.on_table)})
         elif deal is None or deal.is_over:
             self.seen = SeenCards()
         else:
-            self.seen = SeenCards.of_deal(deal, st.players, st.deal_info["dealer"], self.pending_plays)
+            self.seen = SeenCards.of_deal(deal, st.players, st.deal_info["dealer"], self.inputs.pending_plays)
 
     def _reconcile_deck(self) -> None:
         """The learned views follow the ledger (an undone card's view goes, a corrected card's
         view moves to the host's card): see `table.deck_learning`."""
-        if self.deck is None:
+        deck = self.inputs.deck
+        if deck is None:
             return
         st = self.state
         entries = None
         if st.deal is not None:
             entries = {e.seq: str(e.action.card) for e in st.entries if isinstance(e.action, (Play, TurnUp))}
         try:
-            self.deck.reconcile(st.deal_number, entries)
+            deck.reconcile(st.deal_number, entries)
         except OSError as exc:  # a full disk must not stop the game: the learning just pauses
-            self.message = f"deck learning not saved: {exc}"
+            self.inputs.message = f"deck learning not saved: {exc}"
 
     def exclusions(self, zone: str) -> frozenset[str]:
         """Cards the camera cannot be looking at in ``zone`` now (each card exists once in a deal):
         `vision.events.TableWatcher(exclusions=referee.exclusions)`. Thread-safe."""
         return self.seen.exclusions(zone)
 
-    def _dispatch(self, item: Any) -> None:
+    def _dispatch(self, item: QueueItem) -> None:
         if isinstance(item, Command):
-            self._in_command, self._written = True, []
-            try:
-                result = self._command(item.command)
-            except LedgerWriteError:
-                raise
-            except ValueError as exc:
-                item.reply.set_exception(refusal(exc))
-            except (KeyError, TypeError) as exc:  # a payload the dashboard did not shape-check
-                item.reply.set_exception(Refused(f"{item.command.NAME}: missing or malformed {exc}", "payload"))
-            else:
-                # the ledger events it wrote: the dashboard says what they did
-                handled: Handled = {"ok": True, "events": list(self._written)}
-                if "message" in result:
-                    handled["message"] = str(result["message"])
-                if "queued" in result:  # it waits for the next deal (table.next_deal)
-                    handled["queued"] = int(result["queued"])
-                item.reply.set_result(handled)
-            finally:
-                self._in_command = False
-                self._evidence = None
+            with self.recorder.command() as written:
+                try:
+                    result = self.commands.run(item.command)
+                except LedgerWriteError:
+                    raise
+                except ValueError as exc:
+                    item.reply.set_exception(refusal(exc))
+                except (KeyError, TypeError) as exc:  # a payload the dashboard did not shape-check
+                    item.reply.set_exception(Refused(f"{item.command.NAME}: missing or malformed {exc}", "payload"))
+                else:
+                    # the ledger events it wrote: the dashboard says what they did
+                    handled: Handled = {"ok": True, "events": list(written)}
+                    if "message" in result:
+                        handled["message"] = str(result["message"])
+                    if "queued" in result:  # it waits for the next deal (table.next_deal)
+                        handled["queued"] = int(result["queued"])
+                    item.reply.set_result(handled)
+                finally:
+                    self.keeper.evidence = None  # a command's photo goes with its own event only
         elif isinstance(item, Tick):
             pass
         elif isinstance(item, Barrier):
             item.done.set()
         elif isinstance(item, Notice):
-            self._notice(item.message)
+            self.keeper.notice(item.message)
         elif isinstance(item, CameraStatus):
-            self._camera(item)
+            self.inputs.camera(item)
         elif isinstance(item, HealthStatus):
-            self._health(item)
-        elif isinstance(item, ButtonEvent):
-            self._input(item)
-        elif isinstance(item, VisionEvent):
-            self._input(item)
+            self.keeper.health(item)
+        elif isinstance(item, ButtonEvent | VisionEvent):
+            self.inputs.take(item)
         else:
-            self.message = f"ignored an unknown queue item {type(item).__name__}"
+            self.inputs.message = f"ignored an unknown queue item {type(item).__name__}"
 
     # -- outputs and views (built by table.view) ---------------------------------------------------
-    def _flashing(self) -> list[int]:
-        """Seats whose revoke flash is still on (expired ones are forgotten)."""
-        now = self.clock()
-        for seat, until in list(self._flash_until.items()):
-            if until <= now:
-                del self._flash_until[seat]
-        return list(self._flash_until)
-
     def wired_seats(self) -> int | None:
         if self.buttons is not None:
             return self.buttons
@@ -368,23 +445,25 @@ class Referee(DashboardCommands):
         return len(seats) if isinstance(seats, tuple | list) else None
 
     def seat_lights(self) -> dict[int, str]:
-        return view.seat_lights(self.state, fault=self.fault, flashing=self._flashing())
+        return view.seat_lights(self.state, fault=self.fault, flashing=self.keeper.flashing())
 
     def status(self) -> tuple[str, str]:
-        return view.status(self.state, fault=self.fault, camera_ok=self.camera_ok,
-                           camera_message=self.camera_message, hold=self.hold, alerts=self.alerts,
-                           flashing=bool(self._flash_until), message=self.message)
+        inputs = self.inputs
+        return view.status(self.state, fault=self.fault, camera_ok=inputs.camera_ok,
+                           camera_message=inputs.camera_message, hold=self.keeper.hold, alerts=self.keeper.alerts,
+                           flashing=bool(self.keeper.flash_until), message=inputs.message)
 
     def build_snapshot(self) -> Snapshot:
-        learned = self.deck.summary() if self.deck is not None else None
+        inputs = self.inputs
+        learned = inputs.deck.summary() if inputs.deck is not None else None
         snap = view.build_snapshot(self.state, version=self.version, status=self.status(),
-                                   lights=self.seat_lights(), alerts=self.alerts,
-                                   camera_ok=self.camera_ok, camera_message=self.camera_message,
+                                   lights=self.seat_lights(), alerts=self.keeper.alerts,
+                                   camera_ok=inputs.camera_ok, camera_message=inputs.camera_message,
                                    wired=self.wired_seats(),
-                                   deck_tour=self.tour.snapshot() if self.tour is not None else None,
+                                   deck_tour=inputs.tour.snapshot() if inputs.tour is not None else None,
                                    deck_learning={"views": learned["views"], "cards": learned["cards"]}
                                    if learned is not None else None)
-        snap["seat_check"] = self.seat_check
+        snap["seat_check"] = inputs.seat_check
         return snap
 
     def publish(self) -> None:
@@ -396,7 +475,7 @@ class Referee(DashboardCommands):
                 state, _ = self.status()
                 self.outputs.show_status({"paused": "attention"}.get(state, state))
             except Exception as exc:  # a broken LED must not stop the referee
-                self.message = f"output error: {exc}"
+                self.inputs.message = f"output error: {exc}"
         snap = self.build_snapshot()
         old = self._snapshot
         if old is None or _unversioned(snap) != _unversioned(old):
@@ -427,5 +506,5 @@ class Referee(DashboardCommands):
             return self._published()
 
 
-def _unversioned(snap: Snapshot) -> dict[str, Any]:
+def _unversioned(snap: Snapshot) -> dict[str, object]:
     return {k: v for k, v in snap.items() if k != "version"}

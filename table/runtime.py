@@ -22,10 +22,32 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from table.health import HealthStatus
 from table.referee import CameraStatus, Referee, Tick
+from vision.event_types import VisionEvent
+
+if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only where a camera reads
+    from table.camera_view import CameraView
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+    from vision.geometry import Calibration, TableLayout
+    from vision.sources.base import Frame
+
+
+class Frames(Protocol):
+    """A camera (`vision.sources.FrameSource`): ``read`` a frame, raising SourceError when it fails."""
+
+    def read(self) -> Frame: ...
+
+    def close(self) -> None: ...
+
+
+class Watcher(Protocol):
+    """What turns frames into card events (`vision.events.TableWatcher`)."""
+
+    def process(self, frame: Frame) -> list[VisionEvent]: ...
 
 __all__ = ["CameraLoop", "WebServer", "Watchdog", "load_classifier", "load_detector", "load_calibration",
            "default_model_path", "default_detector_path", "demo_prototypes_path", "layout_from_zones"]
@@ -45,7 +67,7 @@ def default_detector_path() -> Path:
     return Path(str(files("models") / "card_detector.onnx"))
 
 
-def load_detector(path: str | Path | None, *, threads: int = 1) -> Any:
+def load_detector(path: str | Path | None, *, threads: int = 1) -> CardDetector | None:
     """The learned card detector the finder merges with its contour cues (``[model] detector``:
     empty for the shipped one, ``off`` for the contour cues alone, which returns None); raises
     vision.classifier.ModelError (one line naming the file) for a missing or broken model."""
@@ -56,7 +78,8 @@ def load_detector(path: str | Path | None, *, threads: int = 1) -> Any:
     return CardDetector(Path(path) if path else default_detector_path(), threads=threads)
 
 
-def load_classifier(path: str | Path | None, *, threads: int = 1, prototypes: str | Path | None = None) -> Any:
+def load_classifier(path: str | Path | None, *, threads: int = 1,
+                    prototypes: str | Path | None = None) -> CardClassifier:
     """The real CardClassifier, with the enrolled deck's ``prototypes`` when given (``[model]
     prototypes``); raises vision.classifier.ModelError (one line naming the file) for a bad model
     or a missing, corrupt or mismatched prototypes file."""
@@ -77,7 +100,7 @@ def demo_prototypes_path() -> Path:
     return Path(str(files("vision") / "assets" / "decks" / "heruka-2color" / "prototypes.npz"))
 
 
-def layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
+def layout_from_zones(zones: dict[str, Any], base: TableLayout) -> TableLayout:
     """The dashboard's `set_zones` rectangles laid over `base` (a vision.geometry.TableLayout): the
     zones the watcher uses from then on (ValueError names a bad zone; GeometryError is one)."""
     from vision.geometry import TableLayout, Zone
@@ -90,7 +113,7 @@ def layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
     return TableLayout(base.width_mm, base.height_mm, tuple(merged.values()))
 
 
-def load_calibration(path: str | Path, seats: int) -> tuple[Any, Any]:
+def load_calibration(path: str | Path, seats: int) -> tuple[TableLayout, Calibration]:
     """(TableLayout, Calibration) from the ``loo-table-calibration/1`` file `loo-table calibrate`
     writes (read by `vision.calibration.load`). ValueError names the file and what is wrong."""
     from vision.calibration import load
@@ -129,10 +152,10 @@ class CameraLoop(threading.Thread):
     a restart would not bring a cable back.
     """
 
-    def __init__(self, source: Any, watcher: Any, submit: Callable[[Any], None], *,
+    def __init__(self, source: Frames, watcher: Watcher | None, submit: Callable[[VisionEvent | CameraStatus | HealthStatus], None], *,
                  retry_s: float = 2.0, retry_initial: float = 0.25,
                  sleep: Callable[[float], Any] | None = None, stall_s: float = 2.0, hang_s: float = 4.0,
-                 clock: Callable[[], float] = time.monotonic, view: Any = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, view: CameraView | None = None) -> None:
         super().__init__(name="camera", daemon=True)
         self.view = view  # a table.camera_view.CameraView: keeps the latest frame for the host
         self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
@@ -254,12 +277,12 @@ class CameraLoop(threading.Thread):
             failure = None
         finally:
             self._reading_since = None  # the backoff below is a wait, not a stall
-        if failure is not None:
+        if failure is not None or frame is None:
             self.failures += 1
             if isinstance(failure, SourceStalled):
                 self._stalled(started, f"{failure}; restarting the camera (the game waits)")
             else:
-                self.report_down(f"camera lost: {failure}; retrying (the game waits)")
+                self.report_down(f"camera lost: {failure or 'no frame'}; retrying (the game waits)")
             try:
                 self.source.close()
             except Exception:  # noqa: BLE001 - a dead device may fail to close; we reopen anyway

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from engine import MISS
+from engine import MISS, Card, Deal
 from vision.event_types import TURN_UP, ZoneId
 
 __all__ = ["SeenCards"]
@@ -43,8 +42,8 @@ class SeenCards:
         return frozenset(self.where) - self.allowed.get(zone, frozenset())
 
     @classmethod
-    def of_deal(cls, deal: Any, players: list[str], dealer: str,
-                pending: Mapping[int, Any] | None = None) -> SeenCards:
+    def of_deal(cls, deal: Deal | None, players: list[str], dealer: str,
+                pending: Mapping[int, Card] | None = None) -> SeenCards:
         """From an `engine.Deal` in progress (None: nothing seen) and the cards confirmed as played
         out of turn (seat -> card, not yet in a trick)."""
         if deal is None:
@@ -56,7 +55,7 @@ class SeenCards:
             name = dealer if player == MISS else player  # the dealer lays out the miss he defends
             return str(ZoneId.of_seat(players.index(name))) if name in players else None
 
-        def saw(card: Any, how: str, zone: str | None) -> None:
+        def saw(card: Card, how: str, zone: str | None) -> None:
             text = str(card)
             where.setdefault(text, how)
             if zone is not None:

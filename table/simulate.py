@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import MISS, ClaimFlush, Deal, Declare, Exchange, IllegalActionError, Play, ShowPam, TurnUp
 from engine.bots import Bot
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
-from vision.event_types import ZoneId
+from table.state import TableState
+from vision.event_types import VisionEvent, ZoneId
+
+if TYPE_CHECKING:  # the referee imports nothing of this module; typed only
+    from table.referee import Referee
 
 __all__ = ["Intent", "VirtualPlayers", "DirectTransport", "GESTURE_FOR", "run_night", "Stuck"]
 
@@ -67,13 +72,14 @@ class VirtualPlayers:
     def _rng(self, *parts: Any) -> random.Random:
         return random.Random("/".join(str(p) for p in (self.seed, *parts)))
 
-    def shadow(self, state: Any) -> Deal | None:
+    def shadow(self, state: TableState) -> Deal | None:
         """The real cards of the table's current deal, in step with what the referee recorded."""
         deal = state.deal
         if deal is None:
             self._shadow, self._key, self._synced = None, None, []
             return None
         info = state.deal_info
+        assert state.game is not None  # a deal is in progress, so the game has started
         key = (state.deal_number, info["seq"])
         recorded = [str(e.action) for e in state.entries]
         if key != self._key or recorded[: len(self._synced)] != self._synced:
@@ -102,7 +108,7 @@ class VirtualPlayers:
         if shadow.phase == "take_turnup":
             shadow.push(Bot(self._rng("turnup")).take_turnup(shadow))
 
-    def vet(self, state: Any) -> None:
+    def vet(self, state: TableState) -> None:
         """Refuse what the bots' real cards make impossible, before the referee writes it: a host
         who "fixes" Ann's 10D to a 2C she does not hold is told so, as a real player would tell
         him, and the bots keep following the deal the table has (`Referee(vet=...)`)."""
@@ -117,13 +123,13 @@ class VirtualPlayers:
             thrown = tuple(shadow.hand(seen.player)[: seen.count])
         return Exchange(seen.player, seen.count, tuple(thrown))
 
-    def _bot(self, state: Any, player: str, step: int) -> Bot:
+    def _bot(self, state: TableState, player: str, step: int) -> Bot:
         boldness = self._rng("bold", player).uniform(0.3, 0.8)
         return Bot(self._rng("bot", state.deal_number, step, self.attempts), revoke_rate=self.revoke_rate,
                    boldness=boldness)
 
     # -- decisions ---------------------------------------------------------------------------------
-    def next_intents(self, state: Any) -> list[Intent]:
+    def next_intents(self, state: TableState) -> list[Intent]:
         if not state.started or state.game_over:
             return []
         deal = state.deal
@@ -176,29 +182,34 @@ class VirtualPlayers:
                 ("player", move.player), ("cards", tuple(str(c) for c in move.cards))))
         return Intent("command", player=move.player, command="show_pam", payload=(("player", move.player),))
 
-def info_dealer(state: Any) -> str:
+def info_dealer(state: TableState) -> str:
     return str(state.deal_info["dealer"])
+
+
+class Transport(Protocol):
+    """How the virtual players' intents reach the table: straight onto the referee
+    (`DirectTransport`), or through the mock pins and the synthetic camera (the demo)."""
+
+    def deliver(self, intent: Intent) -> None: ...
 
 
 class DirectTransport:
     """Delivers intents straight onto a referee as the gestures and camera events they would cause."""
 
-    def __init__(self, referee: Any, *, event_type: Any = None) -> None:
-        if event_type is None:
-            from vision.event_types import VisionEvent as event_type  # what the camera's watcher emits
+    def __init__(self, referee: Referee, *, event_type: type[VisionEvent] = VisionEvent) -> None:
         self.referee = referee
         self.event_type = event_type
         self.t = 0.0
 
     def deliver(self, intent: Intent) -> None:
-        VisionEvent = self.event_type
+        event = self.event_type  # what the camera's watcher emits
         self.t += 1.0
         if intent.kind == "dealer":
             self.referee.step(ButtonEvent("dealer", intent.gesture, None, self.t))
         elif intent.kind == "seat":
             self.referee.step(ButtonEvent("seat", intent.gesture, intent.seat, self.t))
         elif intent.kind == "place":
-            self.referee.step(VisionEvent("card_placed", str(intent.zone), self.t, intent.card, 0.99))
+            self.referee.step(event("card_placed", str(intent.zone), self.t, intent.card, 0.99))
         elif intent.kind == "command":
             try:
                 self.referee.call(str(intent.command), intent.payload_dict())
@@ -213,9 +224,9 @@ class Stuck(RuntimeError):
 PAUSE_POLL_S = 0.2
 
 
-def run_night(referee: Any, players: VirtualPlayers, transport: Any, *, max_deals: int | None = None,
-              max_steps: int = 1_000_000, on_step: Any = None, wait: Any = time.sleep,
-              on_stuck: Any = None) -> int:
+def run_night(referee: Referee, players: VirtualPlayers, transport: Transport, *, max_deals: int | None = None,
+              max_steps: int = 1_000_000, on_step: Callable[[Intent], object] | None = None,
+              wait: Callable[[float], object] = time.sleep, on_stuck: Callable[[str], object] | None = None) -> int:
     """Let the virtual players act until the night ends (or `max_deals` deals are closed); returns
     the number of intents delivered. `on_step(intent)` runs after each one (the demo's checks).
 
@@ -231,6 +242,7 @@ def run_night(referee: Any, players: VirtualPlayers, transport: Any, *, max_deal
     steps = 0
 
     def stalled(reason: str) -> None:
+        assert on_stuck is not None  # called only where a host can be told
         on_stuck(reason)
         seq = state.last_seq
         while state.last_seq == seq and not state.game_over:

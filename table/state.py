@@ -32,11 +32,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import engine
-from engine import Card, ChipConservationError, Deal, Options, Play, TurnUp, parse_action
+from engine import Action, Card, ChipConservationError, Deal, Options, Play, Settlement, TurnUp, parse_action
 from engine.game import Game
 from engine.records import deal_to_record
 from table.config import MAX_SEATS
@@ -50,6 +51,24 @@ __all__ = ["TableState", "StateError", "DealEntry"]
 #: the events a change asked for during a deal becomes at the next deal boundary (their data then
 #: carries ``queued``: the seq of the ``change_queued`` event that asked for it)
 QUEUEABLE = frozenset({"player_joined", "player_left", "settings"})
+
+
+#: the events whose fold reads the time the ledger wrote them (a night's start, the last night's
+#: end): the referee applies these from the written event, not from its trial before the write
+TIMED_KINDS = frozenset({"game_started"})
+
+
+class EventLike(Protocol):
+    """A ledger event as the state folds it (`table.ledger.Event`, or one not yet written)."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
 
 
 class StateError(ValueError):
@@ -67,7 +86,7 @@ class DealEntry:
     """One effective action of the current deal and the ledger event it came from."""
 
     seq: int
-    action: Any
+    action: Action
     meta: dict[str, Any] = field(default_factory=dict)
 
 
@@ -265,7 +284,7 @@ class TableState(_Chips, _Queue, _Fixes):
 
     # -- construction ------------------------------------------------------------------------------
     @classmethod
-    def replay(cls, events: Any) -> TableState:
+    def replay(cls, events: Iterable[EventLike]) -> TableState:
         state = cls()
         for event in events:
             state.apply(event)
@@ -278,7 +297,7 @@ class TableState(_Chips, _Queue, _Fixes):
         other.options = dict(self.options)
         other.zones = dict(self.zones)
         other.entries = [DealEntry(e.seq, e.action, dict(e.meta)) for e in self.entries]
-        other.deal_info = copy.deepcopy(self.deal_info)
+        other.deal_info = self.deal_info  # never changed in place, only replaced: shared safely
         other.finished = list(self.finished)
         other.chip_history = {p: list(v) for p, v in self.chip_history.items()}
         other.bought_history = {p: list(v) for p, v in self.bought_history.items()}
@@ -287,6 +306,12 @@ class TableState(_Chips, _Queue, _Fixes):
         other.opening = dict(self.opening)
         other.game = self.game.copy() if self.game is not None else None
         return other
+
+    def adopt(self, trial: TableState) -> None:
+        """Become ``trial``, a clone of this state that events were applied to (`clone`): the
+        referee applies each event once, to the clone, and keeps the result after the write.
+        In place, so that whoever holds this state sees the new one."""
+        self.__dict__.update(trial.__dict__)
 
     # -- derived views -----------------------------------------------------------------------------
     @property
@@ -328,7 +353,7 @@ class TableState(_Chips, _Queue, _Fixes):
         assert self.game is not None
         return str(self.game.dealer)
 
-    def settlement(self) -> Any:
+    def settlement(self) -> Settlement | None:
         """The engine's settlement of the current deal once it is over, else None."""
         deal = self.deal
         if deal is not None and deal.is_over:
@@ -380,7 +405,7 @@ class TableState(_Chips, _Queue, _Fixes):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # -- the fold ----------------------------------------------------------------------------------
-    def apply(self, event: Any) -> None:
+    def apply(self, event: EventLike) -> None:
         """Apply one ledger event (anything with seq, kind, data). Raises StateError, changes nothing."""
         handler = getattr(self, f"_on_{event.kind}", None)
         if handler is None:
@@ -511,7 +536,7 @@ class TableState(_Chips, _Queue, _Fixes):
         card = Card.parse(str(d["card"]))
         old = self.entries[i].action
         if isinstance(old, Play):
-            new_action: Any = Play(old.player, card)
+            new_action: Action = Play(old.player, card)
         elif isinstance(old, TurnUp):
             new_action = TurnUp(card)
         else:
@@ -607,7 +632,7 @@ class TableState(_Chips, _Queue, _Fixes):
         record.pop("hands", None)  # the camera never knows whole hands in advance
         return record
 
-    def deal_summary(self, settlement: Any = None) -> dict[str, Any]:
+    def deal_summary(self, settlement: Settlement | None = None) -> dict[str, Any]:
         """The current deal for the dashboard's History page (web.service `deals()` shape)."""
         deal = self.deal
         assert deal is not None

@@ -8,12 +8,16 @@ simulators and the tests can recognise and build events by type without loading 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-__all__ = ["EVENT_KINDS", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
+if TYPE_CHECKING:  # a view is a numpy vector; this module loads without numpy
+    import numpy as np
 
-EVENT_KINDS: Final = ("card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure",
-                      "conflict")
+__all__ = ["EVENT_KINDS", "EventKind", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
+
+EventKind = Literal["card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure", "conflict"]
+"""What happened in a zone; the referee's interpreter tells them apart by this value."""
+EVENT_KINDS: Final[tuple[EventKind, ...]] = get_args(EventKind)
 
 _PLACES: Final = ("turn_up", "stock")
 
@@ -74,7 +78,7 @@ class VisionEvent:
     twice. ``view`` is what the classifier made of the crop (its embedding, for learning the deck),
     or None when the finder was not sure of the card's outline; it is left out of ``to_dict``."""
 
-    kind: str
+    kind: EventKind
     zone: str
     timestamp: float
     card: str | None = None
@@ -83,7 +87,7 @@ class VisionEvent:
     zones: tuple[str, ...] = ()
     count: int | None = None
     seen_again: str | None = None
-    view: Any = field(default=None, compare=False, repr=False)
+    view: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}

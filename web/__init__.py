@@ -60,7 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "STATE_DIR": None,  # required: the secret key and the PIN hash live here
     "ADMIN_PIN": None,  # from the config; otherwise generated at first start
     "MAX_STREAMS": DEFAULT_MAX_STREAMS,
-    "KEEPALIVE_S": 15.0,  # SSE comment interval (platform-facts: 10-15 s)
+    "KEEPALIVE_S": 15.0,  # SSE comment interval: under the 30-60 s after which proxies and phones drop a quiet stream
     "STREAM_WAIT_S": 1.0,  # longest changes_since wait, so streams notice shutdown quickly
     "POLL_INTERVAL_MS": 2000,  # the polling fallback's period
     "LOGIN_LIMIT_PER_CLIENT": 5,

@@ -61,7 +61,7 @@ class EventStream:
 
     def _events(self) -> Iterator[str]:
         service = self.state.service
-        yield ": open\n\n"  # headers and a first byte go out at once (platform-facts)
+        yield ": open\n\n"  # headers and a first byte go out at once: the browser's EventSource opens
         yield f"retry: {self.retry_ms}\n\n"
         snap = service.snapshot()
         current = int(snap.get("version", 0))

@@ -1,7 +1,7 @@
 """Serving the dashboard with waitress, sized for a full table of phones.
 
 Every open Server-Sent-Events stream holds one waitress thread for as long as the page is open
-(platform-facts: with 4 threads, six streams starved plain GETs for 4 s). So the pool is the stream
+(with 4 threads, six open streams starved plain GETs for 4 s). So the pool is the stream
 cap plus a few threads kept free for page loads, polling and admin POSTs; clients beyond the cap are
 told to poll instead of holding a thread.
 """

@@ -151,7 +151,8 @@ def run_table(args: argparse.Namespace) -> int:
         demo = TableDemo(db=db, players=players, seed=args.seed, classifier=classifier, chips=args.chips,
                          revoke_rate=args.revoke_rate, pace=pace, options=options, worn=args.worn, log=log,
                          variant=args.variant, patient=not args.headless,
-                         learn_deck=not args.no_deck_learning, detector=detector)
+                         learn_deck=not args.no_deck_learning, detector=detector,
+                         on_change=_progress(args.hands) if args.headless else _printer())
     except (ValueError, TableInUse, LedgerError) as exc:
         raise CommandError(str(exc)) from None
     except OSError as exc:  # --db in a folder that cannot be made or written
@@ -171,9 +172,6 @@ def run_table(args: argparse.Namespace) -> int:
             print(f"Dashboard: http://127.0.0.1:{web.port}/  (admin PIN 000000)  ledger: {db}", flush=True)
             print("Bots press the mock buttons, the synthetic camera shows their cards, the real "
                   "classifier reads them. Ctrl-C stops.", flush=True)
-            demo.referee.on_change = _printer(demo)
-        else:
-            demo.referee.on_change = _progress(args.hands)
         if args.show_deck:
             if demo.referee.deck is None:
                 raise CommandError("--show-deck needs the deck learning (drop --no-deck-learning)")
@@ -208,7 +206,7 @@ def run_table(args: argparse.Namespace) -> int:
             tmp.cleanup()
 
 
-def _printer(demo: object) -> Callable[[Snapshot], None]:
+def _printer() -> Callable[[Snapshot], None]:
     """One line per deal and per revoke on the terminal while the dashboard shows the rest."""
     last_deal = [0]
     alerts_seen: set[int] = set()

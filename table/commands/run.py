@@ -16,9 +16,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from table.cli import CommandError
+from table.inputs import ButtonEvent
+
+if TYPE_CHECKING:  # the vision stack loads inside run()
+    from vision.geometry import TableLayout
 
 #: The PIN of demos and examples; `run` refuses it for a real table.
 DEFAULT_PIN = "000000"
@@ -66,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "... up to every 5 minutes, and the dashboard's port says why meanwhile")
 
 
-def _layout_from_zones(zones: dict[str, Any], base: Any) -> Any:
+def _layout_from_zones(zones: dict[str, Any], base: TableLayout) -> TableLayout:
     """The dashboard's `set_zones` rectangles as a TableLayout (ValueError names a bad zone)."""
     from table.runtime import layout_from_zones
 
@@ -81,6 +85,7 @@ class Controller:
         self.stop_event = threading.Event()
         self.parts: list[Any] = []
         self.camera_down: str | None = None
+        self.referee: Any = None  # table.referee.Referee, once built
         self.pin_notes: list[str] = []  # why wired seats beyond the players' were not opened
         self.uncalibrated = ""  # why the camera reads no card yet (a new table, not calibrated)
         self.claim: Any = None  # a new table without a PIN: claimed at seat 1's button (table.claim)
@@ -91,6 +96,7 @@ class Controller:
         from table.instance import TableInUse, TableLock
         from table.ledger import Ledger, LedgerError
         from table.notify import Notifier
+        from table.recorder import Recorder
         from table.referee import Referee
         from table.runtime import (
             CameraLoop,
@@ -152,32 +158,40 @@ class Controller:
         setup = {"players": list(cfg.game.players), "variant": cfg.game.variant,
                  "options": dict(cfg.game.options), "chips": cfg.game.chips,
                  "first_dealer": cfg.game.first_dealer}
-        try:
-            self.referee = Referee(self.ledger, setup=setup, on_zones=self._set_zones)
-        except ValueError as exc:
-            raise CommandError(f"game: {exc}") from None
-
+        deck = None
         if hasattr(classifier, "set_prototypes"):
             # the night teaches the camera the table's deck, and "show me the deck" enrols it, as in
             # the demo: the learned views live beside the ledger (table.deck_learning)
             from table.deck_learning import NightDeck
 
-            self.referee.deck = NightDeck.for_ledger(self.ledger, classifier)
-            if self.referee.deck.note:
-                print(f"loo-table run: {self.referee.deck.note}", file=sys.stderr)
-        if self.referee.state.players != list(cfg.game.players):
-            print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
-                  "the config's [game] applies to a new ledger only", file=sys.stderr)
+            deck = NightDeck.for_ledger(self.ledger, classifier)
+            if deck.note:
+                print(f"loo-table run: {deck.note}", file=sys.stderr)
         from web.security import TablePresence
 
         # a seat-button press is also proof, for the dashboard, that someone is at the table: once
         # the PIN budget is spent, a login needs one (web.security.LoginLimiter)
         self.presence = TablePresence()
-        self.controls = self._pins(cfg)
+        recorder = Recorder(self.ledger)  # the ledger's game: how many seats the header must open
+        self.controls = self._pins(cfg, len(recorder.state.players) or cfg.seats)
         self.parts.append(self.controls)
-        self.referee.outputs = self.controls
-        with self.referee.lock:
-            self.referee.publish()  # show the state on the LEDs at once
+        from table.camera_view import CameraView
+        from table.photos import PhotoStore
+        from table.pictures import TablePictures
+
+        # what the camera sees now (the Admin page's view, the unsure card's picture, the photos)
+        self.view = CameraView(names=lambda: self.referee.state.players)
+        photos = PhotoStore.for_ledger(cfg.state.database)
+        try:  # everything the referee works with, given at once; it shows the state on the LEDs
+            self.referee = Referee(self.ledger, recorder=recorder, setup=setup, on_zones=self._set_zones,
+                                   outputs=self.controls, deck=deck, zone_jpeg=self.view.zone_jpeg,
+                                   # the photos that prove a revoke, a card out of turn, a correction
+                                   photos=photos if cfg.state.photos else None)
+        except ValueError as exc:
+            raise CommandError(f"game: {exc}") from None
+        if self.referee.state.players != list(cfg.game.players):
+            print(f"loo-table run: the ledger's game seats {', '.join(self.referee.state.players)}; "
+                  "the config's [game] applies to a new ledger only", file=sys.stderr)
 
         self.source, layout, calibration = self._camera(cfg, load_calibration)
         from vision.events import TableWatcher
@@ -194,16 +208,7 @@ class Controller:
         watcher = None if calibration is None else TableWatcher(
             layout, calibration, classifier, stable_s=cfg.camera.stable_s, detector=self._detector,
             exclusions=self.referee.exclusions)
-        from table.camera_view import CameraView
-        from table.photos import PhotoStore
-        from table.pictures import TablePictures
-
-        self.view = CameraView(names=lambda: self.referee.state.players)
-        photos = PhotoStore.for_ledger(cfg.state.database)
-        if cfg.state.photos:  # the photos that prove a revoke, a card out of turn, a correction
-            self.referee.photos = photos
         self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
-        self.referee.zone_jpeg = self.view.zone_jpeg  # the unsure card's picture, the photos
         from table.camera_setup import CameraCalibrator
 
         # calibrating from the phone while the table runs: saved where the config names it (else
@@ -249,19 +254,20 @@ class Controller:
 
             print_qr(dashboard_url(host, self.web.port))
 
-    def _pins(self, cfg: Any) -> Any:
+    def _pins(self, cfg: Any, seats: int | None = None) -> Any:
         """The header's devices: the players' seats without fail (a pin another driver holds is
         refused with the plain reason), and the wired seats beyond them for late joiners as far
         as their pins are free (the log says why the others are not opened)."""
         from table import pin_claims
         from table.devices import GPIOUnavailable, open_table_controls
 
+        if seats is None:  # the game's seats: the ledger's, else the config's
+            seats = (len(self.referee.state.players) if self.referee is not None else 0) or cfg.seats
         factory = None
         if self.args.mock_pins:
             from gpiozero.pins.mock import MockFactory, MockPWMPin
 
             factory = MockFactory(pin_class=MockPWMPin)
-        seats = len(self.referee.state.players) or cfg.seats  # the ledger's game decides
         have = min(len(cfg.pins.seat_leds), len(cfg.pins.seat_buttons))
         if seats > have:
             # never a reason not to start again: a night whose late joiners sit beyond the wired
@@ -294,7 +300,7 @@ class Controller:
 
                 gc.collect()  # a device whose pin failed keeps its reservation until it is collected
             try:
-                controls, fell_back = open_table_controls(cfg.pins, n, on_event=self._button,
+                controls, fell_back = open_table_controls(cfg.pins, n, on_event=self._press,
                                                           double_press=cfg.game.variant == "three_card",
                                                           pin_factory=factory)
             except GPIOUnavailable as exc:
@@ -311,14 +317,16 @@ class Controller:
                   file=sys.stderr, flush=True)
         return controls
 
-    def _button(self, event: Any) -> None:
-        """A gesture from the table's buttons: a new table's claim and the login gate see a seat's
-        press first, then the referee."""
+    def _press(self, event: ButtonEvent) -> None:
+        """A gesture from the table's buttons (gpiozero's thread): a new table's claim and the login
+        gate see a seat's press first (someone is at the table), then the referee's queue once it
+        exists."""
         if self.claim is not None:
             self.claim.saw(event)
-        if getattr(event, "source", None) == "seat":
+        if event.source == "seat":
             self.presence.pressed()
-        self.referee.submit(event)
+        if self.referee is not None:
+            self.referee.submit(event)
 
     def _pin_note(self, text: str) -> None:
         self.pin_notes.append(text)

@@ -17,8 +17,8 @@ from table.cli import CommandError
 
 
 def _recipe() -> ModuleType:
-    """``models.train``, loaded by name: the recipe is a development tool outside the typed
-    runtime packages (``make typecheck`` covers engine, vision, table and web)."""
+    """``models.train``, loaded only when the command runs: the recipe is a development tool of the
+    training extra (torch), which the runtime install lacks."""
     return importlib.import_module("models.train")
 
 

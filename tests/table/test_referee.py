@@ -381,7 +381,7 @@ def test_a_bug_in_one_item_does_not_stop_the_referee(table, monkeypatch):
         raise RuntimeError("simulated bug")
 
     start_deal(table)
-    monkeypatch.setattr(table.ref, "_vision", boom)
+    monkeypatch.setattr(table.ref.inputs, "_vision", boom)
     table.card("Ann", "KS")  # hits the bug
     assert table.snap()["alerts"][-1]["kind"] == "error"
     monkeypatch.undo()

@@ -10,15 +10,85 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_no_class_in_table_is_over_400_lines() -> None:
+PROJECT = ("engine", "vision", "table", "web")
+
+
+def _classes() -> dict[str, tuple[Path, ast.ClassDef]]:
+    """Every class of the project by name (names are unique enough for this count)."""
+    found: dict[str, tuple[Path, ast.ClassDef]] = {}
+    for package in PROJECT:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    found.setdefault(node.name, (path, node))
+    return found
+
+
+def _lines_with_bases(name: str, classes: dict[str, tuple[Path, ast.ClassDef]], seen: set[str]) -> int:
+    """A class's own lines plus those of every project class it inherits from: a class split into
+    a chain of mixins is still one object of all their lines."""
+    if name in seen or name not in classes:
+        return 0
+    seen.add(name)
+    node = classes[name][1]
+    assert node.end_lineno is not None
+    own = node.end_lineno - node.lineno + 1
+    bases = [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in node.bases]
+    return own + sum(_lines_with_bases(b, classes, seen) for b in bases)
+
+
+# Not yet composed: the table state still takes its chips, its queue of changes for the next deal
+# and the host's fixes from mixins (issue 51 composed the referee; the state is the next step).
+# Listed here so the count stays strict for every other class, and so that this list can only
+# shrink: a listed class that comes under the bar fails test_the_exceptions_are_still_needed.
+NOT_YET_COMPOSED = {"TableState", "_Chips", "_Queue", "_Fixes"}
+
+
+def test_no_class_in_table_counted_with_its_project_bases_is_over_400_lines() -> None:
+    classes = _classes()
     big = []
+    for name, (path, _) in classes.items():
+        if path.is_relative_to(ROOT / "table") and name not in NOT_YET_COMPOSED:
+            lines = _lines_with_bases(name, classes, set())
+            if lines > 400:
+                big.append(f"{path.relative_to(ROOT)}:{name} ({lines} lines with its bases)")
+    assert not big
+
+
+def test_the_count_takes_in_the_bases() -> None:
+    code = "class A:\n    x = 1\n    y = 2\n\n\nclass B(A):\n    z = 3\n"
+    tree = ast.parse(code)
+    classes = {n.name: (ROOT / "table" / "x.py", n) for n in tree.body if isinstance(n, ast.ClassDef)}
+    assert _lines_with_bases("B", classes, set()) == 2 + 3
+
+
+PLAIN_VALUES = {"TypedDict", "Protocol", "NamedTuple", "Enum", "Exception", "ValueError", "RuntimeError"}
+
+
+def test_no_class_in_table_declares_state_it_does_not_initialise() -> None:
+    """A mixin that only annotates attributes (``state: TableState``) and leaves them to whoever
+    inherits it holds state it does not own: every class in table/ that declares instance
+    attributes has an ``__init__`` (or is a dataclass, a TypedDict, a Protocol, an exception)."""
+    offenders = []
     for path in (ROOT / "table").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
-                lines = node.end_lineno - node.lineno + 1
-                if lines > 400:
-                    big.append(f"{path.relative_to(ROOT)}:{node.name} ({lines} lines)")
-    assert not big
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                     for b in node.bases}
+            decorated = any("dataclass" in ast.dump(d) for d in node.decorator_list)
+            declared = [s for s in node.body if isinstance(s, ast.AnnAssign) and s.value is None]
+            has_init = any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in node.body)
+            if (declared and not has_init and not decorated and not bases & PLAIN_VALUES
+                    and node.name not in NOT_YET_COMPOSED):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.name}")
+    assert offenders == []
+
+
+def test_the_exceptions_are_still_needed() -> None:
+    classes = _classes()
+    assert _lines_with_bases("TableState", classes, set()) > 400
+    assert {"_Chips", "_Queue", "_Fixes"} <= set(classes)
 
 
 def test_nothing_calls_the_referees_private_methods_from_outside() -> None:

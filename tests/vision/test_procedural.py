@@ -10,8 +10,8 @@ import pytest
 pytestmark = pytest.mark.skipif(shutil.which("rsvg-convert") is None,
                                 reason="rsvg-convert (Debian librsvg2-bin) is not installed")
 
-from models.decks import FACES  # noqa: E402
 from models.procedural import Design, court_pictures, procedural_deck  # noqa: E402
+from vision.labels import FACES  # noqa: E402
 
 
 def _corner(img: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ submitted as the camera thread would), so no test waits on the classifier."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +28,20 @@ PLAYERS = ["Ann", "Bea", "Cal", "Dot"]
 class CameraTable:
     """Referee, camera view and pictures; ``lay(zone, card)`` shows a card to the camera."""
 
-    def __init__(self, tmp: Path, *, camera: bool = True, photos: bool = False) -> None:
+    def __init__(self, tmp: Path, *, camera: bool = True, photos: bool = False,
+                 zone_jpeg: Callable[[str], bytes | None] | None = None) -> None:
+        """``zone_jpeg``: the referee's zone pictures instead of the camera view's."""
         self.ledger = Ledger(tmp / "ledger.db")
+        self.view = CameraView(names=lambda: self.ref.state.players)
+        self.store = PhotoStore.for_ledger(tmp / "ledger.db")
         self.ref = Referee(self.ledger, setup={"players": PLAYERS, "variant": "three_card", "options": {},
-                                               "chips": 100, "first_dealer": 3})
+                                               "chips": 100, "first_dealer": 3},
+                           zone_jpeg=zone_jpeg or (self.view.zone_jpeg if camera else None),
+                           photos=self.store if photos else None)  # [state] photos = true
         self.scene = SyntheticTable(seed=2, seats=len(PLAYERS), size=(960, 540))
         self.watcher = TableWatcher(self.scene.layout, self.scene.calibration, classifier=None)  # type: ignore[arg-type]
-        self.view = CameraView(names=lambda: self.ref.state.players)
         self.cards: dict[str, PlacedCard] = {}
         self.t = 0.0
-        if camera:
-            self.ref.zone_jpeg = self.view.zone_jpeg
-        self.store = PhotoStore.for_ledger(tmp / "ledger.db")
-        if photos:  # [state] photos = true
-            self.ref.photos = self.store
         self.calibrator = CameraCalibrator(self.view, path=tmp / "calibration.json",
                                            seats=lambda: len(self.ref.state.players), apply=self._apply,
                                            names=lambda: self.ref.state.players)

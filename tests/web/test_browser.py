@@ -25,7 +25,7 @@ from table.service import TableService  # noqa: E402
 from vision.events import VisionEvent  # noqa: E402
 from web import close_server, create_app, make_server  # noqa: E402
 
-# platform-facts: without the networking flags Chromium keeps trying to reach the internet.
+# without the networking flags Chromium keeps trying to reach the internet.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-quic"]

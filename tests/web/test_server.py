@@ -51,7 +51,7 @@ def test_streams_at_the_cap_leave_threads_for_requests(live_server):
         conn.request("GET", "/api/state")
         resp = conn.getresponse()
         assert resp.status == 200 and resp.read()
-    assert time.perf_counter() - t0 < 2.0  # platform-facts: a starved pool made a GET wait 4 s
+    assert time.perf_counter() - t0 < 2.0  # a starved pool made a GET wait 4 s
     service.play("Cal", "2H")
     for sock, resp in streams:
         text = b""

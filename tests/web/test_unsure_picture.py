@@ -91,8 +91,7 @@ def test_without_a_camera_or_when_the_picture_fails_the_hold_is_the_same(tmp_pat
         raise OSError("camera gone")
 
     (tmp_path / "b").mkdir()
-    table = CameraTable(tmp_path / "b")
-    table.ref.zone_jpeg = broken
+    table = CameraTable(tmp_path / "b", zone_jpeg=broken)
     table.to_play()
     table.lay("seat:0", "8C", unsure=GUESSES)
     hold = _hold(table)
