@@ -89,7 +89,7 @@ def _apply(buf: bytearray, op: Op) -> None:
     buf[op.offset:end] = op.data
 
 
-class _File(apsw.VFSFile):  # type: ignore[misc]
+class _File(apsw.VFSFile):  # type: ignore[misc,unused-ignore]  # apsw is typed or not, as mypy finds it
     def __init__(self, vfs: PowerCutVFS, name: Any, flags: list[int]) -> None:
         self.vfs = vfs
         self.path = name.filename() if isinstance(name, apsw.URIFilename) else str(name)
@@ -110,7 +110,7 @@ class _File(apsw.VFSFile):  # type: ignore[misc]
         self.vfs.log(Op("sync", self.path))
 
 
-class PowerCutVFS(apsw.VFS):  # type: ignore[misc]
+class PowerCutVFS(apsw.VFS):  # type: ignore[misc,unused-ignore]  # as above
     """Registered under ``name``; logs every write, truncate, sync and delete into ``disk``."""
 
     def __init__(self, db: Path, name: str = "powercut") -> None:
