@@ -86,6 +86,17 @@ class FrameSource:
         self._index = 0
         self._opened = False
         self.reopens = 0  # how many times the source came back after a failure
+        self._t0: float | None = None  # the clock's time of timestamp 0, for _pace (None: not yet)
+
+    def _pace(self, ts: float) -> None:
+        """Sleep until timestamp ``ts`` (seconds from the first frame paced) is due on the clock:
+        a recording, a folder of photos or the synthetic table delivered at the camera's rate."""
+        now = self._clock()
+        if self._t0 is None:
+            self._t0 = now - ts
+        wait = self._t0 + ts - now
+        if wait > 0:
+            self._sleep(wait)
 
     # -- subclass hooks ------------------------------------------------------------------------
     def _open(self) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from vision.image_file import UnreadableImage, read_image
 from vision.sources.base import Backoff, FrameSource, SourceCorrupt, SourceUnavailable
-from vision.sources.replay import IMAGE_SUFFIXES
+from vision.sources.replay import IMAGE_SUFFIXES, image_files
 
 __all__ = ["PhotoFolderSource"]
 
@@ -40,7 +40,6 @@ class PhotoFolderSource(FrameSource):
         self._n = 0
         self._current: tuple[int, np.ndarray] | None = None
         self._size: tuple[int, int] | None = None
-        self._t0: float | None = None
 
     def describe(self) -> str:
         return f"photos {self.path}"
@@ -48,7 +47,7 @@ class PhotoFolderSource(FrameSource):
     def _open(self) -> None:
         if not self.path.is_dir():
             raise SourceUnavailable(f"{self.describe()}: no such folder")
-        self._files = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        self._files = image_files(self.path)
         if not self._files:
             raise SourceCorrupt(f"{self.describe()}: the folder holds no photos ({', '.join(IMAGE_SUFFIXES)})")
         self._t0 = None
@@ -77,10 +76,5 @@ class PhotoFolderSource(FrameSource):
         ts = self._n / self.fps
         self._n += 1
         if self.realtime:
-            now = self._clock()
-            if self._t0 is None:
-                self._t0 = now - ts
-            wait = self._t0 + ts - now
-            if wait > 0:
-                self._sleep(wait)
+            self._pace(ts)
         return image, ts, None

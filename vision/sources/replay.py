@@ -21,6 +21,11 @@ from vision.sources.base import Backoff, FrameSource, SourceCorrupt, SourceEnded
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
 
+def image_files(folder: Path) -> list[Path]:
+    """The photos in ``folder`` (by suffix), in name order: one frame each, or one photo each."""
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+
+
 class ReplaySource(FrameSource):
     """``realtime=True`` sleeps so frames come at the recorded pace (the clock and sleep are
     injectable); ``realtime=False`` (default) delivers them as fast as the caller reads."""
@@ -42,7 +47,6 @@ class ReplaySource(FrameSource):
         self._cap: Any = None
         self._declared = 0
         self._pos = 0
-        self._t0: float | None = None
 
     def describe(self) -> str:
         return f"replay {self.path}"
@@ -53,7 +57,7 @@ class ReplaySource(FrameSource):
         self._pos = 0
         self._t0 = None
         if self.path.is_dir():
-            self._files = sorted(p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            self._files = image_files(self.path)
             if not self._files:
                 raise SourceCorrupt(f"{self.describe()}: folder holds no images")
             ts_file = self.path / "timestamps.json"
@@ -121,14 +125,6 @@ class ReplaySource(FrameSource):
         if self.realtime:
             self._pace(ts)
         return image, ts, None
-
-    def _pace(self, ts: float) -> None:
-        now = self._clock()
-        if self._t0 is None:
-            self._t0 = now - ts
-        wait = self._t0 + ts - now
-        if wait > 0:
-            self._sleep(wait)
 
 
 def write_recording(folder: str | Path, frames: list[np.ndarray], timestamps: list[float] | None = None,

@@ -24,7 +24,6 @@ class SyntheticSource(FrameSource):
         self.seed, self.seats, self.deals, self.fps = int(seed), int(seats), int(deals), float(fps)
         self.size, self.deck, self.realtime = size, deck, realtime
         self._it: Iterator[Any] | None = None
-        self._t0: float | None = None
         self.last_truth: Any = None
         self.table: Any = None
 
@@ -54,9 +53,5 @@ class SyntheticSource(FrameSource):
         ts = self._n / self.fps
         self._n += 1
         if self.realtime:
-            now = self._clock()
-            if self._t0 is None:
-                self._t0 = now - ts
-            if self._t0 + ts > now:
-                self._sleep(self._t0 + ts - now)
+            self._pace(ts)
         return nf.image, ts, None
