@@ -68,7 +68,7 @@ class FinishedDeal(TypedDict):
     number: int
     dealer: str
     record: JsonObject  # loo-hand/1 (docs/hand-record.md)
-    outcome: dict[str, Any]  # the engine's `Settlement.to_dict()`, as the event stored it
+    outcome: dict[str, Any]  # the engine's `Settlement.to_dict()` (an outcome the event stored must equal it)
     kind: str  # the settlement's kind
     had_loo: bool
     residue: dict[str, int]  # what the end of the night paid out of the pool after it
