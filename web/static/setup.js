@@ -15,8 +15,17 @@
     status.textContent = text;
     status.className = "result " + (fault ? "result-fault" : "result-ok");
   }
+  function current(name) {  // the step indicator follows: the PIN once the table is claimed
+    document.querySelectorAll(".wizard-steps .step").forEach(function (li) {
+      var a = li.querySelector("a"), here = li.dataset.step === name;
+      li.classList.toggle("current", here);
+      if (here) a.setAttribute("aria-current", "step"); else a.removeAttribute("aria-current");
+      if (li.dataset.step === "claim") li.classList.toggle("done", name === "pin");
+    });
+  }
   function show(s) {
     claim.dataset.status = s.status;
+    current(s.status === "claimed" ? "pin" : "claim");
     say(s.message, s.status === "expired" || s.status === "busy");
     pinSection.hidden = s.status !== "claimed";
     if (s.status === "claimed") pinSection.querySelector('input[name="pin"]').focus();
