@@ -110,17 +110,16 @@ def wrong_markers(image: np.ndarray) -> str:
 
 def from_markers(image: np.ndarray, table_size_mm: tuple[float, float], *, marker_mm: float = 50.0
                  ) -> Calibration:
-    """Calibrate from one image showing all four markers."""
+    """Calibrate from one image showing all four markers (a marker missing names any in view that
+    are not the mat's: the likely mix-up; with all four found, another marker is no matter)."""
     found = detect_markers(image)
     missing = [i for i in MARKER_IDS if i not in found]
-    wrong = wrong_markers(image)
     if missing:
+        wrong = wrong_markers(image)
         raise CalibrationError(
             f"ArUco markers {missing} not found (found {sorted(found)})"
             + (f"; {wrong}: use the markers of the table mat (or of vision/assets/aruco_markers.svg)" if wrong else "")
             + ": check that all four corner markers are in view, flat and lit")
-    if wrong:
-        raise CalibrationError(f"{wrong}: take away every marker but the mat's four, then try again")
     obj = marker_object_points(table_size_mm, marker_mm)
     src = np.concatenate([obj[i] for i in MARKER_IDS])
     dst = np.concatenate([found[i] for i in MARKER_IDS])
