@@ -508,7 +508,7 @@ class TableDemo:
         s.revokes_in_records = sum(len(f["outcome"].get("revokes", [])) for f in st.finished)
         s.photos_kept = len(self.photos.names())
         s.revokes_with_photo = sum(1 for f in st.finished for r in f["summary"].get("revokes", [])
-                                   if r.get("photo") and self.photos.read(r["photo"]) is not None)
+                                   if r.get("photo") and self.photos.read(str(r["photo"])) is not None)
         shown = [str(e.data.get("action", "")) for e in self.ledger.iter_events() if e.kind == "action"]
         s.flushes_claimed = sum(":flush:" in a for a in shown)
         s.pam_shown = sum(a.endswith(":pam") for a in shown)

@@ -52,10 +52,10 @@ class TableService:
     def deals(self) -> list[DealSummary]:
         with self.referee.lock:
             st = self.referee.state
-            out: list[dict[str, Any]] = [dict(f["summary"]) for f in st.finished if "summary" in f]
+            out = [f["summary"].copy() for f in st.finished]
             if st.deal is not None:
                 out.append(st.deal_summary())
-            return [DealSummary(**d) for d in out]  # type: ignore[typeddict-item]
+            return out
 
     def hand_records(self) -> list[JsonObject]:
         with self.referee.lock:

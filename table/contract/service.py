@@ -111,7 +111,8 @@ class DealSummary(TypedDict, total=False):
     looed: dict[str, int]
     pool_after: int
     balances_after: dict[str, int]
-    flush_winner: str | None
+    flush_winner: str | list[str] | None  # a list when a flush tie splits the pool
+    kind: str  # the settlement's kind (the engine's `Settlement.kind`)
     finished: bool
 
 

@@ -6,13 +6,17 @@ import inspect
 
 from test_referee import REVOKE_DEAL, start_deal
 
+import table.change_queue
+import table.chip_book
+import table.current_deal
 import table.state
 from table.state import TableState
 
 
 def test_state_uses_no_private_field_of_the_engine_game():
-    source = inspect.getsource(table.state)
-    assert "game._" not in source and "_share_residue" not in source and "SLF001" not in source
+    for part in (table.state, table.chip_book, table.change_queue, table.current_deal):
+        source = inspect.getsource(part)
+        assert "game._" not in source and "_share_residue" not in source and "SLF001" not in source
 
 
 def test_ending_early_is_the_engines_end_now(table):
