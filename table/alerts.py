@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, TypedDict, Unpack, cast
 
 from table.contract.snapshot import Alert
 from table.health import HealthStatus
@@ -26,6 +26,21 @@ if TYPE_CHECKING:  # a crop's view is a numpy vector; the referee loads numpy on
     import numpy as np
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
+
+
+
+class AlertDetails(TypedDict, total=False):
+    """What an alert may say beyond its kind, seat and message (the optional keys of `Alert`)."""
+
+    card: str | None
+    top3: list[list[str | float]]
+    zone: str
+    evidence: str
+    rule: str
+    trick: int
+    picture: bool
+    photo: str
+
 
 FLASH_SECONDS = 3.0
 MAX_INFO_ALERTS = 8
@@ -62,7 +77,7 @@ class AlertKeeper:
         self.evidence: tuple[str, str, str | None] | None = None
 
     def alert(self, kind: str, message: str, *, seat: str | None = None,
-              needs_confirmation: bool = False, **extra: Any) -> Alert:
+              needs_confirmation: bool = False, **extra: Unpack[AlertDetails]) -> Alert:
         self._alert_id += 1
         alert = cast(Alert, {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
                              "needs_confirmation": needs_confirmation, **extra})
@@ -201,8 +216,9 @@ class AlertKeeper:
         self._hold_card(ev, "the camera cannot read this card of the deck for sure", seat=None, zone=zone)
 
     def _hold_card(self, ev: VisionEvent, text: str, *, seat: str | None, zone: str) -> None:
-        top3 = [[str(c), float(p)] for c, p in _top3(ev)]
-        proposal = top3[0][0] if top3 and top3[0][0] not in ("back", "None") else None
+        ranked = _top3(ev)
+        top3: list[list[str | float]] = [[str(c), float(p)] for c, p in ranked]
+        proposal = str(ranked[0][0]) if ranked and str(ranked[0][0]) not in ("back", "None") else None
         self.stats["holds"] += 1
         self.hold = self.alert("unsure", text + (f" (best guess {proposal})" if proposal else ""), seat=seat,
                                needs_confirmation=True, card=proposal, top3=top3, zone=zone)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine import MISS, Action, Card, Declare, Exchange, Expose, Play, TurnUp
 from table.alerts import FLASH_SECONDS, AlertKeeper
 from table.contract.snapshot import SeatCheck
 from table.deck_tour import DeckTour
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
-from table.ledger import Event
+from table.ledger import Event, Item
 from table.next_deal import apply_queued
 from table.recorder import Recorder
 from table.state import StateError, TableState
@@ -119,8 +119,8 @@ class Interpreter:
                 return
             self.take(item)
 
-    def act(self, action: Action, **meta: Any) -> Event:
-        key = meta.pop("key", None)
+    def act(self, action: Action, *, key: str | None = None, **meta: str | float | None) -> Event:
+        """Record ``action`` (``meta``: its source, the camera's confidence) as the table's own input."""
         player = getattr(action, "player", None)
         # the zone a revoke this action proves is photographed in: the player's own
         zone = str(ZoneId.of_seat(self.state.players.index(player))) if player in self.state.players else None
@@ -193,7 +193,7 @@ class Interpreter:
         self.recorder.commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
         self._new_deal()
 
-    def close_item(self) -> tuple[str, dict[str, Any], str | None]:
+    def close_item(self) -> Item:
         st = self.state
         settlement = st.settlement()
         if settlement is None:
@@ -362,12 +362,10 @@ class Interpreter:
             if photo is not None:  # the moment it happened: kept with the event if the host confirms it
                 self.keeper.hold["photo"] = photo
             return None
-        meta: dict[str, Any] = {"source": source}
+        meta: dict[str, str | float | None] = {"source": source}
         if confidence is not None:
             meta["confidence"] = confidence
-        if key is not None:
-            meta["key"] = key
-        return self.act(Play(player, card), **meta)
+        return self.act(Play(player, card), key=key, **meta)
 
     def camera(self, status: CameraStatus) -> None:
         was = self.camera_ok

@@ -24,6 +24,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
+from table.camera_view import ReadsZones
 from table.health import HealthStatus
 from table.referee import CameraStatus, Referee, Tick
 from vision.event_types import VisionEvent
@@ -52,8 +53,9 @@ class Frames(Protocol):
     def close(self) -> None: ...
 
 
-class Watcher(Protocol):
-    """What turns frames into card events (`vision.events.TableWatcher`)."""
+class Watcher(ReadsZones, Protocol):
+    """What turns frames into card events (`vision.events.TableWatcher`); the camera view draws
+    its zones."""
 
     def process(self, frame: Frame) -> list[VisionEvent]: ...
 

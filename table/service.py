@@ -9,7 +9,7 @@ tries every event on a clone of the state before it writes it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import cast
 
 from table.contract.commands import COMMANDS, DashboardCommand
 from table.contract.service import (
@@ -52,10 +52,10 @@ class TableService:
     def deals(self) -> list[DealSummary]:
         with self.referee.lock:
             st = self.referee.state
-            out: list[dict[str, Any]] = [dict(f["summary"]) for f in st.finished if "summary" in f]
+            out: list[Mapping[str, object]] = [f["summary"] for f in st.finished if "summary" in f]
             if st.deal is not None:
                 out.append(st.deal_summary())
-            return [DealSummary(**d) for d in out]  # type: ignore[typeddict-item]
+            return [cast(DealSummary, dict(d)) for d in out]  # the shape table.state writes
 
     def hand_records(self) -> list[JsonObject]:
         with self.referee.lock:
@@ -122,7 +122,7 @@ class TableService:
 
     # -- admin -------------------------------------------------------------------------------------
     def command(self, command: DashboardCommand | str,
-                payload: Mapping[str, Any] | None = None) -> CommandReply:
+                payload: Mapping[str, object] | None = None) -> CommandReply:
         """Apply a checked command (or a command name and its JSON payload, checked the same way
         by `web.commands.parse_command`); ValueError when it is malformed or refused."""
         if isinstance(command, str) and payload is not None and not isinstance(payload, Mapping):

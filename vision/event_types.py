@@ -8,12 +8,12 @@ simulators and the tests can recognise and build events by type without loading 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, get_args
 
 if TYPE_CHECKING:  # a view is a numpy vector; this module loads without numpy
     import numpy as np
 
-__all__ = ["EVENT_KINDS", "EventKind", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
+__all__ = ["EVENT_KINDS", "EventKind", "VisionEvent", "ZoneContent", "ZoneId", "TURN_UP", "STOCK"]
 
 EventKind = Literal["card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure", "conflict"]
 """What happened in a zone; the referee's interpreter tells them apart by this value."""
@@ -66,6 +66,17 @@ class ZoneId:
 
 TURN_UP: Final = ZoneId("turn_up")
 STOCK: Final = ZoneId("stock")
+
+
+class ZoneContent(TypedDict):
+    """What the watcher holds as lying in one zone (`vision.events.TableWatcher.contents`): the
+    faces read, the face-down cards, the cards it is unsure of, and whether something unexplained
+    (a hand) is in the way. The camera view labels each zone with it."""
+
+    faces: list[str]
+    face_down: int
+    unsure: int
+    obstructed: bool
 
 
 @dataclass(frozen=True)

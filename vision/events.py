@@ -38,7 +38,7 @@ import cv2
 import numpy as np
 
 from vision.detector import CardDetector
-from vision.event_types import EVENT_KINDS, VisionEvent
+from vision.event_types import EVENT_KINDS, VisionEvent, ZoneContent
 from vision.finder import order_corners, warp_card
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
 from vision.identify import CardInPhoto, identify
@@ -225,7 +225,7 @@ class TableWatcher:
         self._zones = [_ZoneState(z) for z in self.layout.zones]
         self._small_shape = None
 
-    def contents(self) -> dict[str, dict[str, Any]]:
+    def contents(self) -> dict[str, ZoneContent]:
         """Committed content per zone (faces, face-down count, unsure count): for the dashboard."""
         return {zs.zone.name: {"faces": sorted(zs.committed.faces.elements()), "face_down": zs.committed.backs,
                                "unsure": len(zs.committed.unsure), "obstructed": zs.obstructed}

@@ -32,10 +32,11 @@ MAX_JSON_DEPTH = 16
 ZONE_NAME = re.compile(r"^(seat:(\d|1[0-6])|turn_up|stock)$")  # 17 seats at most
 CARD_ZONE = re.compile(r"^(seat:(\d|1[0-6])|turn_up)$")  # where a card the host enters can lie
 FLUSH_CARDS = 5
-Payload = dict[str, Any]
+Payload = dict[str, object]
+"""A command's JSON object as it came, or as checked: its values are narrowed before use."""
 
 
-def loads_limited(text: str | bytes, **kwargs: Any) -> Any:
+def loads_limited(text: str | bytes, **kwargs: Any) -> object:  # kwargs: json.loads's own
     """``json.loads`` that turns too-deep nesting into ``ValueError`` (Flask's request parsing then
     answers 400): the parser itself recurses, so 100,000 ``[`` would otherwise be a 500."""
     try:
@@ -221,8 +222,9 @@ def _new_night(payload: Payload) -> Payload:
     a variant (tonight's when not given) and are checked against it."""
     _only(payload, {"players", "variant", "options", "starting_chips", "chip_value", "first_dealer"})
     out: Payload = {}
+    players: list[str] | None = None
     if "players" in payload:
-        out["players"] = _players(payload["players"])
+        out["players"] = players = _players(payload["players"])
     if "variant" in payload:
         if payload["variant"] not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
@@ -236,9 +238,9 @@ def _new_night(payload: Payload) -> Payload:
     if "chip_value" in payload:
         out["chip_value"] = str(parse_chip_value(payload["chip_value"]))
     if "first_dealer" in payload:
-        if "players" not in out:
+        if players is None:
             raise ValueError("first_dealer needs the players it counts in")
-        out["first_dealer"] = _int(payload, "first_dealer", 0, len(out["players"]) - 1)
+        out["first_dealer"] = _int(payload, "first_dealer", 0, len(players) - 1)
     return out
 
 

@@ -8,7 +8,9 @@ Keys marked ``NotRequired`` are the ones docs/api.md tells clients to treat as o
 ``from __future__ import annotations`` here: TypedDict must see ``NotRequired`` at run time).
 """
 
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
+
+from table.contract.json_value import JsonObject
 
 __all__ = ["Alert", "Camera", "ChipEntry", "Commands", "Queued", "FlushClaim", "Play", "Seat", "SeatCheck", "Snapshot", "Status",
            "Trick"]
@@ -52,7 +54,7 @@ class Alert(TypedDict):
     message: str
     needs_confirmation: bool
     card: NotRequired[str | None]
-    top3: NotRequired[list[list[Any]]]  # [[card, confidence], ...]
+    top3: NotRequired[list[list[str | float]]]  # [[card, confidence], ...]
     zone: NotRequired[str]
     evidence: NotRequired[str]
     rule: NotRequired[str]
@@ -141,7 +143,7 @@ class Snapshot(TypedDict):
     trick: Trick | None
     last_trick: NotRequired[Trick | None]
     alerts: list[Alert]
-    last_settlement: dict[str, Any] | None
+    last_settlement: JsonObject | None
     game_over: bool
     paused: NotRequired[bool]
     chip_value: NotRequired[str]
