@@ -24,6 +24,7 @@ from vision.event_types import VisionEvent
 
 if TYPE_CHECKING:  # a crop's view is a numpy vector; the referee loads numpy only with a camera
     import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
@@ -62,7 +63,7 @@ class AlertKeeper:
         self.alarm = alarm  # the buzzer, for a revoke just proven
         self.alerts: list[Alert] = []
         self.hold: Alert | None = None  # the alert the game waits on
-        self.hold_views: dict[int, np.ndarray] = {}  # alert id -> the crop's view of an unsure card
+        self.hold_views: dict[int, NDArray[np.float32]] = {}  # alert id -> the crop's view of an unsure card
         self.flash_until: dict[int, float] = {}  # seat -> when its revoke flash ends
         self._alert_id = 0
         self._revoke_keys: dict[tuple[str, int, str, str], int] = {}

@@ -25,6 +25,7 @@ from vision.event_types import TURN_UP, VisionEvent, ZoneId
 
 if TYPE_CHECKING:  # the deck learning needs numpy; the referee loads it only where a camera reads
     import numpy as np
+    from numpy.typing import NDArray
 
     from table.deck_learning import NightDeck
 
@@ -269,7 +270,7 @@ class Interpreter:
                            key=f"camera:{self.run_id}:{zone}:{card}:{ev.timestamp!r}")
         self.learn(done, card, ev.view, ev.confidence, "sure")
 
-    def learn(self, event: Event | None, card: str, view: np.ndarray | None, confidence: float | None,
+    def learn(self, event: Event | None, card: str, view: NDArray[np.float32] | None, confidence: float | None,
               source: str) -> None:
         """A card the referee accepted teaches the night's deck (`table.deck_learning`): ``view``
         is what the classifier made of its crop (`VisionEvent.view`)."""
@@ -301,7 +302,7 @@ class Interpreter:
         elif ev.kind == "card_placed" and ev.card and ev.card not in tour.shown:
             self.tour_enrol(str(ev.card), ev.view)
 
-    def tour_enrol(self, card: str, view: np.ndarray | None) -> None:
+    def tour_enrol(self, card: str, view: NDArray[np.float32] | None) -> None:
         tour = self.tour
         assert tour is not None
         if card in tour.shown or card not in tour.missing:
