@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypedDict, Unpack, cast
 
-from table.contract.snapshot import Alert
+from table.contract.snapshot import Alert, AlertKind
 from table.health import HealthStatus
 from table.photos import PhotoStore
 from table.proof_photos import proves_new_revoke, revoke_photo, save_zone_photo
@@ -45,7 +45,7 @@ class AlertDetails(TypedDict, total=False):
 
 FLASH_SECONDS = 3.0
 MAX_INFO_ALERTS = 8
-INFO_KINDS = ("refused", "conflict", "contradiction", "game_over", "error")
+INFO_KINDS: tuple[AlertKind, ...] = ("refused", "conflict", "contradiction", "game_over", "error")
 
 log = logging.getLogger("loo-table.referee")
 
@@ -77,7 +77,7 @@ class AlertKeeper:
         #: event that records a card (cleared when the command ends)
         self.evidence: tuple[str, str, str | None] | None = None
 
-    def alert(self, kind: str, message: str, *, seat: str | None = None,
+    def alert(self, kind: AlertKind, message: str, *, seat: str | None = None,
               needs_confirmation: bool = False, **extra: Unpack[AlertDetails]) -> Alert:
         self._alert_id += 1
         alert = cast(Alert, {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
@@ -136,7 +136,7 @@ class AlertKeeper:
             self.say(trouble)
         return name
 
-    def info(self, kind: str, message: str) -> None:
+    def info(self, kind: AlertKind, message: str) -> None:
         """An alert that asks nothing; only the last few of them are kept."""
         self.alert(kind, message)
         info = [a for a in self.alerts if a["kind"] in INFO_KINDS]
@@ -153,7 +153,7 @@ class AlertKeeper:
         if status.message:
             self.alert(status.kind, status.message)
 
-    def drop_kind(self, kind: str) -> None:
+    def drop_kind(self, kind: AlertKind) -> None:
         self.alerts = [a for a in self.alerts if a["kind"] != kind]
 
     def new_deal(self) -> None:

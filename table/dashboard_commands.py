@@ -14,6 +14,7 @@ from engine.cards import SUIT_NAMES
 from table.alerts import AlertKeeper
 from table.config import MAX_SEATS
 from table.contract import commands as cmd
+from table.contract.values import Gesture
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
@@ -202,7 +203,7 @@ class DashboardCommands:
             text += f"; seat {seat + 1} has no button, so {name} declares on this page when it is their turn"
         return {"message": text + "."}
 
-    def _seat_button(self, player: str, gesture: str) -> Answer:
+    def _seat_button(self, player: str, gesture: Gesture) -> Answer:
         """The dashboard's stand-in for a seat button (a late joiner's seat may have none): the
         same gesture as the real button, refused with a reason instead of ignored."""
         st = self.state

@@ -436,7 +436,7 @@ class TableDemo:
                 self.referee.sync()
         elif intent.kind == "place":
             assert intent.zone is not None and intent.card is not None
-            self._place(intent.zone, intent.card)
+            self._place(str(intent.zone), intent.card)
             self._gather_if_needed()
         elif intent.kind == "command":  # a flush or Pam shown: the host enters it on the dashboard
             try:

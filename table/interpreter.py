@@ -234,7 +234,8 @@ class Interpreter:
     def _vision(self, ev: VisionEvent) -> None:
         st = self.state
         deal = st.deal
-        kind, zone = ev.kind, str(ev.zone or "")
+        kind, where = ev.kind, ev.zone
+        zone = str(where)  # its name, as alerts, photos and idempotency keys carry it
         if self.tour is not None:
             self._tour_event(ev)
             return
@@ -244,8 +245,7 @@ class Interpreter:
         if deal is None or deal.is_over or kind not in ("card_placed", "card_unsure"):
             return
         card = str(ev.card) if ev.card else None
-        where = _zone_or_none(zone)
-        if where is not None and (where == TURN_UP or where.is_seat):
+        if where == TURN_UP or where.is_seat:
             self.stats["cards_seen"] += 1  # read or unsure: a card the camera saw arrive
         if kind == "card_unsure" and ev.seen_again:
             self._contradiction(ev.seen_again, zone)
@@ -260,7 +260,7 @@ class Interpreter:
             self.learn(turned, card, ev.view, ev.confidence, "sure")
             return
         # the zone parsed once above is the seat's (zones name seats the game may not have)
-        seat = where.seat if where is not None and where.seat is not None and where.seat < len(st.players) else None
+        seat = where.seat if where.seat is not None and where.seat < len(st.players) else None
         if seat is None or deal.phase not in ("play", "flush"):
             return
         if kind == "card_unsure" or card is None:
@@ -383,13 +383,6 @@ class Interpreter:
 def _close_key(night: int, deal: int) -> str:
     """The idempotency key of closing ``deal``: a ledger keeps several nights, each with a deal 1."""
     return f"close:{deal}" if night == 1 else f"close:{night}:{deal}"
-
-
-def _zone_or_none(name: str) -> ZoneId | None:
-    try:
-        return ZoneId.parse(name)
-    except ValueError:
-        return None
 
 
 def _conf(ev: VisionEvent) -> float | None:

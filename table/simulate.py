@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from engine import MISS, Card, ClaimFlush, Deal, Declare, Exchange, IllegalActionError, Play, ShowPam, TurnUp
 from engine.bots import Bot
+from table.contract.values import Gesture
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.state import TableState
-from vision.event_types import VisionEvent, ZoneId
+from vision.event_types import TURN_UP, VisionEvent, ZoneId
 
 if TYPE_CHECKING:  # the referee imports nothing of this module; typed only
     from table.referee import Referee
@@ -37,7 +38,7 @@ __all__ = ["Intent", "IntentKind", "VirtualPlayers", "DirectTransport", "GESTURE
 IntentKind = Literal["dealer", "seat", "place", "gather", "clear", "command"]
 """The physical acts an `Intent` stands for (see there)."""
 
-GESTURE_FOR = {"play": PRESS, "pass": HOLD, "defend_miss": HOLD, "take_miss": DOUBLE}
+GESTURE_FOR: dict[str, Gesture] = {"play": PRESS, "pass": HOLD, "defend_miss": HOLD, "take_miss": DOUBLE}
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,9 @@ class Intent:
     ``command`` (what the host enters on the dashboard: a flush shown, Pam shown)."""
 
     kind: IntentKind
-    gesture: str = PRESS
+    gesture: Gesture = PRESS
     seat: int | None = None
-    zone: str | None = None
+    zone: ZoneId | None = None
     card: str | None = None
     player: str | None = None
     command: str | None = None  # kind "command": a dashboard command the host enters
@@ -148,7 +149,7 @@ class VirtualPlayers:
         assert shadow is not None
         step = len(state.entries)
         if deal.phase == "turn_up":
-            return [Intent("place", zone="turn_up", card=str(shadow.turn_up))]
+            return [Intent("place", zone=TURN_UP, card=str(shadow.turn_up))]
         actor = shadow.to_act
         if actor is None:
             return []
@@ -174,7 +175,7 @@ class VirtualPlayers:
             if not legal:
                 legal = list(shadow.hand(actor))
             card = self._bot(state, actor, step).play(shadow, actor, legal)
-            return [Intent("place", zone=str(ZoneId.of_seat(seat)), card=str(card), player=actor)]
+            return [Intent("place", zone=ZoneId.of_seat(seat), card=str(card), player=actor)]
         raise Stuck(f"virtual players have no act for phase {deal.phase!r}")
 
     @staticmethod
@@ -212,7 +213,8 @@ class DirectTransport:
         elif intent.kind == "seat":
             self.referee.step(ButtonEvent("seat", intent.gesture, intent.seat, self.t))
         elif intent.kind == "place":
-            self.referee.step(event("card_placed", str(intent.zone), self.t, intent.card, 0.99))
+            assert intent.zone is not None  # a card is placed somewhere
+            self.referee.step(event("card_placed", intent.zone, self.t, intent.card, 0.99))
         elif intent.kind == "command":
             try:
                 self.referee.call(str(intent.command), intent.payload_dict())

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from table.contract.json_value import Json
 from table.contract.payloads import check_command
+from table.contract.values import Gesture
 
 __all__ = [
     "AddPlayer", "AdjustChips", "AmendChips", "CancelChange", "RemovePlayer", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
@@ -103,7 +104,7 @@ class SeatButton:
 
     NAME: ClassVar[str] = "seat_button"
     player: str
-    gesture: str
+    gesture: Gesture
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,10 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from engine.cards import SUITS
-from table.contract.values import VARIANTS, checked_options, normalize_card, parse_chip_value
+from table.contract.values import VARIANTS, Gesture, checked_options, normalize_card, parse_chip_value
 
 __all__ = ["CARD_ZONE", "CHECKERS", "FLUSH_CARDS", "GESTURES", "MAX_CHIPS", "MAX_PLAYERS", "MIN_PLAYERS", "MAX_JSON_DEPTH", "MAX_NAME", "MAX_REASON", "Payload", "ZONE_NAME", "check_command", "loads_limited"]
 
@@ -171,7 +171,7 @@ def _add_player(payload: Payload) -> Payload:
 
 
 #: a seat button's gestures (table.inputs: PRESS, HOLD, DOUBLE)
-GESTURES = ("press", "hold", "double")
+GESTURES: tuple[Gesture, ...] = get_args(Gesture)
 
 
 def _seat_button(payload: Payload) -> Payload:

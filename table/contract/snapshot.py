@@ -8,7 +8,7 @@ Keys marked ``NotRequired`` are the ones docs/api.md tells clients to treat as o
 ``from __future__ import annotations`` here: TypedDict must see ``NotRequired`` at run time).
 """
 
-from typing import NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from table.contract.json_value import JsonObject
 
@@ -44,12 +44,18 @@ class Trick(TypedDict):
     winner: NotRequired[str]
 
 
+AlertKind = Literal["revoke", "unsure", "out_of_turn", "conflict", "contradiction", "camera", "refused",
+                    "game_over", "error", "waiting", "power", "files", "camera_stall", "camera_setup"]
+"""What an alert is about: the game's (a revoke, a card the camera is unsure of or saw out of turn,
+a contradiction, a refusal, the game's end, waiting for the host), the camera's, and the table's
+health (`table.health`: the power supply, open files, a camera that stalled, one not calibrated)."""
+
+
 class Alert(TypedDict):
     """Something the host should see; ``needs_confirmation`` alerts hold the game until answered."""
 
     id: int
-    kind: str  # revoke, unsure, out_of_turn, conflict, camera, refused, game_over, error; table health
-    # (table.health): power, files, camera_stall
+    kind: AlertKind
     seat: str | None
     message: str
     needs_confirmation: bool

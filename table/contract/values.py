@@ -6,14 +6,18 @@ pages (``web``), which import them from here: the contract needs no web module.
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from typing import Literal
 
 from engine import Card, InvalidInputError
 from engine.options import Options, Variant
 from table.contract.json_value import JsonObject
 
-__all__ = ["VARIANTS", "checked_options", "normalize_card", "parse_chip_value"]
+__all__ = ["Gesture", "VARIANTS", "checked_options", "normalize_card", "parse_chip_value"]
 
 VARIANTS: tuple[str, ...] = tuple(str(v) for v in Variant)
+
+Gesture = Literal["press", "hold", "double"]
+"""How a seat's button was pressed: once, held, or twice quickly (`table.inputs`)."""
 
 
 def normalize_card(text: object) -> str:
