@@ -11,7 +11,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import get_args
 
 from engine.cards import SUITS
 from table.contract.values import VARIANTS, Gesture, checked_options, normalize_card, parse_chip_value
@@ -36,11 +36,12 @@ Payload = dict[str, object]
 """A command's JSON object as it came, or as checked: its values are narrowed before use."""
 
 
-def loads_limited(text: str | bytes, **kwargs: Any) -> object:  # kwargs: json.loads's own
+def loads_limited(text: str | bytes, loads: Callable[[str | bytes], object] = json.loads) -> object:
     """``json.loads`` that turns too-deep nesting into ``ValueError`` (Flask's request parsing then
-    answers 400): the parser itself recurses, so 100,000 ``[`` would otherwise be a 500."""
+    answers 400): the parser itself recurses, so 100,000 ``[`` would otherwise be a 500. ``loads``
+    is the parser (Flask's provider passes ``json.loads`` with its own options)."""
     try:
-        value = json.loads(text, **kwargs)
+        value = loads(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     stack = [(value, 1)]
