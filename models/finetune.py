@@ -106,14 +106,14 @@ def real_crops(folders: list[Path], detector_path: Path | None, *, views: int, s
     return {"x": np.stack(xs), "rank": np.array(ranks), "photo": np.array(photo), "held": np.array(held)}
 
 
-def _members(fp32: Path) -> tuple[list[Path], list[float], list[bool]]:
+def _members(fp32: Path, work: Path) -> tuple[list[Path], list[float], list[bool]]:
     """Split the shipped merged model; each member's path, weight and whether the graph turns its crops."""
     import onnx
     from onnx import numpy_helper
 
     from models.ensemble import split
 
-    paths = split(fp32, WORK / "members")
+    paths = split(fp32, work / "members")
     merged = onnx.load(str(fp32))
     inits = {i.name: numpy_helper.to_array(i) for i in merged.graph.initializer}
     weights = [float(inits[f"ens_w{i}"]) for i in range(len(paths))]
@@ -279,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
                          "reader: 0.75,0.35)")
     ap.add_argument("--reuse", action="store_true", help="keep members already fine-tuned by an earlier run of the same settings")
     ap.add_argument("--out", type=Path, default=OUT, help="where the new model files go (default: models/)")
+    ap.add_argument("--work", type=Path, default=WORK,
+                    help="where the members and the summary go, one folder a run (default: models/work/finetune)")
     args = ap.parse_args(argv)
+    work: Path = args.work
     agreement: dict[str, dict[str, float]] = {}
     if args.agreement:
         try:
@@ -299,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.time()
     torch.set_num_threads(args.threads)
-    WORK.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     # the rendered crops first: their synthesis forks worker processes, and a fork after OpenCV's
     # or onnxruntime's thread pools have run can inherit a held lock and hang
     cfg = Config()
@@ -317,10 +320,10 @@ def main(argv: list[str] | None = None) -> int:
         covered_calib = synthesise(held_decks, plan, cfg.seed + 9, cfg.workers, "covered calibration crops")
     real = real_crops(args.photos, args.detector if args.detector.is_file() else None, views=args.views,
                       seed=args.seed, hold_every=args.hold_every, completed=args.real_completed, log=log)
-    paths, weights, turned = _members(args.model)
+    paths, weights, turned = _members(args.model, work)
     new_fp32, new_int8 = [], []
     for i, p in enumerate(paths):
-        f = WORK / f"m{i}" / f"{SHIPPED}.fp32.onnx"
+        f = work / f"m{i}" / f"{SHIPPED}.fp32.onnx"
         if args.reuse and f.is_file():
             log(f"member {i + 1}/{len(paths)}: reusing {f}")
         else:
@@ -328,13 +331,13 @@ def main(argv: list[str] | None = None) -> int:
             net = finetune_member(p, real, xs, ys, LABELS, steps=args.steps, lr=args.lr, seed=args.seed + i, log=log,
                                   rank_loss=args.rank_loss)
             export_member(net, f)
-        q = WORK / f"m{i}" / f"{SHIPPED}.int8.onnx"
+        q = work / f"m{i}" / f"{SHIPPED}.int8.onnx"
         quantise(f, q, xs[:512])
         new_fp32.append(f)
         new_int8.append(q)
     # the shipped file is the int8 merge; models/card_classifier.fp32.onnx stays the rendered-only
     # recipe's network, so a fine-tune always starts from the same place
-    out_fp32, out_int8 = WORK / f"{SHIPPED}.fp32.onnx", WORK / f"{SHIPPED}.int8.onnx"
+    out_fp32, out_int8 = work / f"{SHIPPED}.fp32.onnx", work / f"{SHIPPED}.int8.onnx"
     index = ensemble.index_members(args.model)
     ensemble.merge(new_fp32, out_fp32, weights=weights, turn=turned, index=index)
     ensemble.merge(new_int8, out_int8, weights=weights, turn=turned, index=index)
@@ -360,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
                "rendered": args.rendered, "rank_loss": args.rank_loss, "min_threshold": args.min_threshold,
                "agreement": args.agreement, "covered": args.covered, "completed": args.completed,
                "real_completed": args.real_completed, "covered_calib": args.covered_calib, "minutes": round((time.time() - t0) / 60, 1)}
-    (WORK / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"open-set threshold {threshold}; wrote {args.out / SHIPPED}.onnx (int8) in {summary['minutes']} min")
     return 0
 

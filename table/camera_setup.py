@@ -73,6 +73,9 @@ class CameraCalibrator:
                              f"({exc.strerror or exc}): the next start uses the old one.") from None
         names = zone_labels(None, [z.name for z in layout.zones], list(self.names()))
         warnings = [_plain(_named(w, {k: v[0] for k, v in names.items()})) for w in result.warnings]
+        turned = "" if request.corners else _turned(calibration, (w, h), list(self.names()))
+        if turned:
+            warnings.append(turned)
         how = "the four markers" if not request.corners else "the four corners you tapped"
         return {"ok": result.ok, "method": calibration.method, "residual_px": round(result.residual_px, 2),
                 "markers_found": found,
@@ -96,6 +99,28 @@ class CameraCalibrator:
             return {}, "This camera reports no exposure, white balance or focus to lock; they stay as they were."
         return locked, ("Exposure, white balance and focus are locked where they are now (kept for the next "
                         "start): calibrate again if the room's light changes.")
+
+
+#: the picture's corners, in the order of the table's (marker 0, 1, 2, 3)
+CORNERS = ("top left", "top right", "bottom right", "bottom left")
+
+
+def _turned(calibration: Any, size: tuple[int, int], players: Sequence[str]) -> str:
+    """A sentence when marker 0 is not at the top left of the picture (the mat turned round, or
+    the camera): the calibration holds, but the places are drawn where the mat has them."""
+    import numpy as np
+
+    w, h = size
+    seen = np.asarray(calibration.to_image([[0.0, 0.0]]), dtype=float)[0]
+    picture = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=float)
+    where = int(np.argmin(np.linalg.norm(picture - seen, axis=1)))
+    if where == 0:
+        return ""
+    first = f"{players[0]}'s place" if players else "the first seat's place"
+    return (f"Marker 0 is at the {CORNERS[where]} of the picture, not the top left: the mat (or the camera) "
+            f"is turned round, so {first} is where the mat has it, not where the picture's top left is. "
+            "If the players sit at the mat's places this is fine; otherwise turn the mat so that marker 0 is "
+            "at the top left of the picture and calibrate again.")
 
 
 def _named(text: str, names: dict[str, str]) -> str:

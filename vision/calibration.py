@@ -71,31 +71,55 @@ def marker_object_points(table_size_mm: tuple[float, float], marker_mm: float) -
     return out
 
 
-def detect_markers(image: np.ndarray) -> dict[int, np.ndarray]:
-    """ArUco ids 0–3 found in ``image`` → their 4×2 image corners."""
+def _detect_all(image: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Every marker of the dictionary in ``image``: (id, 4×2 image corners), as the detector found them."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
     detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(ARUCO_DICT), params)
     corners, ids, _ = detector.detectMarkers(gray)
-    found: dict[int, np.ndarray] = {}
     if ids is None:
-        return found
-    for c, i in zip(corners, ids.ravel(), strict=True):
-        if int(i) in MARKER_IDS and int(i) not in found:
-            found[int(i)] = c.reshape(4, 2).astype(np.float64)
+        return []
+    return [(int(i), c.reshape(4, 2).astype(np.float64)) for c, i in zip(corners, ids.ravel(), strict=True)]
+
+
+def detect_markers(image: np.ndarray) -> dict[int, np.ndarray]:
+    """ArUco ids 0–3 found in ``image`` → their 4×2 image corners."""
+    found: dict[int, np.ndarray] = {}
+    for i, c in _detect_all(image):
+        if i in MARKER_IDS and i not in found:
+            found[i] = c
     return found
+
+
+def wrong_markers(image: np.ndarray) -> str:
+    """The markers in view that are not the mat's, in words ("" when there are none): another
+    id of the dictionary (a sheet of other markers), or one of 0–3 twice (a sheet printed twice)."""
+    seen = [i for i, _ in _detect_all(image)]
+    other = sorted({i for i in seen if i not in MARKER_IDS})
+    twice = sorted({i for i in seen if i in MARKER_IDS and seen.count(i) > 1})
+    parts = []
+    if other:
+        parts.append(f"marker{'s' if len(other) > 1 else ''} {', '.join(map(str, other))} "
+                     f"{'are' if len(other) > 1 else 'is'} not one of the mat's (0 to 3)")
+    if twice:
+        parts.append(f"marker{'s' if len(twice) > 1 else ''} {', '.join(map(str, twice))} "
+                     f"{'are' if len(twice) > 1 else 'is'} in view twice")
+    return "; ".join(parts)
 
 
 def from_markers(image: np.ndarray, table_size_mm: tuple[float, float], *, marker_mm: float = 50.0
                  ) -> Calibration:
-    """Calibrate from one image showing all four markers."""
+    """Calibrate from one image showing all four markers (a marker missing names any in view that
+    are not the mat's: the likely mix-up; with all four found, another marker is no matter)."""
     found = detect_markers(image)
     missing = [i for i in MARKER_IDS if i not in found]
     if missing:
+        wrong = wrong_markers(image)
         raise CalibrationError(
-            f"ArUco markers {missing} not found (found {sorted(found)}): check that all four corner "
-            "markers are in view, flat and lit")
+            f"ArUco markers {missing} not found (found {sorted(found)})"
+            + (f"; {wrong}: use the markers of the table mat (or of vision/assets/aruco_markers.svg)" if wrong else "")
+            + ": check that all four corner markers are in view, flat and lit")
     obj = marker_object_points(table_size_mm, marker_mm)
     src = np.concatenate([obj[i] for i in MARKER_IDS])
     dst = np.concatenate([found[i] for i in MARKER_IDS])

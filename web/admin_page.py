@@ -37,6 +37,7 @@ from web.security import (
     pin_hash,
 )
 from web.server import ADMIN_MEMORY_S
+from web.setup_page import STEP_NAMES, STEPS, change_pin_page, step_url, steps_done
 from web.table_page import fragment_response
 
 #: The phases of a deal in progress (the admin page says what can change only between deals).
@@ -66,17 +67,46 @@ def admin() -> Any:
         if current_app.config.get("LOO_FIRST_RUN"):  # a new table: claim it at seat 1 first
             return redirect(url_for("setup.setup"), code=303)
         return render_template("login.html", error=None), 200
+    return _render_admin(None)
+
+
+#: the Admin page's sections each step of the set-up wizard shows (`web.setup_page`)
+WIZARD_SECTIONS: dict[str, tuple[str, ...]] = {
+    "seats": ("now", "game"), "camera": ("now", "camera"), "deck": ("now", "deck"),
+    "rules": ("rules",), "start": ("now", "start")}
+
+
+@bp.get("/setup/<step>")
+def wizard(step: str) -> Any:
+    """One step of the set-up wizard: the Admin page's own sections for it, with the step
+    indicator and Back / Next (every step skippable, and open again from the Admin page)."""
+    if step not in STEP_NAMES:
+        raise ApiError(404, f"no set-up step {step!r}")
+    if not is_admin():
+        return redirect(url_for("admin.admin"), code=303)
+    if step == "claim":
+        return redirect(url_for("admin.admin"), code=303)  # claimed for good
+    if step == "pin":
+        return change_pin_page()
+    return _render_admin(step)
+
+
+def _render_admin(step: str | None) -> Any:
     service = web_state().service
     settings = service.settings()
     snapshot = service.snapshot()
     variant = settings.get("variant", VARIANTS[0])
     url = phone_url(request.host_url)
+    at = STEP_NAMES.index(step) if step else 0
     return render_template(
         "admin.html", settings=settings, s=snapshot, variants=VARIANTS, variant=variant,
         groups=grouped_fields(variant), options=settings.get("options", {}),
         zones=zone_rows(settings), zone_keys=ZONE_KEYS, choice_label=choice_label,
         partial=personal(render_admin_partial(snapshot), csrf_token()), in_deal=snapshot.get("phase") in IN_DEAL,
         qr=qr_svg(url), url=url, flashed=get_flashed_messages(with_categories=True),
+        steps=STEPS, current=step, done=steps_done(snapshot), step_url=step_url,
+        wizard=WIZARD_SECTIONS.get(step or ""), step_no=at + 1, back=STEP_NAMES[at - 1] if step else None,
+        following=STEP_NAMES[at + 1] if step and at + 1 < len(STEP_NAMES) else None,
     )
 
 
@@ -172,7 +202,7 @@ def _zones_form() -> dict[str, Any]:
 def _form_payload() -> dict[str, Any]:
     payload: dict[str, Any] = {}
     for key, value in request.form.items():
-        if key in ("csrf_token", "step") or value == "":
+        if key in ("csrf_token", "step", "back") or value == "":
             continue
         if key in INT_FIELDS:
             try:
@@ -221,6 +251,9 @@ def do(name: str) -> Any:
         flash(card_text(result.get("message") or "Done."), "ok")
     except ValueError as err:
         flash(f"Refused: {card_text(str(err))} Nothing was changed.", "fault")
+    back = request.form.get("back")  # a form of the set-up wizard: back to its step
+    if back in STEP_NAMES:
+        return redirect(url_for("admin.wizard", step=back), code=303)
     return redirect(url_for("admin.admin") + "#now", code=303)
 
 

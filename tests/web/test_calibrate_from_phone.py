@@ -80,6 +80,31 @@ def test_plain_sentences_when_it_cannot_and_nothing_changes(rig, tmp_path):
     assert _post(client, token, {"corners": [[2, 0]] * 4}).status_code == 400
 
 
+def test_a_wrong_marker_or_a_mat_turned_round_is_said_in_plain_words(rig, tmp_path):
+    import cv2
+
+    table, client, token = rig
+    frame = table.scene.render([])
+    x, y = (int(v) for v in table.scene.calibration.to_image([[0, 0]])[0])
+    seven = cv2.aruco.generateImageMarker(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50), 7, 44)
+    frame[max(0, y - 40):y + 40, max(0, x - 40):x + 40] = 255  # marker 0 covered by a marker of another sheet
+    frame[y - 22:y + 22, x - 22:x + 22] = cv2.cvtColor(seven, cv2.COLOR_GRAY2BGR)
+    table.view.offer(frame, table.watcher)
+    resp = _post(client, token, {"table_mm": [800, 800]})
+    error = resp.get_json()["error"]
+    assert resp.status_code == 400 and error.startswith("ArUco markers [0] not found (found [1, 2, 3]); marker 7 "
+                                                        "is not one of the mat's (0 to 3): use the markers of the table mat")
+    assert error.endswith(".") and "Traceback" not in error and not (tmp_path / "calibration.json").exists()
+    # the mat turned round (marker 0 at the bottom right of the picture): calibrated, with a warning
+    table.view.offer(np.ascontiguousarray(table.scene.render([])[::-1, ::-1]), table.watcher)
+    report = _post(client, token, {"table_mm": [800, 800]}).get_json()
+    assert report["markers_found"] == [0, 1, 2, 3]
+    assert any(w.startswith("Marker 0 is at the bottom right of the picture, not the top left") for w in report["warnings"])
+    table.view.offer(table.scene.render([]), table.watcher)
+    report = _post(client, token, {"table_mm": [800, 800]}).get_json()
+    assert not any("Marker 0" in w for w in report["warnings"])
+
+
 def test_the_host_only_and_a_table_without_a_camera(rig, tmp_path):
     table, client, token = rig
     anon = create_app(table.service, config={"STATE_DIR": tmp_path / "web2", "ADMIN_PIN": PIN},

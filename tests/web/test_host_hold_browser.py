@@ -148,6 +148,7 @@ def test_the_camera_view_reloads_each_second_for_the_host_only(served, browser):
     assert status == 401
     player.goto(base + "/how")  # Help: how to play with the referee, the table's own mat in it
     expect(player.locator(".mat-preview img")).to_be_visible()
+    within(player, "document.querySelector('.mat-preview img').complete", True, 5.0)  # visible before it loads
     assert player.evaluate("document.querySelector('.mat-preview img').naturalWidth") > 0
     player.screenshot(path=str(SHOTS / "help-phone.png"), full_page=False)
     ctx.close()

@@ -222,7 +222,15 @@
     else if (f.classList.contains("amend-form")) spec = ["amend_chips", { target: parseInt(f.dataset.entry, 10), delta: parseInt(f.delta.value, 10) }, true];
     else if (f.classList.contains("fix-form")) spec = ["correct_card", { trick: parseInt(f.dataset.trick, 10), player: f.dataset.player, card: f.card.value.trim() }, true];
     else if (FORMS[f.id]) spec = FORMS[f.id](f);
-    else return;  // login, logout: plain posts
+    else {  // login, logout, the live part's plain forms: plain posts; from a set-up step, back to it
+      var step = document.querySelector('.wizard-steps [aria-current="step"]');
+      if (step && /\/admin\/do\//.test(f.getAttribute("action") || "") && !f.querySelector('input[name="back"]')) {
+        var back = document.createElement("input");
+        back.type = "hidden"; back.name = "back"; back.value = step.closest("li").dataset.step;
+        f.appendChild(back);
+      }
+      return;
+    }
     ev.preventDefault();
     if (f.dataset.confirm && !window.confirm(f.dataset.confirm)) return;
     if (f.id === "adjust-form" && !largeConfirmed(f, spec[1])) return;

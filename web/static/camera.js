@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   var img = document.getElementById("camera-view");
-  if (!img) return;
+  if (!img || img.closest("[hidden]")) return;  // a set-up step without the camera
   var note = document.getElementById("camera-note"), plain = note ? note.textContent : "";
   var every = parseInt(img.dataset.everyMs || "1000", 10), timer = null, n = 0;
 
