@@ -105,7 +105,7 @@ class CameraCalibrator:
 CORNERS = ("top left", "top right", "bottom right", "bottom left")
 
 
-def _turned(calibration: Any, size: tuple[int, int], players: Sequence[str]) -> str:
+def _turned(calibration: Calibration, size: tuple[int, int], players: Sequence[str]) -> str:
     """A sentence when marker 0 is not at the top left of the picture (the mat turned round, or
     the camera): the calibration holds, but the places are drawn where the mat has them."""
     import numpy as np
