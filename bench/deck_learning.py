@@ -62,7 +62,7 @@ def similarities(seeds: list[int], hands: int, worn: int) -> None:
     rows: list[tuple[int, str, bool, Any]] = []
 
     def grab(demo: Any, ev: Any) -> None:
-        placed = demo.camera.cards.get(ev.zone)
+        placed = demo.camera.cards.get(str(ev.zone))
         if getattr(ev, "view", None) is not None and placed is not None:
             rows.append((demo.seed, placed.card, placed.card in demo.summary.worn_cards, ev.view))
 

@@ -258,30 +258,30 @@ def score_deal(deal: int, frames: list[Any], events: list[Any]) -> DealScore:
     for e in placed:
         if e.kind == "conflict":
             s.conflicts += 1
-        elif (e.zone, e.card) not in truth_pairs:
+        elif (str(e.zone), e.card) not in truth_pairs:
             s.wrong_accepted += 1
             s.wrong.append(f"deal {deal} t={e.timestamp:.2f} {e.zone} read {e.card}")
     # a card reported gone while it still lies there would make the referee lose a play
     resting_at = {round(f.truth.timestamp, 6): f.truth.resting for f in frames}
     for e in events:
         if e.kind == "card_removed" and e.card is not None:
-            if e.card in resting_at.get(round(e.timestamp, 6), {}).get(e.zone, []):
+            if e.card in resting_at.get(round(e.timestamp, 6), {}).get(str(e.zone), []):
                 s.spurious_removals += 1
                 s.wrong.append(f"deal {deal} t={e.timestamp:.2f} {e.zone} said {e.card} left while it lay there")
     for ts, zone, card in rests:
         if card == "back":
             s.face_down_expected += 1
-            if any(e.kind == "card_face_down" and e.zone == zone for e in events):
+            if any(e.kind == "card_face_down" and str(e.zone) == zone for e in events):
                 s.face_down_ok += 1
             continue
         s.expected += 1
-        hits = [e for e in placed if e.kind == "card_placed" and e.zone == zone and e.card == card]
+        hits = [e for e in placed if e.kind == "card_placed" and str(e.zone) == zone and e.card == card]
         if len(hits) == 1:
             s.reported_once += 1
             s.latencies.append(hits[0].timestamp - ts)
         elif len(hits) > 1:
             s.duplicates += 1
-        elif any(e.kind == "card_unsure" and e.zone == zone and e.timestamp >= ts for e in events):
+        elif any(e.kind == "card_unsure" and str(e.zone) == zone and e.timestamp >= ts for e in events):
             s.unsure += 1
             s.missed_cards.append(f"deal {deal} {zone} {card}: unsure")
         else:

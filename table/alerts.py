@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, TypedDict, Unpack, cast
 
-from table.contract.snapshot import Alert
+from table.contract.snapshot import Alert, AlertKind
 from table.health import HealthStatus
 from table.photos import PhotoStore
 from table.proof_photos import proves_new_revoke, revoke_photo, save_zone_photo
@@ -24,12 +24,28 @@ from vision.event_types import VisionEvent
 
 if TYPE_CHECKING:  # a crop's view is a numpy vector; the referee loads numpy only with a camera
     import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["AlertKeeper", "FLASH_SECONDS", "MAX_INFO_ALERTS"]
 
+
+
+class AlertDetails(TypedDict, total=False):
+    """What an alert may say beyond its kind, seat and message (the optional keys of `Alert`)."""
+
+    card: str | None
+    top3: list[list[str | float]]
+    zone: str
+    evidence: str
+    rule: str
+    trick: int
+    picture: bool
+    photo: str
+
+
 FLASH_SECONDS = 3.0
 MAX_INFO_ALERTS = 8
-INFO_KINDS = ("refused", "conflict", "contradiction", "game_over", "error")
+INFO_KINDS: tuple[AlertKind, ...] = ("refused", "conflict", "contradiction", "game_over", "error")
 
 log = logging.getLogger("loo-table.referee")
 
@@ -47,7 +63,7 @@ class AlertKeeper:
         self.alarm = alarm  # the buzzer, for a revoke just proven
         self.alerts: list[Alert] = []
         self.hold: Alert | None = None  # the alert the game waits on
-        self.hold_views: dict[int, np.ndarray] = {}  # alert id -> the crop's view of an unsure card
+        self.hold_views: dict[int, NDArray[np.float32]] = {}  # alert id -> the crop's view of an unsure card
         self.flash_until: dict[int, float] = {}  # seat -> when its revoke flash ends
         self._alert_id = 0
         self._revoke_keys: dict[tuple[str, int, str, str], int] = {}
@@ -61,8 +77,8 @@ class AlertKeeper:
         #: event that records a card (cleared when the command ends)
         self.evidence: tuple[str, str, str | None] | None = None
 
-    def alert(self, kind: str, message: str, *, seat: str | None = None,
-              needs_confirmation: bool = False, **extra: Any) -> Alert:
+    def alert(self, kind: AlertKind, message: str, *, seat: str | None = None,
+              needs_confirmation: bool = False, **extra: Unpack[AlertDetails]) -> Alert:
         self._alert_id += 1
         alert = cast(Alert, {"id": self._alert_id, "kind": kind, "seat": seat, "message": message,
                              "needs_confirmation": needs_confirmation, **extra})
@@ -120,7 +136,7 @@ class AlertKeeper:
             self.say(trouble)
         return name
 
-    def info(self, kind: str, message: str) -> None:
+    def info(self, kind: AlertKind, message: str) -> None:
         """An alert that asks nothing; only the last few of them are kept."""
         self.alert(kind, message)
         info = [a for a in self.alerts if a["kind"] in INFO_KINDS]
@@ -137,7 +153,7 @@ class AlertKeeper:
         if status.message:
             self.alert(status.kind, status.message)
 
-    def drop_kind(self, kind: str) -> None:
+    def drop_kind(self, kind: AlertKind) -> None:
         self.alerts = [a for a in self.alerts if a["kind"] != kind]
 
     def new_deal(self) -> None:
@@ -201,8 +217,9 @@ class AlertKeeper:
         self._hold_card(ev, "the camera cannot read this card of the deck for sure", seat=None, zone=zone)
 
     def _hold_card(self, ev: VisionEvent, text: str, *, seat: str | None, zone: str) -> None:
-        top3 = [[str(c), float(p)] for c, p in _top3(ev)]
-        proposal = top3[0][0] if top3 and top3[0][0] not in ("back", "None") else None
+        ranked = _top3(ev)
+        top3: list[list[str | float]] = [[str(c), float(p)] for c, p in ranked]
+        proposal = str(ranked[0][0]) if ranked and str(ranked[0][0]) not in ("back", "None") else None
         self.stats["holds"] += 1
         self.hold = self.alert("unsure", text + (f" (best guess {proposal})" if proposal else ""), seat=seat,
                                needs_confirmation=True, card=proposal, top3=top3, zone=zone)

@@ -9,17 +9,41 @@ import a CLI module.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TypedDict
 
 from engine.records import score_record
 from table.ledger import Ledger
 from table.seal import SealError, check_heads, load_key
 from table.state import StateError, TableState
 
-__all__ = ["verify"]
+__all__ = ["Report", "verify"]
 
 
-def verify(ledger: Ledger, noted: tuple[int, str] | None = None) -> dict[str, Any]:
+class HeadRef(TypedDict):
+    seq: int
+    hash: str
+
+
+class Report(TypedDict):
+    """What `ledger verify` found (printed, or as JSON with ``--json``): ``ok`` when ``problems``
+    is empty, and the figures the host compares with the night."""
+
+    ok: bool
+    problems: list[str]
+    integrity: str
+    events: int
+    deals_closed: int
+    records_rescored: int
+    chips: dict[str, int]
+    pool: int
+    total_chips: int
+    chips_brought: int
+    digest: str
+    head: HeadRef
+    seals: str
+
+
+def verify(ledger: Ledger, noted: tuple[int, str] | None = None) -> Report:
     """The checks `ledger verify` runs; returns a report with ``ok`` and ``problems``. With the
     service's key readable beside the ledger the seals are checked too (``table.seal``), and the
     head noted beside the ledger and ``noted`` (``EVENT, CODE`` the host kept) must match."""

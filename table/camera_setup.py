@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from table.camera_view import CameraView, zone_labels
 from table.contract.camera_setup import CalibrateRequest, CalibrationReport
+
+if TYPE_CHECKING:  # OpenCV loads only when the host calibrates
+    from vision.geometry import Calibration, TableLayout
 
 __all__ = ["CameraCalibrator"]
 
@@ -26,8 +29,8 @@ class CameraCalibrator:
     controls it set (None: this camera cannot, a synthetic one or a recording)."""
 
     def __init__(self, view: CameraView, *, path: Path, seats: Callable[[], int],
-                 apply: Callable[[Any, Any], None], names: Callable[[], Sequence[str]] = lambda: (),
-                 lock: Callable[[], dict[str, Any]] | None = None) -> None:
+                 apply: Callable[[TableLayout, Calibration], None], names: Callable[[], Sequence[str]] = lambda: (),
+                 lock: Callable[[], dict[str, object]] | None = None) -> None:
         self.lock = lock  # fixes the running camera's exposure, white balance, focus (None: cannot)
         self.view = view
         self.path = Path(path)
@@ -82,7 +85,7 @@ class CameraCalibrator:
                             + (" (see the warnings below)." if warnings else ". All checks passed."))}
 
 
-    def _locked(self, wanted: bool) -> tuple[dict[str, Any], str]:
+    def _locked(self, wanted: bool) -> tuple[dict[str, object], str]:
         """(the controls fixed now, the sentence on the camera's picture)."""
         if not wanted:
             return {}, "Exposure, white balance and focus were left as they were."
@@ -102,7 +105,7 @@ class CameraCalibrator:
 CORNERS = ("top left", "top right", "bottom right", "bottom left")
 
 
-def _turned(calibration: Any, size: tuple[int, int], players: Sequence[str]) -> str:
+def _turned(calibration: Calibration, size: tuple[int, int], players: Sequence[str]) -> str:
     """A sentence when marker 0 is not at the top left of the picture (the mat turned round, or
     the camera): the calibration holds, but the places are drawn where the mat has them."""
     import numpy as np

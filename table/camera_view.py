@@ -17,18 +17,39 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from table.contract.pictures import Picture
-from vision.event_types import ZoneId
+from vision.event_types import ZoneContent, ZoneId
+
+if TYPE_CHECKING:  # the vision stack (OpenCV) loads only where a picture is made
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from vision.geometry import Calibration, TableLayout
 
 __all__ = ["CameraView", "zone_labels"]
+
+
+
+class ReadsZones(Protocol):
+    """The watcher as the view draws it (`vision.events.TableWatcher`): where the zones lie in
+    the picture and what it holds as lying in each."""
+
+    @property
+    def layout(self) -> TableLayout: ...
+
+    @property
+    def calibration(self) -> Calibration: ...
+
+    def contents(self) -> Mapping[str, ZoneContent]: ...
+
 
 #: how long after a host's last request the camera thread keeps the zones' readings
 WATCH_S = 5.0
 
 
-def zone_labels(contents: Mapping[str, Mapping[str, Any]] | None, zones: Sequence[str],
+def zone_labels(contents: Mapping[str, ZoneContent] | None, zones: Sequence[str],
                 names: Sequence[str]) -> dict[str, tuple[str, str]]:
     """Each zone's label on the camera view: whose place it is and what the camera reads there, a
     card by its name and ``?`` for each card it is unsure of (``"Ann: 7H ?"``), with how sure
@@ -73,9 +94,9 @@ class CameraView:
         self.clock = clock
         self._lock = threading.Lock()  # the latest frame, swapped by the camera thread
         self._render = threading.Lock()  # one picture made at a time; the others wait for it
-        self._frame: Any = None
-        self._watcher: Any = None
-        self._contents: dict[str, dict[str, Any]] | None = None
+        self._frame: NDArray[np.uint8] | None = None
+        self._watcher: ReadsZones | None = None
+        self._contents: Mapping[str, ZoneContent] | None = None
         self._count = 0
         self._asked = float("-inf")
         self._made: tuple[float, int, Picture] | None = None
@@ -86,7 +107,7 @@ class CameraView:
         """A host asked for the view in the last few seconds."""
         return self.clock() - self._asked < WATCH_S
 
-    def offer(self, image: Any, watcher: Any) -> None:
+    def offer(self, image: NDArray[np.uint8], watcher: ReadsZones | None) -> None:
         """The frame just read and the watcher that read it (its layout, calibration and readings)."""
         contents = watcher.contents() if watcher is not None and self.watching() else None
         with self._lock:
@@ -96,7 +117,7 @@ class CameraView:
             self._count += 1
 
     # -- any other thread ------------------------------------------------------------------------
-    def latest(self) -> tuple[Any, Any]:
+    def latest(self) -> tuple[NDArray[np.uint8] | None, ReadsZones | None]:
         """(the latest frame, its watcher), or (None, None) before the first frame."""
         with self._lock:
             return self._frame, self._watcher

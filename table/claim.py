@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from table.contract.claim import ClaimStatus
+from table.inputs import ButtonEvent
 
 __all__ = ["SeatClaim"]
 
@@ -51,7 +51,7 @@ class SeatClaim:
                 self.used = True
             return ok
 
-    def saw(self, event: Any) -> None:
+    def saw(self, event: ButtonEvent) -> None:
         """A button event (`table.inputs.ButtonEvent`): seat 1's press claims an open window."""
         if getattr(event, "source", None) != "seat" or getattr(event, "seat", None) != 0:
             return

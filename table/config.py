@@ -10,9 +10,13 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 import unicodedata
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "ConfigError",
@@ -62,7 +66,7 @@ DEFAULT_SEAT_LEDS = (4, 17, 27, 22, 5, 6, 26, 16)
 DEFAULT_SEAT_BUTTONS = (23, 24, 25, 8, 7, 9, 10, 11)
 
 
-def parse_pin(value: Any, key: str) -> int:
+def parse_pin(value: object, key: str) -> int:
     """A pin as a BCM number: ``17``, ``"GPIO17"``, ``"BCM17"`` or ``"BOARD11"`` (physical)."""
     if isinstance(value, bool):
         raise ConfigError(f"{key}: expected a GPIO number, got {value!r}")
@@ -106,7 +110,7 @@ class GameConfig:
     players: tuple[str, ...] = ("Ann", "Bea", "Cal", "Dot")
     chips: int = 100
     first_dealer: int = 0
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -201,14 +205,20 @@ class TableConfig:
         return len(self.game.players)
 
 
-def _section(cls: type, raw: Any, name: str, convert: dict[str, Any]) -> Any:
+_S = TypeVar("_S", bound="DataclassInstance")
+Converter = Callable[[object, str], object]
+"""Checks one key's raw TOML value (``value, "section.key"``) and returns it as the dataclass wants
+it, or raises ConfigError naming the key."""
+
+
+def _section(cls: type[_S], raw: object, name: str, convert: Mapping[str, Converter]) -> _S:
     """Build dataclass `cls` from table `raw`, rejecting unknown keys and wrong types."""
     if raw is None:
         return cls()
     if not isinstance(raw, dict):
         raise ConfigError(f"[{name}]: expected a table, got {type(raw).__name__}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for key, value in raw.items():
         full = f"{name}.{key}"
         if key not in fields:
@@ -230,8 +240,8 @@ def _section(cls: type, raw: Any, name: str, convert: dict[str, Any]) -> Any:
     return cls(**kwargs)
 
 
-def _number(lo: float, hi: float, *, allow_none: bool = False) -> Any:
-    def conv(value: Any, key: str) -> float | None:
+def _number(lo: float, hi: float, *, allow_none: bool = False) -> Converter:
+    def conv(value: object, key: str) -> float | None:
         if allow_none and value in ("", "none", None):
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -243,8 +253,8 @@ def _number(lo: float, hi: float, *, allow_none: bool = False) -> Any:
     return conv
 
 
-def _int_range(lo: int, hi: int) -> Any:
-    def conv(value: Any, key: str) -> int:
+def _int_range(lo: int, hi: int) -> Converter:
+    def conv(value: object, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{key}: expected a whole number, got {value!r}")
         if not lo <= value <= hi:
@@ -254,8 +264,8 @@ def _int_range(lo: int, hi: int) -> Any:
     return conv
 
 
-def _choice(choices: tuple[str, ...]) -> Any:
-    def conv(value: Any, key: str) -> str:
+def _choice(choices: tuple[str, ...]) -> Converter:
+    def conv(value: object, key: str) -> str:
         if value not in choices:
             raise ConfigError(f"{key}: {value!r} is not one of {', '.join(choices)}")
         return str(value)
@@ -263,11 +273,11 @@ def _choice(choices: tuple[str, ...]) -> Any:
     return conv
 
 
-def _pin(value: Any, key: str) -> int:
+def _pin(value: object, key: str) -> int:
     return parse_pin(value, key)
 
 
-def _pin_list(value: Any, key: str) -> tuple[int, ...]:
+def _pin_list(value: object, key: str) -> tuple[int, ...]:
     if not isinstance(value, list):
         raise ConfigError(f"{key}: expected a list of pins, got {type(value).__name__}")
     if len(value) > MAX_SEATS:
@@ -275,7 +285,7 @@ def _pin_list(value: Any, key: str) -> tuple[int, ...]:
     return tuple(parse_pin(v, f"{key}[{i}]") for i, v in enumerate(value))
 
 
-def _players(value: Any, key: str) -> tuple[str, ...]:
+def _players(value: object, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{key}: expected a list of names")
     names = tuple(v.strip() for v in value)
@@ -297,7 +307,7 @@ def _players(value: Any, key: str) -> tuple[str, ...]:
     return names
 
 
-def _admin_pin(value: Any, key: str) -> str:
+def _admin_pin(value: object, key: str) -> str:
     """Empty (a PIN is generated at first start) or 4 to 12 digits, the rule web.security enforces;
     checked here so a bad PIN is one line naming the key, not a traceback from the web server."""
     if not isinstance(value, str):
@@ -307,7 +317,7 @@ def _admin_pin(value: Any, key: str) -> str:
     return value
 
 
-def _prototypes_file(value: Any, key: str) -> str:
+def _prototypes_file(value: object, key: str) -> str:
     """An enrolment file must exist now: finding out at the first card of the night is too late.
     Its content (and that it fits the model) is checked when the classifier loads it."""
     if not isinstance(value, str):
@@ -317,13 +327,13 @@ def _prototypes_file(value: Any, key: str) -> str:
     return value
 
 
-def _options(value: Any, key: str) -> dict[str, Any]:
+def _options(value: object, key: str) -> dict[str, object]:
     if not isinstance(value, dict):
         raise ConfigError(f"{key}: expected a table of engine options")
     return dict(value)
 
 
-def parse_config(raw: dict[str, Any], *, source: str = "<config>") -> TableConfig:
+def parse_config(raw: Mapping[str, object], *, source: str = "<config>") -> TableConfig:
     """Validate a parsed TOML document; raise ConfigError (one line) on the first problem."""
     known = {"game", "pins", "camera", "model", "web", "state"}
     for key in raw:
@@ -380,7 +390,7 @@ def parse_config(raw: dict[str, Any], *, source: str = "<config>") -> TableConfi
     return TableConfig(game=game, pins=pins, camera=camera, model=model, web=web, state=state, source=source)
 
 
-def _bad(key: str, value: Any) -> Any:
+def _bad(key: str, value: object) -> NoReturn:
     raise ConfigError(f"{key}: expected a camera index or a path, got {value!r}")
 
 

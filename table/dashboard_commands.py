@@ -7,23 +7,27 @@ A part of `table.referee.Referee`, given the recorder, the alert keeper and the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from engine import CallCivil, Card, ClaimFlush, Expose, Misdeal, Play, ShowPam, TurnUp
 from engine.cards import SUIT_NAMES
 from table.alerts import AlertKeeper
 from table.config import MAX_SEATS
 from table.contract import commands as cmd
+from table.contract.values import Gesture
 from table.deck_tour import DeckTour
 from table.inputs import ButtonEvent
 from table.interpreter import Interpreter
-from table.next_deal import cancel_change, drop_queued, in_deal, left_message, queue_change
+from table.next_deal import Answer, cancel_change, drop_queued, in_deal, left_message, queue_change
 from table.recorder import Recorder
 from table.state import StateError, TableState
 from vision.event_types import TURN_UP, ZoneId
 
-__all__ = ["DashboardCommands"]
+__all__ = ["DashboardCommands", "ZonesHook"]
+
+ZonesHook = Callable[[Mapping[str, Mapping[str, float]]], None]
+"""Told the zones the host drew (name -> x, y, width, height in mm) before they are written: the
+camera reads with them from then on, or it raises ValueError and nothing is written."""
 
 
 class DashboardCommands:
@@ -33,7 +37,7 @@ class DashboardCommands:
 
     def __init__(self, recorder: Recorder, keeper: AlertKeeper, inputs: Interpreter, *,
                  clock: Callable[[], float], stats: dict[str, int],
-                 on_zones: Callable[[dict[str, Any]], None] | None = None,
+                 on_zones: ZonesHook | None = None,
                  wired_seats: Callable[[], int | None] = lambda: None) -> None:
         self.recorder = recorder
         self.keeper = keeper
@@ -49,7 +53,7 @@ class DashboardCommands:
     def state(self) -> TableState:
         return self.recorder.state
 
-    def run(self, c: cmd.DashboardCommand) -> dict[str, str]:
+    def run(self, c: cmd.DashboardCommand) -> Answer:
         st = self.state
         if isinstance(c, cmd.ConfirmCard):
             hold = self.keeper.hold
@@ -158,7 +162,7 @@ class DashboardCommands:
             return {}
         raise StateError(f"unknown command {c!r}")
 
-    def _show_deck(self, c: cmd.ShowDeck) -> dict[str, str]:
+    def _show_deck(self, c: cmd.ShowDeck) -> Answer:
         """Start or stop "show me the deck" (`table.deck_tour`)."""
         if c.action == "stop":
             if self.inputs.tour is None:
@@ -179,7 +183,7 @@ class DashboardCommands:
         return {"message": f"Lay {what} out in {where}, a few cards at a time, face up and not "
                            "overlapping; the camera enrols each card."}
 
-    def _add_player(self, name: str, chips: int) -> dict[str, str]:
+    def _add_player(self, name: str, chips: int) -> Answer:
         """A late joiner sits down in the next free seat; a deal that is over is closed first (as
         the dealer's next press would), one in progress refuses the join."""
         st = self.state
@@ -199,7 +203,7 @@ class DashboardCommands:
             text += f"; seat {seat + 1} has no button, so {name} declares on this page when it is their turn"
         return {"message": text + "."}
 
-    def _seat_button(self, player: str, gesture: str) -> dict[str, str]:
+    def _seat_button(self, player: str, gesture: Gesture) -> Answer:
         """The dashboard's stand-in for a seat button (a late joiner's seat may have none): the
         same gesture as the real button, refused with a reason instead of ignored."""
         st = self.state
@@ -220,7 +224,7 @@ class DashboardCommands:
             return {"message": (self.inputs.message or "Nothing changed") + "."}
         return {}
 
-    def _remove_player(self, player: str) -> dict[str, Any]:
+    def _remove_player(self, player: str) -> Answer:
         """A player leaves between deals (a deal that is over is closed first)."""
         st = self.state
         before = list(st.players)
@@ -229,7 +233,7 @@ class DashboardCommands:
         self.recorder.commit_many([self.inputs.close_item(), item] if st.deal is not None else [item])
         return {"message": left_message(player, held, st.chips_in()[player], before)}
 
-    def _new_night(self, c: cmd.NewNight) -> dict[str, Any]:
+    def _new_night(self, c: cmd.NewNight) -> Answer:
         """The next night in the same ledger, as the last one was set up (the dealer moves on) or
         with the players, variant, house rules, chips and money the host chose for it."""
         st = self.state
@@ -276,7 +280,7 @@ class DashboardCommands:
             raise StateError(f"{player} holds {held} chips, so at most {max(held, 0)} can be taken off, "
                              f"not {-delta}")
 
-    def _amend_chips(self, target: int, delta: int) -> dict[str, Any]:
+    def _amend_chips(self, target: int, delta: int) -> Answer:
         """Undo (``delta`` 0) or change an earlier chip entry; the ledger keeps the entry and the
         change, each with its own event."""
         entry = self.state.chip_log.get(target)
@@ -310,7 +314,7 @@ class DashboardCommands:
             raise StateError(f"{name!r} is not at the table")
         return name.strip()
 
-    def _resolve(self, alert_id: int, card: Card | None) -> dict[str, str]:
+    def _resolve(self, alert_id: int, card: Card | None) -> Answer:
         """Answer the alert that holds the game: confirm its card, or give the right one."""
         hold = self.keeper.hold
         if hold is None or hold["id"] != alert_id:
@@ -358,7 +362,7 @@ class DashboardCommands:
             self.inputs.release()
         return {}
 
-    def _enter_card(self, card: Card, zone: str) -> dict[str, str]:
+    def _enter_card(self, card: Card, zone: str) -> Answer:
         """The host says which card lies in `zone`: the camera missed it, or misread the turn-up."""
         st = self.state
         deal = st.deal
@@ -385,7 +389,7 @@ class DashboardCommands:
         self.inputs.play_pending()
         return {}
 
-    def _correct_played(self, card: Card, trick: int, player: str) -> dict[str, str]:
+    def _correct_played(self, card: Card, trick: int, player: str) -> Answer:
         st = self.state
         deal = st.deal
         if deal is None:

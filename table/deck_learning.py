@@ -31,14 +31,16 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from table.ledger import Ledger
 
 if TYPE_CHECKING:  # the classifier needs onnxruntime; tests give a stand-in with its methods
     from vision.classifier import CardClassifier
+    from vision.enroll import Prototypes
 
 __all__ = ["NightDeck", "View", "deck_path", "stored_summary", "LEARN_SURE_READS", "MAX_VIEWS_PER_CARD", "NIGHT_MATCH_FLOOR"]
 
@@ -64,7 +66,7 @@ def deck_path(ledger_path: str | os.PathLike[str]) -> Path:
     return p.with_name(p.name + ".deck.npz")
 
 
-def stored_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
+def stored_summary(path: str | os.PathLike[str]) -> dict[str, int | dict[str, int]]:
     """What a stored night deck holds, without a model (for `loo-table deck show`): views per
     card and by source. Raises ValueError (one line) for a file that is not one."""
     p = Path(path)
@@ -93,7 +95,7 @@ class View:
 
     key: int
     label: str
-    vector: np.ndarray
+    vector: NDArray[np.float32]
     source: str
     deal: int
 
@@ -113,7 +115,7 @@ class NightDeck:
 
         self.path = Path(path)
         self.classifier = classifier
-        self.base = getattr(classifier, "prototypes", None)
+        self.base: Prototypes | None = getattr(classifier, "prototypes", None)
         self.labels: tuple[str, ...] = tuple(classifier.labels)
         self.model_sha256 = model_digest(classifier.model_path) if getattr(classifier, "model_path", None) else ""
         self.night = night
@@ -127,16 +129,17 @@ class NightDeck:
         self._apply()
 
     @classmethod
-    def for_ledger(cls, ledger: Ledger, classifier: CardClassifier, **options: Any) -> NightDeck:
+    def for_ledger(cls, ledger: Ledger, classifier: CardClassifier, *, cap: int = MAX_VIEWS_PER_CARD,
+                   learn_above: float = LEARN_SURE_READS, floor: float = NIGHT_MATCH_FLOOR) -> NightDeck:
         """The store beside ``ledger`` (a `table.ledger.Ledger`), for this night: the night is
         named by the hash of the ledger's first event, so a new ledger at the same path starts
         with nothing learned."""
         first = next(iter(ledger.iter_events()), None)
         night = (first.hash or f"{first.seq}:{first.at!r}") if first is not None else ""
-        return cls(deck_path(ledger.path), classifier, night=night, **options)
+        return cls(deck_path(ledger.path), classifier, night=night, cap=cap, learn_above=learn_above, floor=floor)
 
     # -- what the referee calls ------------------------------------------------------------------
-    def learn(self, key: int, label: str, vector: np.ndarray | None, *, source: str, deal: int,
+    def learn(self, key: int, label: str, vector: NDArray[np.float32] | None, *, source: str, deal: int,
               confidence: float | None = None) -> bool:
         """Add the view of a card the referee accepted (``source`` ``host``, ``sure``, or ``tour``:
         shown by the host in "show me the deck", `table.deck_tour`, with ``deal`` 0); a sure
@@ -192,7 +195,7 @@ class NightDeck:
             self._apply()
         return n
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, int]:
         """For the dashboard and the CLI: views and cards learned, by source."""
         with self.lock:
             return {"views": len(self.views), "cards": len({v.label for v in self.views}),
@@ -217,7 +220,7 @@ class NightDeck:
         self._save()
         self._apply()
 
-    def prototypes(self) -> Any:
+    def prototypes(self) -> Prototypes | None:
         """The enrolment to read with: the classifier's own (if any) plus the learned views."""
         from vision.enroll import Prototypes
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from vision.sources import FrameSource
 if TYPE_CHECKING:  # the vision stack is imported where the demo builds it
     from vision.classifier import CardClassifier
     from vision.detector import CardDetector
+    from vision.geometry import Calibration, TableLayout
     from vision.synthetic import PlacedCard, SyntheticTable
 
 __all__ = ["SceneCamera", "TableDemo", "DemoSummary", "worn_deck"]
@@ -139,7 +140,7 @@ class DemoSummary:
     ledger_verified: bool = False
     problems: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
@@ -155,7 +156,8 @@ class TableDemo:
 
     def __init__(self, *, db: Path, players: list[str], seed: int, classifier: CardClassifier, chips: int = 100,
                  revoke_rate: float = 0.08, pace: float = 0.0, size: tuple[int, int] = (960, 540),
-                 options: dict[str, Any] | None = None, worn: int = 4, log: Any = None,
+                 options: Mapping[str, object] | None = None, worn: int = 4,
+                 log: Callable[[str], object] | None = None,
                  variant: str = "three_card", wired: int | None = None, patient: bool = False,
                  learn_deck: bool = True, detector: CardDetector | None = None,
                  on_change: Callable[[Snapshot], None] | None = None) -> None:
@@ -246,7 +248,7 @@ class TableDemo:
         self.referee.start()
 
     # -- zones ---------------------------------------------------------------------------------------
-    def _set_zones(self, zones: dict[str, Any]) -> None:
+    def _set_zones(self, zones: Mapping[str, object]) -> None:
         """`set_zones` from the dashboard: the camera gets a watcher for the new zones and the bots
         lay their cards there (ValueError refuses zones that overlap or are malformed)."""
         from table.runtime import layout_from_zones
@@ -258,7 +260,7 @@ class TableDemo:
         self.camera_loop.watcher = self.watcher
         self.layout = layout
 
-    def _recalibrated(self, layout: Any, calibration: Any) -> None:
+    def _recalibrated(self, layout: TableLayout, calibration: Calibration) -> None:
         """The host calibrated on the Admin page: the camera reads with it from the next frame."""
         from vision.events import TableWatcher
 
@@ -434,7 +436,7 @@ class TableDemo:
                 self.referee.sync()
         elif intent.kind == "place":
             assert intent.zone is not None and intent.card is not None
-            self._place(intent.zone, intent.card)
+            self._place(str(intent.zone), intent.card)
             self._gather_if_needed()
         elif intent.kind == "command":  # a flush or Pam shown: the host enters it on the dashboard
             try:
@@ -482,7 +484,7 @@ class TableDemo:
         self.service.command("show_deck", {"action": "stop"})
 
     # -- the night -----------------------------------------------------------------------------------
-    def play(self, hands: int | None, *, on_step: Any = None) -> DemoSummary:
+    def play(self, hands: int | None, *, on_step: Callable[[Intent], object] | None = None) -> DemoSummary:
         """Play `hands` deals (None: the whole night); `on_step(intent)` after every act."""
         from table.simulate import run_night
 

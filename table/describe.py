@@ -9,9 +9,9 @@ dashboard turns them into rank and suit for people.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from engine import (
+    Action,
     CallCivil,
     ClaimFlush,
     Declare,
@@ -24,28 +24,46 @@ from engine import (
     parse_action,
 )
 from engine.errors import LooError
+from table.contract.json_value import Json, JsonObject
+from table.ledger import Event
 
 __all__ = ["describe_events"]
 
 VARIANT_NAMES = {"three_card": "three-card Loo", "irish": "Irish Loo", "five_card": "five-card Loo"}
-Lookup = Callable[[int], Any]  # seq -> the ledger event with that seq (or None)
+Lookup = Callable[[int], Event | None]  # seq -> the ledger event with that seq (or None)
 
 
-#: each kind of recorded action as a phrase
-PHRASES: dict[type, Callable[[Any], str]] = {
-    Play: lambda a: f"{a.player}'s {a.card}",
-    TurnUp: lambda a: f"the turn-up {a.card}",
-    Declare: lambda a: f"{a.player}'s declaration ({a.action.replace('_', ' ')})",
-    Exchange: lambda a: f"{a.player}'s exchange of {a.count} card{'s' if a.count != 1 else ''}",
-    ClaimFlush: lambda a: f"{a.player}'s flush claim",
-    ShowPam: lambda a: f"{a.player} showing Pam",
-    Expose: lambda a: f"{a.player}'s card {' '.join(map(str, a.cards))} played out of turn",
-    CallCivil: lambda a: '"Pam be civil"',
-    Misdeal: lambda a: "the misdeal",
-}
+def _phrase(a: Action) -> str | None:
+    """Each kind of recorded action as a phrase (None: a kind the host never reads about)."""
+    if isinstance(a, Play):
+        return f"{a.player}'s {a.card}"
+    if isinstance(a, TurnUp):
+        return f"the turn-up {a.card}"
+    if isinstance(a, Declare):
+        return f"{a.player}'s declaration ({a.action.replace('_', ' ')})"
+    if isinstance(a, Exchange):
+        return f"{a.player}'s exchange of {a.count} card{'s' if a.count != 1 else ''}"
+    if isinstance(a, ClaimFlush):
+        return f"{a.player}'s flush claim"
+    if isinstance(a, ShowPam):
+        return f"{a.player} showing Pam"
+    if isinstance(a, Expose):
+        return f"{a.player}'s card {' '.join(map(str, a.cards))} played out of turn"
+    if isinstance(a, CallCivil):
+        return '"Pam be civil"'
+    if isinstance(a, Misdeal):
+        return "the misdeal"
+    return None
 
 
-def _parse(text: str) -> Any:
+def _int(value: Json) -> int:
+    """A number as the ledger stored it (TypeError, as ``int()`` raises, for anything else)."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"int() argument must be a number, not {type(value).__name__}")
+
+
+def _parse(text: str) -> Action | None:
     try:
         return parse_action(text)
     except LooError:
@@ -58,19 +76,19 @@ def _action_text(text: str) -> str:
         action = parse_action(text)
     except LooError:
         return text
-    phrase = PHRASES.get(type(action))
-    return phrase(action) if phrase is not None else text
+    phrase = _phrase(action)
+    return phrase if phrase is not None else text
 
 
-def _one(event: Any, lookup: Lookup) -> str:
+def _one(event: Event, lookup: Lookup) -> str:
     d = event.data
     kind = event.kind
     if kind == "undo":
-        target = lookup(int(d["target"]))
+        target = lookup(_int(d["target"]))
         if target is not None and target.kind == "action":
             return f"Undid {_action_text(str(target.data.get('action', '')))}"
         if target is not None and target.kind == "correct":
-            fixed = lookup(int(target.data["target"]))
+            fixed = lookup(_int(target.data["target"]))
             action = _parse(str(fixed.data.get("action", ""))) if fixed is not None else None
             whose = f"{action.player}'s card" if isinstance(action, Play) else "the turn-up"
             return f"Undid the fix of {whose}: back to {d.get('was', 'the card before')}"
@@ -78,24 +96,24 @@ def _one(event: Any, lookup: Lookup) -> str:
             return f"Undid the start of deal {target.data.get('number')}"
         return "Undid the last event"
     if kind == "correct":
-        target = lookup(int(d["target"]))
+        target = lookup(_int(d["target"]))
         was = _action_text(str(target.data.get("action", ""))) if target is not None else "the card"
         return f"Corrected {was} to {d['card']}"
     if kind == "action":
         return f"Recorded {_action_text(str(d.get('action', '')))}"
     if kind == "adjust_chips":
-        delta = int(d["delta"])
+        delta = _int(d["delta"])
         return f"{d['player']} {delta:+d} chip{'s' if abs(delta) != 1 else ''} ({d['reason']})"
     if kind == "change_queued":
         return "Queued for the next deal"
     if kind == "change_cancelled":
         return f"Called off a change waiting for the next deal ({d.get('reason', 'cancelled')})"
     if kind == "chips_amended":
-        target = lookup(int(d["target"]))
+        target = lookup(_int(d["target"]))
         what = _chip_entry_text(target.data) if target is not None else "the chip entry"
-        if int(d["delta"]) == 0:
+        if _int(d["delta"]) == 0:
             return f"Undid {what}"
-        return f"Changed {what} to {int(d['delta']):+d}"
+        return f"Changed {what} to {_int(d['delta']):+d}"
     if kind == "player_left":
         return f"{d['player']} left the table with their chips"
     if kind == "player_joined":
@@ -115,20 +133,21 @@ def _one(event: Any, lookup: Lookup) -> str:
         saved = [w for k, w in words.items() if k in d] or (["variant"] if "variant" in d else [])
         return "Saved " + (", ".join(saved) if saved else "the settings")
     if kind == "zones":
-        return f"Saved {len(d.get('zones') or {})} table zones"
+        zones = d.get("zones") or {}
+        return f"Saved {len(zones) if isinstance(zones, dict | list | str) else 0} table zones"
     return str(kind).replace("_", " ").capitalize()
 
 
-def _chip_entry_text(d: Any) -> str:
+def _chip_entry_text(d: JsonObject) -> str:
     """A chip entry as the host made it: "Bea's cash-out of 30 chips", "Ann's rebuy of 20 chips"."""
-    delta = int(d["delta"])
+    delta = _int(d["delta"])
     if str(d.get("reason", "")).startswith("chip count corrected"):
         return f"the correction of {d['player']}'s chips ({delta:+d})"
     what = "rebuy" if delta > 0 else "cash-out"
     return f"{d['player']}'s {what} of {abs(delta)} chip{'s' if abs(delta) != 1 else ''}"
 
 
-def describe_events(events: list[Any], lookup: Lookup) -> str:
+def describe_events(events: list[Event], lookup: Lookup) -> str:
     """The events one command wrote, as one sentence ("Undid Ann's 10D."); "" when it wrote none."""
     parts = [_one(e, lookup) for e in events if e.kind != "deal_closed" or len(events) == 1]
     if not parts:

@@ -19,11 +19,14 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gpiozero import LED, RGBLED, Button, Buzzer, CompositeDevice
 
-from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
+from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent, ButtonSource
+
+if TYPE_CHECKING:
+    from table.contract.values import Gesture
 
 __all__ = [
     "PRESS",
@@ -84,7 +87,7 @@ class GestureButton(Button):  # type: ignore[misc]  # gpiozero ships no type inf
         self,
         pin: int | str,
         *,
-        source: str = "seat",
+        source: ButtonSource = "seat",
         seat: int | None = None,
         on_event: Sink | None = None,
         hold_time: float = 1.0,
@@ -142,7 +145,7 @@ class GestureButton(Button):  # type: ignore[misc]  # gpiozero ships no type inf
             self._settle = None
             super()._pin_changed(*self._edge)
 
-    def _emit(self, gesture: str) -> None:
+    def _emit(self, gesture: Gesture) -> None:
         sink = self.on_event
         if sink is not None:
             sink(ButtonEvent(self.source, gesture, self.seat, self._clock()))
@@ -164,7 +167,7 @@ class GestureButton(Button):  # type: ignore[misc]  # gpiozero ships no type inf
             if self._was_held:
                 return
             if self.double_press_time <= 0:
-                gesture: str | None = PRESS
+                gesture: Gesture | None = PRESS
             elif self._pending is not None:
                 self._pending.cancel()
                 self._pending = None

@@ -18,9 +18,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-__all__ = ["HealthStatus", "HealthMonitor", "THROTTLED_PATHS", "read_throttled", "power_message",
+__all__ = ["HealthKind", "HealthStatus", "HealthMonitor", "THROTTLED_PATHS", "read_throttled", "power_message",
            "descriptor_message", "default_checks"]
+
+
+HealthKind = Literal["power", "files", "camera_stall", "camera_setup"]
+"""The table's health checks, each an alert kind of its own (`table.contract.snapshot.AlertKind`)."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +33,7 @@ class HealthStatus:
     """A queue item for the referee: the health check ``kind`` (an alert kind: ``power``,
     ``files``, ``camera_stall``) now says ``message``; an empty message clears its alert."""
 
-    kind: str
+    kind: HealthKind
     message: str = ""
 
 
@@ -125,7 +130,7 @@ def descriptor_message(fd_dir: str | os.PathLike[str] = "/proc/self/fd", limit: 
 
 
 def default_checks(throttled_paths: Sequence[str | os.PathLike[str]] | None = None,
-                   run: Runner | None = _vcgencmd) -> dict[str, Callable[[], str | None]]:
+                   run: Runner | None = _vcgencmd) -> dict[HealthKind, Callable[[], str | None]]:
     """The checks `loo-table run` polls: ``power`` (under-voltage and throttling) and ``files``."""
     paths = THROTTLED_PATHS if throttled_paths is None else throttled_paths
 
@@ -142,13 +147,13 @@ class HealthMonitor:
     cannot tell here (not a Pi): it is asked again only at the next round, and reports nothing."""
 
     def __init__(self, submit: Callable[[HealthStatus], None],
-                 checks: Mapping[str, Callable[[], str | None]] | None = None, *, every: float = 5.0,
+                 checks: Mapping[HealthKind, Callable[[], str | None]] | None = None, *, every: float = 5.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.submit = submit
         self.checks = dict(default_checks() if checks is None else checks)
         self.every = every
         self.clock = clock
-        self.said: dict[str, str] = {}
+        self.said: dict[HealthKind, str] = {}
         self._next = float("-inf")
 
     def poll(self) -> None:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine import MISS, Action, Card, Declare, Exchange, Expose, Play, TurnUp
 from table.alerts import FLASH_SECONDS, AlertKeeper
 from table.contract.snapshot import SeatCheck
 from table.deck_tour import DeckTour
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
-from table.ledger import Event
+from table.ledger import Event, Item
 from table.next_deal import apply_queued
 from table.recorder import Recorder
 from table.state import StateError, TableState
@@ -25,6 +25,7 @@ from vision.event_types import TURN_UP, VisionEvent, ZoneId
 
 if TYPE_CHECKING:  # the deck learning needs numpy; the referee loads it only where a camera reads
     import numpy as np
+    from numpy.typing import NDArray
 
     from table.deck_learning import NightDeck
 
@@ -119,8 +120,8 @@ class Interpreter:
                 return
             self.take(item)
 
-    def act(self, action: Action, **meta: Any) -> Event:
-        key = meta.pop("key", None)
+    def act(self, action: Action, *, key: str | None = None, **meta: str | float | None) -> Event:
+        """Record ``action`` (``meta``: its source, the camera's confidence) as the table's own input."""
         player = getattr(action, "player", None)
         # the zone a revoke this action proves is photographed in: the player's own
         zone = str(ZoneId.of_seat(self.state.players.index(player))) if player in self.state.players else None
@@ -193,7 +194,7 @@ class Interpreter:
         self.recorder.commit("deal_started", {"number": st.deal_number + 1, "dealer": st.dealer_name()})
         self._new_deal()
 
-    def close_item(self) -> tuple[str, dict[str, Any], str | None]:
+    def close_item(self) -> Item:
         st = self.state
         settlement = st.settlement()
         if settlement is None:
@@ -233,7 +234,8 @@ class Interpreter:
     def _vision(self, ev: VisionEvent) -> None:
         st = self.state
         deal = st.deal
-        kind, zone = ev.kind, str(ev.zone or "")
+        kind, where = ev.kind, ev.zone
+        zone = str(where)  # its name, as alerts, photos and idempotency keys carry it
         if self.tour is not None:
             self._tour_event(ev)
             return
@@ -243,8 +245,7 @@ class Interpreter:
         if deal is None or deal.is_over or kind not in ("card_placed", "card_unsure"):
             return
         card = str(ev.card) if ev.card else None
-        where = _zone_or_none(zone)
-        if where is not None and (where == TURN_UP or where.is_seat):
+        if where == TURN_UP or where.is_seat:
             self.stats["cards_seen"] += 1  # read or unsure: a card the camera saw arrive
         if kind == "card_unsure" and ev.seen_again:
             self._contradiction(ev.seen_again, zone)
@@ -259,7 +260,7 @@ class Interpreter:
             self.learn(turned, card, ev.view, ev.confidence, "sure")
             return
         # the zone parsed once above is the seat's (zones name seats the game may not have)
-        seat = where.seat if where is not None and where.seat is not None and where.seat < len(st.players) else None
+        seat = where.seat if where.seat is not None and where.seat < len(st.players) else None
         if seat is None or deal.phase not in ("play", "flush"):
             return
         if kind == "card_unsure" or card is None:
@@ -269,7 +270,7 @@ class Interpreter:
                            key=f"camera:{self.run_id}:{zone}:{card}:{ev.timestamp!r}")
         self.learn(done, card, ev.view, ev.confidence, "sure")
 
-    def learn(self, event: Event | None, card: str, view: np.ndarray | None, confidence: float | None,
+    def learn(self, event: Event | None, card: str, view: NDArray[np.float32] | None, confidence: float | None,
               source: str) -> None:
         """A card the referee accepted teaches the night's deck (`table.deck_learning`): ``view``
         is what the classifier made of its crop (`VisionEvent.view`)."""
@@ -301,7 +302,7 @@ class Interpreter:
         elif ev.kind == "card_placed" and ev.card and ev.card not in tour.shown:
             self.tour_enrol(str(ev.card), ev.view)
 
-    def tour_enrol(self, card: str, view: np.ndarray | None) -> None:
+    def tour_enrol(self, card: str, view: NDArray[np.float32] | None) -> None:
         tour = self.tour
         assert tour is not None
         if card in tour.shown or card not in tour.missing:
@@ -362,12 +363,10 @@ class Interpreter:
             if photo is not None:  # the moment it happened: kept with the event if the host confirms it
                 self.keeper.hold["photo"] = photo
             return None
-        meta: dict[str, Any] = {"source": source}
+        meta: dict[str, str | float | None] = {"source": source}
         if confidence is not None:
             meta["confidence"] = confidence
-        if key is not None:
-            meta["key"] = key
-        return self.act(Play(player, card), **meta)
+        return self.act(Play(player, card), key=key, **meta)
 
     def camera(self, status: CameraStatus) -> None:
         was = self.camera_ok
@@ -384,13 +383,6 @@ class Interpreter:
 def _close_key(night: int, deal: int) -> str:
     """The idempotency key of closing ``deal``: a ledger keeps several nights, each with a deal 1."""
     return f"close:{deal}" if night == 1 else f"close:{night}:{deal}"
-
-
-def _zone_or_none(name: str) -> ZoneId | None:
-    try:
-        return ZoneId.parse(name)
-    except ValueError:
-        return None
 
 
 def _conf(ev: VisionEvent) -> float | None:

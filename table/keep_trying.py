@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 __all__ = ["RETRY_DELAYS", "STABLE_AFTER_S", "StartRecord", "TroublePage", "retry_delay", "state_directory"]
 
@@ -125,11 +125,20 @@ class StartRecord:
         self.save()
 
 
+class Trouble(TypedDict):
+    """Why the table is not up (the last start's error), how many starts failed in a row, and
+    in how many seconds the next one begins."""
+
+    reason: str
+    failures: int
+    retry_in: float
+
+
 class TroublePage:
     """A tiny HTTP server for the dashboard's address while the table is not up: every page says
     why and when it tries again; ``/api/state`` answers 503 with the same as JSON."""
 
-    def __init__(self, host: str, port: int, describe: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, host: str, port: int, describe: Callable[[], Trouble]) -> None:
         self.describe = describe
         page = self
 
@@ -162,7 +171,7 @@ class TroublePage:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's name
                 pass
 
         self.server = ThreadingHTTPServer((host, port), Handler)

@@ -26,12 +26,12 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from table.backup_files import recovery_hint
+from table.contract.json_value import JsonObject
 from table.files import fsync_dir
 from table.night import StrayWal, night_of, refuse_stray_wal
 
@@ -42,6 +42,7 @@ __all__ = [
     "LedgerCorrupt",
     "LedgerWriteError",
     "IdempotencyConflict",
+    "Item",
     "SCHEMA_VERSION",
     "chain_hash",
     "night_of",
@@ -97,17 +98,21 @@ class Event:
     seq: int
     key: str
     kind: str
-    data: dict[str, Any]
+    data: JsonObject
     at: float
     hash: str = ""
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> dict[str, str | int | float | None]:
         """A flat row for CSV/JSON export (`data` as a JSON string)."""
         return {"seq": self.seq, "key": self.key, "kind": self.kind, "at": self.at,
                 "data": json.dumps(self.data, sort_keys=True, separators=(",", ":"))}
 
 
-def _dumps(data: dict[str, Any]) -> str:
+Item = tuple[str, Mapping[str, object], str | None]
+"""An event to write: its kind, its data (anything ``json.dumps`` takes) and its idempotency key."""
+
+
+def _dumps(data: Mapping[str, object]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
@@ -118,8 +123,8 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def _connect(path: Path | str, **kwargs: Any) -> sqlite3.Connection:
-    con: sqlite3.Connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kwargs)
+def _connect(path: Path | str, *, uri: bool = False) -> sqlite3.Connection:
+    con: sqlite3.Connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, uri=uri)
     con.text_factory = _lenient_text
     return con
 
@@ -238,7 +243,7 @@ class Ledger:
         clock: Callable[[], float] = time.time,
         check: bool = True,
         readonly: bool = False,
-        connect: Callable[[Path], Any] | None = None,
+        connect: Callable[[Path], sqlite3.Connection] | None = None,
         key: bytes | None = None,
         sync_dir: Callable[[Path], None] | None = None,
     ) -> None:
@@ -353,7 +358,7 @@ class Ledger:
         """Why the ledger stopped accepting events (a write failed), else None."""
         return self._failed
 
-    def append(self, kind: str, data: dict[str, Any] | None = None, *, key: str | None = None) -> Event:
+    def append(self, kind: str, data: Mapping[str, object] | None = None, *, key: str | None = None) -> Event:
         """Write one event and return it once it is committed (on disk).
 
         With a `key` already in the log, the existing event is returned (same kind and data) or
@@ -361,7 +366,7 @@ class Ledger:
         """
         return self.append_many([(kind, data or {}, key)])[0]
 
-    def append_many(self, items: Iterable[tuple[str, dict[str, Any], str | None]]) -> list[Event]:
+    def append_many(self, items: Iterable[Item]) -> list[Event]:
         """Write several events in ONE transaction: all of them are committed, or none."""
         prepared = []
         for kind, data, key in items:
@@ -423,7 +428,7 @@ class Ledger:
         con = self._reader()
         try:
             sql = f"SELECT {self._cols} FROM events WHERE seq > ?"
-            args: list[Any] = [since]
+            args: list[int] = [since]
             if until is not None:
                 sql += " AND seq <= ?"
                 args.append(until)

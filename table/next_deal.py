@@ -11,15 +11,25 @@ path) and, at the boundary, its alert keeper.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 from engine import Options
 from table.alerts import AlertKeeper
 from table.contract.snapshot import Queued
+from table.ledger import Item
 from table.recorder import Recorder
 from table.state import StateError, TableState
 
-__all__ = ["in_deal", "queue_change", "cancel_change", "apply_queued", "drop_queued", "queued_rows"]
+__all__ = ["Answer", "in_deal", "queue_change", "cancel_change", "apply_queued", "drop_queued", "queued_rows"]
+
+
+class Answer(TypedDict, total=False):
+    """What a dashboard command says back beyond the events it wrote: a sentence for the host, and
+    the seq of the request when it waits for the next deal (`table.referee.Handled`)."""
+
+    message: str
+    queued: int
 
 
 def in_deal(state: TableState) -> bool:
@@ -28,7 +38,7 @@ def in_deal(state: TableState) -> bool:
     return deal is not None and not deal.is_over
 
 
-def queue_change(recorder: Recorder, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+def queue_change(recorder: Recorder, kind: str, data: Mapping[str, object]) -> Answer:
     """Queue ``kind`` with ``data`` for the next deal; the answer says so in one sentence."""
     st = recorder.state
     if kind == "player_joined":
@@ -54,7 +64,7 @@ def queue_change(recorder: Recorder, kind: str, data: dict[str, Any]) -> dict[st
             "queued": asked.seq}
 
 
-def cancel_change(recorder: Recorder, target: int) -> dict[str, Any]:
+def cancel_change(recorder: Recorder, target: int) -> Answer:
     queued = recorder.state.queued.get(target)
     if queued is None:
         raise StateError("that change is not waiting for the next deal (applied or cancelled already)")
@@ -84,12 +94,12 @@ def apply_queued(recorder: Recorder, keeper: AlertKeeper) -> None:
             keeper.info("refused", f"{what} could not be applied: {exc}")
 
 
-def drop_queued(state: TableState, why: str) -> tuple[list[tuple[str, dict[str, Any], str | None]], list[str]]:
+def drop_queued(state: TableState, why: str) -> tuple[list[Item], list[str]]:
     """Every change still waiting when no next deal will come (the night ended, a new one starts
     with its own players and rules): the ``change_cancelled`` events that call each off with
     ``why``, to be written with what replaces them, and what each change was, for the host's
     message. Why: left queued, a join asked during the last deal would vanish without a word."""
-    items: list[tuple[str, dict[str, Any], str | None]] = []
+    items: list[Item] = []
     dropped: list[str] = []
     for seq, queued in sorted(state.queued.items()):
         dropped.append(_what(queued["kind"], queued["data"], state.variant))
@@ -114,7 +124,7 @@ def queued_rows(state: TableState) -> list[Queued]:
     return rows
 
 
-def _what(kind: str, data: dict[str, Any], variant: str) -> str:
+def _what(kind: str, data: Mapping[str, object], variant: str) -> str:
     if kind == "player_joined":
         return f"{data['player']} joins with {data['chips']} chips"
     if kind == "player_left":

@@ -6,14 +6,45 @@ ledger stays the one record; a replay rebuilds the list).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence, Sized
+from typing import Protocol
 
 from table.contract.service import NightSummary
 
-__all__ = ["begin_next_night", "night_summary"]
+__all__ = ["Night", "begin_next_night", "night_summary"]
 
 
-def night_summary(state: Any, ended: float) -> NightSummary:
+class Night(Protocol):
+    """A table state (`table.state.TableState`) as far as a night's summary reads it."""
+
+    @property
+    def players(self) -> Sequence[str]: ...
+
+    @property
+    def balances(self) -> Mapping[str, int]: ...
+
+    @property
+    def night_started(self) -> float: ...
+
+    @property
+    def chip_value(self) -> str: ...
+
+    @property
+    def currency(self) -> str: ...
+
+    @property
+    def finished(self) -> Sized: ...
+
+    @property
+    def nights(self) -> Sequence[NightSummary]: ...
+
+    @property
+    def _at(self) -> float: ...
+
+    def chips_in(self) -> Mapping[str, int]: ...
+
+
+def night_summary(state: Night, ended: float) -> NightSummary:
     """One night: when it started and ended (epoch seconds, from the ledger), its players, each
     player's result in chips (chips now minus chips brought), the money per chip and currency."""
     brought = state.chips_in()
@@ -25,7 +56,7 @@ def night_summary(state: Any, ended: float) -> NightSummary:
     }
 
 
-def begin_next_night(state: Any, fresh: Any) -> None:
+def begin_next_night(state: Night, fresh: Night) -> None:
     """Turn ``state`` (a `TableState` whose night is over) into ``fresh``'s blank night, keeping
     the nights so far (this one summed up), the ledger position, the zones and the money."""
     nights = [*state.nights, night_summary(state, state._at)]

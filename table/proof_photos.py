@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Protocol
 
-from engine import Play
+from engine import Action, Deal, Play
+from engine.outcome import Revoke
+from table.contract.json_value import JsonObject
 
 __all__ = ["deal_photos", "proves_new_revoke", "revoke_photo", "revokes_with_photos", "save_zone_photo",
            "with_correction_photo"]
@@ -21,7 +23,30 @@ __all__ = ["deal_photos", "proves_new_revoke", "revoke_photo", "revokes_with_pho
 log = logging.getLogger("loo-table.referee")
 
 
-def proves_new_revoke(now: Any, trial: Any) -> bool:
+class Dealing(Protocol):
+    """A table state (`table.state.TableState`) as far as a revoke's proof reads it."""
+
+    @property
+    def deal(self) -> Deal | None: ...
+
+
+class Entry(Protocol):
+    """One action of the deal and its event's meta (`table.state.DealEntry`)."""
+
+    @property
+    def action(self) -> Action: ...
+
+    @property
+    def meta(self) -> Mapping[str, object]: ...
+
+
+class PhotoKeeper(Protocol):
+    """Where the photos go (`table.photos.PhotoStore`): ``save`` names the file it wrote."""
+
+    def save(self, jpeg: bytes) -> object: ...
+
+
+def proves_new_revoke(now: Dealing, trial: Dealing) -> bool:
     """The trial state (`table.state.TableState`, the event tried on a clone) has a revoke the
     current deal has not: the event about to be written proves it."""
     before = now.deal.revokes if now.deal is not None else ()
@@ -29,7 +54,7 @@ def proves_new_revoke(now: Any, trial: Any) -> bool:
     return len(after) > len(before)
 
 
-def save_zone_photo(photos: Any, zone_jpeg: Callable[[str], bytes | None] | None, zone: str,
+def save_zone_photo(photos: PhotoKeeper | None, zone_jpeg: Callable[[str], bytes | None] | None, zone: str,
                     jpeg: bytes | None = None) -> tuple[str | None, str]:
     """Photograph ``zone`` now with ``zone_jpeg`` (or keep ``jpeg``) in ``photos`` (a
     `table.photos.PhotoStore`): (its name, "") or (None, why not when it matters). No camera,
@@ -50,7 +75,7 @@ def save_zone_photo(photos: Any, zone_jpeg: Callable[[str], bytes | None] | None
         return None, f"photo not kept: {exc}"
 
 
-def revoke_photo(entries: Sequence[Any], revoke: Any) -> str | None:
+def revoke_photo(entries: Sequence[Entry], revoke: Revoke) -> str | None:
     """The photo taken when the deal's play proved ``revoke`` (the revoker's witness card laid
     down), else one of a correction that proved it, else None."""
     fallback = None
@@ -66,24 +91,24 @@ def revoke_photo(entries: Sequence[Any], revoke: Any) -> str | None:
     return fallback
 
 
-def revokes_with_photos(entries: Sequence[Any], revokes: Sequence[Any]) -> list[dict[str, Any]]:
+def revokes_with_photos(entries: Sequence[Entry], revokes: Sequence[Revoke]) -> list[JsonObject]:
     """The deal's revokes for the History: the engine's record, its sentence and its photo."""
-    out = []
+    out: list[JsonObject] = []
     for r in revokes:
         photo = revoke_photo(entries, r)
         out.append({**r.to_dict(), "message": r.describe(), **({"photo": photo} if photo else {})})
     return out
 
 
-def with_correction_photo(meta: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+def with_correction_photo(meta: JsonObject, data: Mapping[str, object]) -> JsonObject:
     """A corrected entry's meta, with the photo the ``correct`` event names, if any."""
     return {**meta, "correction_photo": str(data["photo"])} if data.get("photo") else meta
 
 
-def deal_photos(entries: Sequence[Any]) -> list[dict[str, Any]]:
+def deal_photos(entries: Sequence[Entry]) -> list[JsonObject]:
     """The deal's photos that prove, in order: ``{"photo", "why", "player", "card"}``, ``why``
     one of ``revoke``, ``out_of_turn``, ``correction``."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for e in entries:
         player = getattr(e.action, "player", None)
         card = getattr(e.action, "card", None)

@@ -16,12 +16,12 @@ host's correction: `table.proof_photos`), which the event then carries as ``phot
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
-from table.ledger import Event, IdempotencyConflict, Ledger
+from table.contract.json_value import JsonObject
+from table.ledger import Event, IdempotencyConflict, Item, Ledger
 from table.state import TIMED_KINDS, StateError, TableState
 
 __all__ = ["Proof", "Recorder", "Vet"]
@@ -41,7 +41,7 @@ class _Pending:
 
     seq: int
     kind: str
-    data: dict[str, Any]
+    data: JsonObject
 
 
 class Recorder:
@@ -66,10 +66,10 @@ class Recorder:
         finally:
             self._in_command = False
 
-    def commit(self, kind: str, data: dict[str, Any], key: str | None = None, *, proof: Proof | None = None) -> Event:
+    def commit(self, kind: str, data: Mapping[str, object], key: str | None = None, *, proof: Proof | None = None) -> Event:
         return self.commit_many([(kind, data, key)], proof=proof)[-1]
 
-    def commit_many(self, items: list[tuple[str, dict[str, Any], str | None]], *,
+    def commit_many(self, items: Sequence[Item], *,
                     proof: Proof | None = None) -> list[Event]:
         """Try ``items`` on a clone, write them in one transaction, then apply them. Raises
         StateError (a ValueError) and writes nothing when the state refuses one. ``proof`` names

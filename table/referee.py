@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from engine import Card, LooError, Play, TurnUp
 from table import view
@@ -36,7 +36,7 @@ from table.alerts import AlertKeeper
 from table.contract.commands import DashboardCommand, parse_command
 from table.contract.service import Refused
 from table.contract.snapshot import Alert, Snapshot
-from table.dashboard_commands import DashboardCommands
+from table.dashboard_commands import DashboardCommands, ZonesHook
 from table.deck_tour import DeckTour
 from table.health import HealthStatus
 from table.inputs import ButtonEvent
@@ -143,9 +143,9 @@ class Referee:
         ledger: Ledger,
         *,
         outputs: Outputs | None = None,
-        setup: dict[str, Any] | None = None,
+        setup: Mapping[str, object] | None = None,
         clock: Callable[[], float] = time.monotonic,
-        on_zones: Callable[[dict[str, Any]], None] | None = None,
+        on_zones: ZonesHook | None = None,
         on_change: Callable[[Snapshot], None] | None = None,
         vet: Vet | None = None,
         deck: NightDeck | None = None,
@@ -248,11 +248,11 @@ class Referee:
         return self.inputs.camera_ok
 
     @property
-    def on_zones(self) -> Callable[[dict[str, Any]], None] | None:
+    def on_zones(self) -> ZonesHook | None:
         return self.commands.on_zones
 
     @on_zones.setter
-    def on_zones(self, hook: Callable[[dict[str, Any]], None] | None) -> None:
+    def on_zones(self, hook: ZonesHook | None) -> None:
         self.commands.on_zones = hook
 
     def seats(self) -> int:
@@ -307,7 +307,7 @@ class Referee:
                 if isinstance(item, Command) and not item.reply.done():
                     item.reply.set_exception(Refused(f"the table could not do that ({exc})", "internal"))
 
-    def call(self, command: DashboardCommand | str, payload: Mapping[str, Any] | None = None,
+    def call(self, command: DashboardCommand | str, payload: Mapping[str, object] | None = None,
              timeout: float = 10.0) -> Handled:
         """Send a dashboard command and wait for its answer (raises `Refused`, a ValueError, when
         refused).

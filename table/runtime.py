@@ -19,21 +19,30 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
+from table.camera_view import ReadsZones
 from table.health import HealthStatus
 from table.referee import CameraStatus, Referee, Tick
 from vision.event_types import VisionEvent
 
 if TYPE_CHECKING:  # the vision stack (OpenCV, onnxruntime) loads only where a camera reads
     from table.camera_view import CameraView
+    from table.contract.camera_setup import CameraSetup
+    from table.contract.claim import TableClaim
+    from table.contract.pictures import TablePictures
+    from table.contract.service import TableService
+    from table.notify import Notifier
     from vision.classifier import CardClassifier
     from vision.detector import CardDetector
     from vision.geometry import Calibration, TableLayout
     from vision.sources.base import Frame
+    from web.security import TablePresence
+
+_T = TypeVar("_T")
 
 
 class Frames(Protocol):
@@ -44,8 +53,9 @@ class Frames(Protocol):
     def close(self) -> None: ...
 
 
-class Watcher(Protocol):
-    """What turns frames into card events (`vision.events.TableWatcher`)."""
+class Watcher(ReadsZones, Protocol):
+    """What turns frames into card events (`vision.events.TableWatcher`); the camera view draws
+    its zones."""
 
     def process(self, frame: Frame) -> list[VisionEvent]: ...
 
@@ -100,7 +110,7 @@ def demo_prototypes_path() -> Path:
     return Path(str(files("vision") / "assets" / "decks" / "heruka-2color" / "prototypes.npz"))
 
 
-def layout_from_zones(zones: dict[str, Any], base: TableLayout) -> TableLayout:
+def layout_from_zones(zones: Mapping[str, object], base: TableLayout) -> TableLayout:
     """The dashboard's `set_zones` rectangles laid over `base` (a vision.geometry.TableLayout): the
     zones the watcher uses from then on (ValueError names a bad zone; GeometryError is one)."""
     from vision.geometry import TableLayout, Zone
@@ -154,18 +164,18 @@ class CameraLoop(threading.Thread):
 
     def __init__(self, source: Frames, watcher: Watcher | None, submit: Callable[[VisionEvent | CameraStatus | HealthStatus], None], *,
                  retry_s: float = 2.0, retry_initial: float = 0.25,
-                 sleep: Callable[[float], Any] | None = None, stall_s: float = 2.0, hang_s: float = 4.0,
+                 sleep: Callable[[float], object] | None = None, stall_s: float = 2.0, hang_s: float = 4.0,
                  clock: Callable[[], float] = time.monotonic, view: CameraView | None = None) -> None:
         super().__init__(name="camera", daemon=True)
         self.view = view  # a table.camera_view.CameraView: keeps the latest frame for the host
-        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._calls: queue.SimpleQueue[tuple[Callable[[], object], Future[object]]] = queue.SimpleQueue()
         self.source = source
         self.watcher = watcher
         self.submit = submit
         self.retry_s = retry_s
         self.retry_initial = retry_initial
         self.stop_event = threading.Event()
-        self._wait: Callable[[float], Any] = sleep if sleep is not None else self.stop_event.wait
+        self._wait: Callable[[float], object] = sleep if sleep is not None else self.stop_event.wait
         self.frames = 0
         self.failures = 0
         self.ok = True
@@ -237,15 +247,15 @@ class CameraLoop(threading.Thread):
         self._delay = min(self._delay, self.retry_s)
         self._wait(self._delay)
 
-    def call(self, fn: Callable[[], Any], *, timeout: float = 5.0) -> Any:
+    def call(self, fn: Callable[[], _T], *, timeout: float = 5.0) -> _T:
         """Run ``fn`` on the camera thread between two frames (the source has one owner: locking
         a running camera's exposure, say) and return its result; raises what it raised, or
         TimeoutError when the camera thread does not get to it (a stalled camera)."""
         if not self.is_alive():  # not started (tests and the demo step it by hand): here
             return fn()
-        done: Future[Any] = Future()
+        done: Future[object] = Future()
         self._calls.put((fn, done))
-        return done.result(timeout)
+        return cast(_T, done.result(timeout))  # set from fn() by _run_calls
 
     def _run_calls(self) -> None:
         while True:
@@ -317,13 +327,14 @@ class WebServer:
     """waitress serving the dashboard for `service` on its own thread. ``threads`` sizes waitress's
     pool; all but `web.server.SPARE_THREADS` of them may hold a live view (an SSE stream)."""
 
-    def __init__(self, service: Any, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
-                 threads: int | None = None, secure_cookies: bool = False, presence: Any = None,
-                 pictures: Any = None, camera_setup: Any = None, claim: Any = None) -> None:
+    def __init__(self, service: TableService, *, host: str, port: int, state_dir: Path, admin_pin: str | None = None,
+                 threads: int | None = None, secure_cookies: bool = False, presence: TablePresence | None = None,
+                 pictures: TablePictures | None = None, camera_setup: CameraSetup | None = None,
+                 claim: TableClaim | None = None) -> None:
         from web import create_app
         from web.server import SPARE_THREADS, make_server
 
-        config: dict[str, Any] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None,
+        config: dict[str, object] = {"STATE_DIR": state_dir, "ADMIN_PIN": admin_pin or None,
                                   "SECURE_COOKIES": secure_cookies, "TABLE_PRESENCE": presence}
         if threads:  # `[web] threads`: the stream cap follows, so streams never take the spare threads
             config["MAX_STREAMS"] = max(1, threads - SPARE_THREADS)
@@ -349,7 +360,7 @@ class WebServer:
 class Watchdog:
     """Sends ticks through the referee; reports progress only when the previous tick got through."""
 
-    def __init__(self, referee: Referee, notifier: Any, *, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, referee: Referee, notifier: Notifier, *, clock: Callable[[], float] = time.monotonic,
                  alive: Callable[[], bool] | None = None) -> None:
         self.referee = referee
         self.notifier = notifier

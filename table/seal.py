@@ -22,11 +22,15 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from table.files import write_private
+
+if TYPE_CHECKING:  # the ledger imports nothing of this module; typed only
+    from table.ledger import Ledger
 
 KEY_FILE = "ledger.key"
 #: How many hex digits of the seal the host is shown and asked to keep (64 bits).
@@ -96,7 +100,7 @@ class HeadNotary:
     about once a second and at stop). The file holds the latest head only: the highest one is
     the one that shows a cut tail."""
 
-    def __init__(self, ledger: Any, *, clock: Any = time.time) -> None:
+    def __init__(self, ledger: Ledger, *, clock: Callable[[], float] = time.time) -> None:
         self.ledger = ledger
         self.path = heads_path(ledger.path)
         self._clock = clock
@@ -135,7 +139,7 @@ def parse_noted(text: str) -> tuple[int, str]:
     return int(seq_text), hexcode
 
 
-def check_heads(ledger: Any, key: bytes | None, noted: tuple[int, str] | None = None) -> list[str]:
+def check_heads(ledger: Ledger, key: bytes | None, noted: tuple[int, str] | None = None) -> list[str]:
     """Problems between the ledger and its noted heads: the one in ``<ledger>.heads`` and the code
     the host kept (``noted``). Needs the key to trust a seal; call after ``verify_chain(key)``."""
     from table.ledger import seal_of

@@ -9,7 +9,6 @@ tries every event on a clone of the state before it writes it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from table.contract.commands import COMMANDS, DashboardCommand
 from table.contract.service import (
@@ -122,7 +121,7 @@ class TableService:
 
     # -- admin -------------------------------------------------------------------------------------
     def command(self, command: DashboardCommand | str,
-                payload: Mapping[str, Any] | None = None) -> CommandReply:
+                payload: Mapping[str, object] | None = None) -> CommandReply:
         """Apply a checked command (or a command name and its JSON payload, checked the same way
         by `web.commands.parse_command`); ValueError when it is malformed or refused."""
         if isinstance(command, str) and payload is not None and not isinstance(payload, Mapping):

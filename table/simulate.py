@@ -21,20 +21,24 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from engine import MISS, ClaimFlush, Deal, Declare, Exchange, IllegalActionError, Play, ShowPam, TurnUp
+from engine import MISS, Card, ClaimFlush, Deal, Declare, Exchange, IllegalActionError, Play, ShowPam, TurnUp
 from engine.bots import Bot
+from table.contract.values import Gesture
 from table.inputs import DOUBLE, HOLD, PRESS, ButtonEvent
 from table.state import TableState
-from vision.event_types import VisionEvent, ZoneId
+from vision.event_types import TURN_UP, VisionEvent, ZoneId
 
 if TYPE_CHECKING:  # the referee imports nothing of this module; typed only
     from table.referee import Referee
 
-__all__ = ["Intent", "VirtualPlayers", "DirectTransport", "GESTURE_FOR", "run_night", "Stuck"]
+__all__ = ["Intent", "IntentKind", "VirtualPlayers", "DirectTransport", "GESTURE_FOR", "run_night", "Stuck"]
 
-GESTURE_FOR = {"play": PRESS, "pass": HOLD, "defend_miss": HOLD, "take_miss": DOUBLE}
+IntentKind = Literal["dealer", "seat", "place", "gather", "clear", "command"]
+"""The physical acts an `Intent` stands for (see there)."""
+
+GESTURE_FOR: dict[str, Gesture] = {"play": PRESS, "pass": HOLD, "defend_miss": HOLD, "take_miss": DOUBLE}
 
 
 @dataclass(frozen=True)
@@ -43,16 +47,16 @@ class Intent:
     ``gather`` (the trick's cards are swept off the seat zones), ``clear`` (the deal is picked up),
     ``command`` (what the host enters on the dashboard: a flush shown, Pam shown)."""
 
-    kind: str
-    gesture: str = PRESS
+    kind: IntentKind
+    gesture: Gesture = PRESS
     seat: int | None = None
-    zone: str | None = None
+    zone: ZoneId | None = None
     card: str | None = None
     player: str | None = None
     command: str | None = None  # kind "command": a dashboard command the host enters
-    payload: tuple[tuple[str, Any], ...] = ()
+    payload: tuple[tuple[str, str | tuple[str, ...]], ...] = ()
 
-    def payload_dict(self) -> dict[str, Any]:
+    def payload_dict(self) -> dict[str, object]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.payload}
 
 
@@ -65,11 +69,11 @@ class VirtualPlayers:
         self._shadow: Deal | None = None
         self._key: tuple[int, int] | None = None
         self._synced: list[str] = []
-        self._discards: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (deal key, player) -> thrown
+        self._discards: dict[tuple[tuple[int, int] | None, str], tuple[Card, ...]] = {}  # (deal key, player) -> thrown
         self.attempts = 0  # consecutive intents that changed nothing (a refused gesture)
 
     # -- the shadow deal ---------------------------------------------------------------------------
-    def _rng(self, *parts: Any) -> random.Random:
+    def _rng(self, *parts: object) -> random.Random:
         return random.Random("/".join(str(p) for p in (self.seed, *parts)))
 
     def shadow(self, state: TableState) -> Deal | None:
@@ -80,7 +84,7 @@ class VirtualPlayers:
             return None
         info = state.deal_info
         assert state.game is not None  # a deal is in progress, so the game has started
-        key = (state.deal_number, info["seq"])
+        key = (state.deal_number, int(info["seq"]))
         recorded = [str(e.action) for e in state.entries]
         if key != self._key or recorded[: len(self._synced)] != self._synced:
             self._shadow = Deal.shuffled(
@@ -116,7 +120,7 @@ class VirtualPlayers:
         probe._discards = self._discards
         probe.shadow(state)  # IllegalActionError (a ValueError) refuses, and names the engine's rule
 
-    def _real_exchange(self, shadow: Deal, seen: Exchange, key: Any) -> Exchange:
+    def _real_exchange(self, shadow: Deal, seen: Exchange, key: tuple[int, int]) -> Exchange:
         """The table saw only how many cards were exchanged; the bot knows which it threw."""
         thrown = self._discards.get((key, seen.player), ())
         if len(thrown) != seen.count:  # a press the table missed or doubled: throw the first ones
@@ -145,7 +149,7 @@ class VirtualPlayers:
         assert shadow is not None
         step = len(state.entries)
         if deal.phase == "turn_up":
-            return [Intent("place", zone="turn_up", card=str(shadow.turn_up))]
+            return [Intent("place", zone=TURN_UP, card=str(shadow.turn_up))]
         actor = shadow.to_act
         if actor is None:
             return []
@@ -171,11 +175,11 @@ class VirtualPlayers:
             if not legal:
                 legal = list(shadow.hand(actor))
             card = self._bot(state, actor, step).play(shadow, actor, legal)
-            return [Intent("place", zone=str(ZoneId.of_seat(seat)), card=str(card), player=actor)]
+            return [Intent("place", zone=ZoneId.of_seat(seat), card=str(card), player=actor)]
         raise Stuck(f"virtual players have no act for phase {deal.phase!r}")
 
     @staticmethod
-    def _command(move: Any) -> Intent:
+    def _command(move: ClaimFlush | ShowPam) -> Intent:
         """A flush or Pam shown: the host enters it on the dashboard."""
         if isinstance(move, ClaimFlush):
             return Intent("command", player=move.player, command="claim_flush", payload=(
@@ -209,7 +213,8 @@ class DirectTransport:
         elif intent.kind == "seat":
             self.referee.step(ButtonEvent("seat", intent.gesture, intent.seat, self.t))
         elif intent.kind == "place":
-            self.referee.step(event("card_placed", str(intent.zone), self.t, intent.card, 0.99))
+            assert intent.zone is not None  # a card is placed somewhere
+            self.referee.step(event("card_placed", intent.zone, self.t, intent.card, 0.99))
         elif intent.kind == "command":
             try:
                 self.referee.call(str(intent.command), intent.payload_dict())

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import random
 import sys
-from collections.abc import Sequence
-from typing import Any, TextIO
+from collections.abc import Mapping, Sequence
+from typing import TextIO
 
 from engine.bots import play_game
 from engine.cards import SUIT_NAMES, Card
@@ -101,8 +101,7 @@ class TerminalPrinter:
                   else f"The night: {game.scheduled_deals} deals")
 
     def deal(self, game: Game, result: DealResult) -> None:
-        rec: dict[str, Any] = result.record
-        s = result.settlement
+        rec = result.record  # the engine's hand record (docs/hand-record.md)
         ante = sum(rec.get("ante", {}).values())
         title = f"Deal {result.number}" + (" (re-deal)" if rec.get("redeal") else "")
         pool = (f"pool {rec['pool_before']} + ante {ante} = {rec['pool_at_play']}" if ante
@@ -112,10 +111,11 @@ class TerminalPrinter:
         if rec.get("kind") == "misdeal":
             self.line(self.warn(f"  Misdeal! ({game.options.misdeal.replace('_', ' ')})"))
         else:
-            self._play(rec, s)
+            self._play(result)
         self._settlement(game, result)
 
-    def _play(self, rec: dict[str, Any], s: Any) -> None:
+    def _play(self, result: DealResult) -> None:
+        rec, s = result.record, result.settlement
         trump = Card.parse(rec["turn_up"]).suit
         forced = " · nobody may pass" if rec.get("forced") else ""
         self.line(f"  Turn-up {self.card(rec['turn_up'])}: {self.suit(trump)} are trumps{forced}")
@@ -191,7 +191,7 @@ def run_demo(
     balances: int = 100,
     revoke_rate: float = 0.06,
     misdeal_rate: float = 0.03,
-    options: dict[str, Any] | None = None,
+    options: Mapping[str, object] | None = None,
     out: TextIO | None = None,
     symbols: bool | None = None,
     colour: bool | None = None,

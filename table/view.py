@@ -8,9 +8,9 @@ shape be read in one place and tested without a referee.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from engine import MISS, TableCommands
+from table.contract.json_value import JsonObject
 from table.contract.snapshot import Alert, Commands, DeckLearning, DeckTour, Seat, Snapshot, Trick
 from table.next_deal import queued_rows
 from table.state import TableState
@@ -109,7 +109,7 @@ def build_snapshot(state: TableState, *, version: int, status: tuple[str, str],
         last_trick = {"number": done, "plays": [{"player": p, "card": str(c)} for p, c in deal.tricks[-1]]}
         if done <= len(deal.trick_winners):
             last_trick["winner"] = deal.trick_winners[done - 1]
-    last: dict[str, Any] | None = None
+    last: JsonObject | None = None
     if deal is not None and deal.is_over:
         last = {"deal": st.deal_number, **deal.settle().to_dict()}
     elif st.finished:

@@ -8,12 +8,12 @@ simulators and the tests can recognise and build events by type without loading 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, get_args
 
 if TYPE_CHECKING:  # a view is a numpy vector; this module loads without numpy
     import numpy as np
 
-__all__ = ["EVENT_KINDS", "EventKind", "VisionEvent", "ZoneId", "TURN_UP", "STOCK"]
+__all__ = ["EVENT_KINDS", "EventKind", "VisionEvent", "ZoneContent", "ZoneId", "TURN_UP", "STOCK"]
 
 EventKind = Literal["card_placed", "card_removed", "zone_cleared", "card_face_down", "card_unsure", "conflict"]
 """What happened in a zone; the referee's interpreter tells them apart by this value."""
@@ -49,6 +49,16 @@ class ZoneId:
         raise ValueError(f"unknown zone {text!r} (seat:0, seat:1, …, turn_up or stock)")
 
     @classmethod
+    def of_zone(cls, name: str) -> ZoneId:
+        """The id of a layout's zone by its name: :meth:`parse`'s, or, for a zone the table does
+        not name (a benchmark's one zone over the whole table), a place of that name, which is
+        neither a seat nor the turn-up, so the referee passes it by."""
+        try:
+            return cls.parse(name)
+        except ValueError:
+            return cls(name)
+
+    @classmethod
     def seat_of(cls, text: str) -> int | None:
         """The seat index of a zone name, or None for a middle place or no zone at all."""
         try:
@@ -68,9 +78,21 @@ TURN_UP: Final = ZoneId("turn_up")
 STOCK: Final = ZoneId("stock")
 
 
+class ZoneContent(TypedDict):
+    """What the watcher holds as lying in one zone (`vision.events.TableWatcher.contents`): the
+    faces read, the face-down cards, the cards it is unsure of, and whether something unexplained
+    (a hand) is in the way. The camera view labels each zone with it."""
+
+    faces: list[str]
+    face_down: int
+    unsure: int
+    obstructed: bool
+
+
 @dataclass(frozen=True)
 class VisionEvent:
-    """One thing that happened on the table. ``zone`` is a zone name (``str(ZoneId)``); ``card``
+    """One thing that happened on the table. ``zone`` is where (a `ZoneId`; given as a name such as
+    ``"seat:2"`` it is parsed, `ZoneId.of_zone`, and ``to_dict`` writes the name); ``card``
     is a face label (``"QH"``, vision.labels) or ``None``; ``top3`` is set for ``card_unsure``;
     ``zones`` lists both places of a ``conflict``; ``count`` is the number of face-down cards now
     in the zone for ``card_face_down``. ``seen_again`` (``card_unsure``) names a card the crop
@@ -79,18 +101,27 @@ class VisionEvent:
     or None when the finder was not sure of the card's outline; it is left out of ``to_dict``."""
 
     kind: EventKind
-    zone: str
+    zone: ZoneId
     timestamp: float
     card: str | None = None
     confidence: float | None = None
     top3: tuple[tuple[str, float], ...] = ()
-    zones: tuple[str, ...] = ()
+    zones: tuple[ZoneId, ...] = ()
     count: int | None = None
     seen_again: str | None = None
     view: np.ndarray | None = field(default=None, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        # a zone by its name (the recordings' expected events, a test's table): parsed once here
+        zone: ZoneId | str = self.zone
+        if isinstance(zone, str):
+            object.__setattr__(self, "zone", ZoneId.of_zone(zone))
+        if any(isinstance(z, str) for z in self.zones):
+            object.__setattr__(self, "zones", tuple(ZoneId.of_zone(z) if isinstance(z, str) else z
+                                                    for z in self.zones))
+
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "zone": self.zone, "timestamp": round(self.timestamp, 4)}
+        out: dict[str, Any] = {"kind": self.kind, "zone": str(self.zone), "timestamp": round(self.timestamp, 4)}
         if self.card is not None:
             out["card"] = self.card
         if self.confidence is not None:
@@ -98,7 +129,7 @@ class VisionEvent:
         if self.top3:
             out["top3"] = [[label, round(float(p), 4)] for label, p in self.top3]
         if self.zones:
-            out["zones"] = list(self.zones)
+            out["zones"] = [str(z) for z in self.zones]
         if self.count is not None:
             out["count"] = self.count
         if self.seen_again is not None:

@@ -38,7 +38,7 @@ import cv2
 import numpy as np
 
 from vision.detector import CardDetector
-from vision.event_types import EVENT_KINDS, VisionEvent
+from vision.event_types import EVENT_KINDS, VisionEvent, ZoneContent, ZoneId
 from vision.finder import order_corners, warp_card
 from vision.geometry import CARD_MM, Calibration, TableLayout, Zone, order_card_corners
 from vision.identify import CardInPhoto, identify
@@ -87,6 +87,11 @@ class _ZoneState:
     committed_rect: np.ndarray | None = None  # the rectified zone (grey) when it was last confirmed
     obstructed: bool = False
     pending_conflict: set[str] = field(default_factory=set)
+
+    @property
+    def id(self) -> ZoneId:
+        """The zone as the events name it."""
+        return ZoneId.of_zone(self.zone.name)
 
 
 @dataclass
@@ -225,7 +230,7 @@ class TableWatcher:
         self._zones = [_ZoneState(z) for z in self.layout.zones]
         self._small_shape = None
 
-    def contents(self) -> dict[str, dict[str, Any]]:
+    def contents(self) -> dict[str, ZoneContent]:
         """Committed content per zone (faces, face-down count, unsure count): for the dashboard."""
         return {zs.zone.name: {"faces": sorted(zs.committed.faces.elements()), "face_down": zs.committed.backs,
                                "unsure": len(zs.committed.unsure), "obstructed": zs.obstructed}
@@ -390,7 +395,7 @@ class TableWatcher:
         placed: list[tuple[_ZoneState, str, float]] = []
         for zs, new in updates:  # removals first, so a card moved between zones is not a conflict
             old = zs.committed
-            name = zs.zone.name
+            name = zs.id
             lost_faces = list((old.faces - new.faces).elements())
             for card in lost_faces:
                 if card in zs.pending_conflict:
@@ -411,14 +416,14 @@ class TableWatcher:
             for top3, (view, again) in zip(new.unsure[len(old.unsure):], info[len(old.unsure):], strict=True):
                 events.append(VisionEvent("card_unsure", name, ts, top3=top3, seen_again=again, view=view))
         for zs, card, conf in placed:
-            elsewhere = [o.zone.name for o in self._zones
+            elsewhere = [o.id for o in self._zones
                          if o is not zs and card in o.committed.faces]
             if elsewhere:
                 zs.pending_conflict.add(card)
-                events.append(VisionEvent("conflict", zs.zone.name, ts, card=card, confidence=conf,
-                                          zones=(*elsewhere, zs.zone.name)))
+                events.append(VisionEvent("conflict", zs.id, ts, card=card, confidence=conf,
+                                          zones=(*elsewhere, zs.id)))
             else:
-                events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card, confidence=conf,
+                events.append(VisionEvent("card_placed", zs.id, ts, card=card, confidence=conf,
                                           view=zs.committed.views.get(card)))
         # a conflict resolves when only one copy is left: that one counts as placed
         for zs in self._zones:
@@ -428,7 +433,7 @@ class TableWatcher:
                     continue
                 if not any(o is not zs and card in o.committed.faces for o in self._zones):
                     zs.pending_conflict.discard(card)
-                    events.append(VisionEvent("card_placed", zs.zone.name, ts, card=card,
+                    events.append(VisionEvent("card_placed", zs.id, ts, card=card,
                                               confidence=zs.committed.confidence.get(card),
                                               view=zs.committed.views.get(card)))
         self.stats["events"] += len(events)

@@ -199,9 +199,11 @@ class _LimitedJSON(DefaultJSONProvider):
     """Request bodies are parsed with a nesting limit (``web.validate.loads_limited``)."""
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        import json
+
         from web.validate import loads_limited
 
-        return loads_limited(s, **kwargs)
+        return loads_limited(s, lambda text: json.loads(text, **kwargs))
 
 
 def create_app(service: TableService, *, config: dict[str, Any] | None = None,

@@ -23,13 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from table.cli import CommandError
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import NDArray
 
     from table.config import TableConfig
 
@@ -63,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="leave exposure, white balance and focus automatic (store no camera controls)")
 
 
-def _frame_from_camera(config: TableConfig, *, settle_s: float, lock: bool) -> tuple[np.ndarray, dict[str, Any]]:
+def _frame_from_camera(config: TableConfig, *, settle_s: float, lock: bool) -> tuple[NDArray[np.uint8], dict[str, object]]:
     """A frame from the configured camera, and the controls that hold its picture ({} when the
     camera has none to lock, or ``lock`` is off): libcamera's for a Pi camera, OpenCV's V4L2
     properties (``CAP_PROP_*``) for a USB camera."""
@@ -72,7 +74,7 @@ def _frame_from_camera(config: TableConfig, *, settle_s: float, lock: bool) -> t
     from vision.sources.picamera2 import AF_CONTINUOUS, locked_controls
 
     cam = config.camera
-    spec: dict[str, Any] = {"source": cam.source, "device": cam.device, "width": cam.width, "height": cam.height, "fps": cam.fps}
+    spec: dict[str, object] = {"source": cam.source, "device": cam.device, "width": cam.width, "height": cam.height, "fps": cam.fps}
     if cam.source == "picamera2":  # everything automatic while it settles (unsupported ones are skipped)
         spec["controls"] = {"AeEnable": True, "AwbEnable": True, "AfMode": AF_CONTINUOUS}
     elif cam.source == "opencv":
@@ -91,20 +93,27 @@ def _frame_from_camera(config: TableConfig, *, settle_s: float, lock: bool) -> t
     return frame.image, (usb or locked_controls(metadata))
 
 
-def _describe_controls(controls: dict[str, Any]) -> str:
+def _describe_controls(controls: Mapping[str, object]) -> str:
+    def num(key: str) -> float:
+        value = controls[key]
+        if not isinstance(value, int | float):
+            raise TypeError(f"camera control {key}: {value!r} is not a number")
+        return value
+
     parts = []
     if "CAP_PROP_EXPOSURE" in controls:
-        parts.append(f"exposure {controls['CAP_PROP_EXPOSURE']:g}")
+        parts.append(f"exposure {num('CAP_PROP_EXPOSURE'):g}")
     if "CAP_PROP_WB_TEMPERATURE" in controls:
-        parts.append(f"white balance {controls['CAP_PROP_WB_TEMPERATURE']:g} K")
+        parts.append(f"white balance {num('CAP_PROP_WB_TEMPERATURE'):g} K")
     if "CAP_PROP_FOCUS" in controls:
-        parts.append(f"focus {controls['CAP_PROP_FOCUS']:g}")
+        parts.append(f"focus {num('CAP_PROP_FOCUS'):g}")
     if "ExposureTime" in controls:
-        parts.append(f"exposure {controls['ExposureTime'] / 1000:.1f} ms, gain {controls['AnalogueGain']:.2f}")
-    if "ColourGains" in controls:
-        parts.append("colour gains {:.2f}/{:.2f}".format(*controls["ColourGains"]))
+        parts.append(f"exposure {num('ExposureTime') / 1000:.1f} ms, gain {num('AnalogueGain'):.2f}")
+    gains = controls.get("ColourGains")
+    if "ColourGains" in controls and isinstance(gains, list | tuple):
+        parts.append("colour gains {:.2f}/{:.2f}".format(*gains))
     if "LensPosition" in controls:
-        parts.append(f"focus {controls['LensPosition']:.2f} dioptres")
+        parts.append(f"focus {num('LensPosition'):.2f} dioptres")
     return ", ".join(parts)
 
 
@@ -121,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             config = load_config(args.config)
         except ConfigError as exc:
             raise CommandError(str(exc)) from None
-    controls: dict[str, Any] = {}
+    controls: dict[str, object] = {}
     if args.image is not None:
         from vision.image_file import UnreadableImage, read_image
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from table.cli import CommandError
 from table.commands.identify import (
@@ -33,6 +33,18 @@ from table.commands.identify import (
     load_detector,
 )
 from vision.image_file import IMAGE_EXTENSIONS, UnreadableImage, read_image
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
+
+    Image = NDArray[np.uint8]
+    """A BGR photo, a video frame or a card's crop."""
+    Item = tuple[str, Image, str]
+    """One view to enrol: its label, the card's crop, where it came from."""
 
 VIDEO_EXT = {".mp4", ".avi", ".mov", ".mkv", ".webm", ".h264", ".mjpeg"}
 
@@ -67,7 +79,7 @@ def _guide(order: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def _largest_card(image: Any) -> Any:
+def _largest_card(image: Image) -> Image | None:
     from vision.finder import find_cards
 
     found = find_cards(image)
@@ -78,7 +90,7 @@ def _largest_card(image: Any) -> Any:
     return max(found, key=lambda f: cv2.contourArea(f.corners)).crop
 
 
-def _from_photos(paths: list[Path], clf: Any) -> list[tuple[str, Any, str]]:
+def _from_photos(paths: list[Path], clf: CardClassifier) -> list[Item]:
     from vision.enroll import label_from_filename
 
     files: list[Path] = []
@@ -87,7 +99,7 @@ def _from_photos(paths: list[Path], clf: Any) -> list[tuple[str, Any, str]]:
             files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_EXTENSIONS)
         else:
             files.append(p)
-    items: list[tuple[str, Any, str]] = []
+    items: list[Item] = []
     for f in files:
         label = label_from_filename(f)
         if label is None:
@@ -106,7 +118,7 @@ def _from_photos(paths: list[Path], clf: Any) -> list[tuple[str, Any, str]]:
     return items
 
 
-def _from_layout(paths: list[Path], cards_text: str, clf: Any, detector: Any) -> list[tuple[str, Any, str]]:
+def _from_layout(paths: list[Path], cards_text: str, clf: CardClassifier, detector: CardDetector | None) -> list[Item]:
     """The cards of a layout photographed once or more, each assigned one of the named cards
     (``vision.layout``); prints what each find was given, so the host can check it."""
     from vision.layout import LayoutError, parse_cards, read_layout
@@ -136,7 +148,7 @@ def _from_layout(paths: list[Path], cards_text: str, clf: Any, detector: Any) ->
     return [(c.card, c.crop, f"{files[c.photo]}#{c.card}") for c in layout.trusted]
 
 
-def _from_video(path: Path, order: tuple[str, ...], clf: Any, every: int) -> list[tuple[str, Any, str]]:
+def _from_video(path: Path, order: tuple[str, ...], clf: CardClassifier, every: int) -> list[Item]:
     """Split a video into runs of one card each (consecutive frames showing the same card)."""
     import cv2
     import numpy as np
@@ -144,8 +156,8 @@ def _from_video(path: Path, order: tuple[str, ...], clf: Any, every: int) -> lis
     cap = cv2.VideoCapture(str(path))
     if not cap.isOpened():
         raise CommandError(f"{path}: cannot open video")
-    runs: list[list[tuple[Any, Any]]] = []  # each: [(crop, embedding)]
-    current: list[tuple[Any, Any]] = []
+    runs: list[list[tuple[Image, NDArray[np.float32]]]] = []  # each: [(crop, embedding)]
+    current: list[tuple[Image, NDArray[np.float32]]] = []
     idx = 0
     while True:
         ok, frame = cap.read()
@@ -154,7 +166,7 @@ def _from_video(path: Path, order: tuple[str, ...], clf: Any, every: int) -> lis
         idx += 1
         if (idx - 1) % max(1, every):
             continue
-        crop = _largest_card(frame)
+        crop = _largest_card(np.asarray(frame, dtype=np.uint8))  # an 8-bit BGR frame: no copy
         if crop is None:
             if current:
                 runs.append(current)

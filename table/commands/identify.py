@@ -20,6 +20,7 @@ from table.cli import CommandError
 
 if TYPE_CHECKING:
     from vision.classifier import CardClassifier
+    from vision.detector import CardDetector
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,10 +60,10 @@ def load_classifier(args: argparse.Namespace, *, threshold: float | None = None,
         raise CommandError(str(exc)) from None
 
 
-def load_detector(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def load_detector(args: argparse.Namespace) -> CardDetector | None:
     """The card detector the options name, or None for the contour cues alone."""
     from vision.classifier import ModelError
-    from vision.detector import CardDetector
+    from vision.detector import CardDetector  # noqa: F811 - the class itself, not only its type
 
     if getattr(args, "no_detector", False):
         return None

@@ -7,10 +7,13 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from table.audit import verify
 from table.cli import CommandError
+
+if TYPE_CHECKING:
+    from table.ledger import Ledger
 
 __all__ = ["add_arguments", "run", "verify"]  # verify: table.audit, importable from here too
 
@@ -46,7 +49,7 @@ def _paths(args: argparse.Namespace) -> tuple[Path, str | None]:
     return Path(cfg.state.database), cfg.state.backup_dir
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace) -> Ledger:
     from table.ledger import Ledger, LedgerError
 
     path, backups = _paths(args)

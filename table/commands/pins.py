@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from table.cli import CommandError
 
@@ -21,18 +21,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
 
-def wiring_rows(config: TableConfig, seats: int | None = None) -> list[dict[str, Any]]:
+class Wire(TypedDict):
+    """One pin in use: its BCM number, its place on the 40-pin header, what is wired to it."""
+
+    gpio: int
+    physical: int
+    device: str
+
+
+def wiring_rows(config: TableConfig, seats: int | None = None) -> list[Wire]:
     """One row per pin in use, sorted by physical header pin."""
     from table.config import HEADER
 
-    rows = [
+    rows: list[Wire] = [
         {"gpio": gpio, "physical": HEADER[gpio], "device": device}
         for gpio, device in config.pins.assignments(seats if seats is not None else config.seats)
     ]
     return sorted(rows, key=lambda r: r["physical"])
 
 
-def render(rows: list[dict[str, Any]], fmt: str) -> str:
+def render(rows: list[Wire], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(rows, indent=1)
     if fmt == "markdown":

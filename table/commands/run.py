@@ -15,20 +15,34 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from table.cli import CommandError
 from table.inputs import ButtonEvent
 
 if TYPE_CHECKING:  # the vision stack loads inside run()
-    from vision.geometry import TableLayout
+    from table.claim import SeatClaim
+    from table.config import TableConfig
+    from table.devices import TableControls
+    from table.keep_trying import StartRecord, TroublePage
+    from table.notify import Notifier
+    from table.referee import Referee
+    from vision.geometry import Calibration, TableLayout
+    from vision.sources.base import FrameSource
+
+
+class _Part(Protocol):
+    """Something `run` started and closes on the way out (the lock, the ledger, the pins, the camera)."""
+
+    def close(self) -> None: ...
 
 #: The PIN of demos and examples; `run` refuses it for a real table.
 DEFAULT_PIN = "000000"
 
 
-def ask_new_pin(source: object, *, ask: Any = None, tries: int = 3) -> str:
+def ask_new_pin(source: object, *, ask: Callable[[str], object] | None = None, tries: int = 3) -> str:
     """At a terminal, the default PIN is replaced before the table starts: the host types a new
     one twice (not echoed). It is kept hashed in the state folder like any PIN; the config still
     says 000000 until the host edits it, so the next start at a terminal asks again."""
@@ -70,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "... up to every 5 minutes, and the dashboard's port says why meanwhile")
 
 
-def _layout_from_zones(zones: dict[str, Any], base: TableLayout) -> TableLayout:
+def _layout_from_zones(zones: Mapping[str, object], base: TableLayout) -> TableLayout:
     """The dashboard's `set_zones` rectangles as a TableLayout (ValueError names a bad zone)."""
     from table.runtime import layout_from_zones
 
@@ -83,12 +97,12 @@ class Controller:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.stop_event = threading.Event()
-        self.parts: list[Any] = []
+        self.parts: list[_Part] = []
         self.camera_down: str | None = None
-        self.referee: Any = None  # table.referee.Referee, once built
+        self.referee: Referee | None = None  # once built
         self.pin_notes: list[str] = []  # why wired seats beyond the players' were not opened
         self.uncalibrated = ""  # why the camera reads no card yet (a new table, not calibrated)
-        self.claim: Any = None  # a new table without a PIN: claimed at seat 1's button (table.claim)
+        self.claim: SeatClaim | None = None  # a new table without a PIN: claimed at seat 1's button (table.claim)
 
     def start(self) -> None:  # noqa: C901 - one straight line of start-up steps
         from table.config import ConfigError, load_config
@@ -180,7 +194,7 @@ class Controller:
         from table.pictures import TablePictures
 
         # what the camera sees now (the Admin page's view, the unsure card's picture, the photos)
-        self.view = CameraView(names=lambda: self.referee.state.players)
+        self.view = CameraView(names=self._players)
         photos = PhotoStore.for_ledger(cfg.state.database)
         try:  # everything the referee works with, given at once; it shows the state on the LEDs
             self.referee = Referee(self.ledger, recorder=recorder, setup=setup, on_zones=self._set_zones,
@@ -205,21 +219,21 @@ class Controller:
                 layout = _layout_from_zones(zones, layout)
             except ValueError as exc:
                 print(f"loo-table run: stored zones ignored: {exc}", file=sys.stderr)
-        watcher = None if calibration is None else TableWatcher(
+        watcher = None if calibration is None or layout is None else TableWatcher(
             layout, calibration, classifier, stable_s=cfg.camera.stable_s, detector=self._detector,
             exclusions=self.referee.exclusions)
         self.camera = CameraLoop(self.source, watcher, self.referee.submit, view=self.view)
         from table.camera_setup import CameraCalibrator
 
+        lock_controls: Callable[[], Mapping[str, object]] | None = getattr(self.source, "lock_controls", None)
+
         # calibrating from the phone while the table runs: saved where the config names it (else
         # beside the ledger: name it in camera.calibration for the next start)
         self.calibrator = CameraCalibrator(
             self.view, path=Path(cfg.camera.calibration or Path(cfg.state.database).parent / "calibration.json"),
-            seats=lambda: len(self.referee.state.players), apply=self._recalibrated,
-            names=lambda: self.referee.state.players,
+            seats=lambda: len(self._players()), apply=self._recalibrated, names=self._players,
             # a Pi camera or a USB camera locks where it settled, on the camera thread
-            lock=(lambda: dict(self.camera.call(self.source.lock_controls)))
-            if hasattr(self.source, "lock_controls") else None)
+            lock=(lambda: dict(self.camera.call(lock_controls))) if lock_controls is not None else None)
         if self.camera_down:  # the status LED and the dashboard say so before anything else
             self.camera.report_down(self.camera_down)
             self.referee.drain()
@@ -254,7 +268,7 @@ class Controller:
 
             print_qr(dashboard_url(host, self.web.port))
 
-    def _pins(self, cfg: Any, seats: int | None = None) -> Any:
+    def _pins(self, cfg: TableConfig, seats: int | None = None) -> TableControls:
         """The header's devices: the players' seats without fail (a pin another driver holds is
         refused with the plain reason), and the wired seats beyond them for late joiners as far
         as their pins are free (the log says why the others are not opened)."""
@@ -332,7 +346,8 @@ class Controller:
         self.pin_notes.append(text)
         print(f"loo-table run: {text}", file=sys.stderr, flush=True)
 
-    def _camera(self, cfg: Any, load_calibration: Any) -> tuple[Any, Any, Any]:
+    def _camera(self, cfg: TableConfig, load_calibration: Callable[[str, int], tuple[TableLayout, Calibration]]
+                ) -> tuple[FrameSource, TableLayout | None, Calibration | None]:
         """The frame source (not refused when the camera is missing: `camera_down` says why),
         and the layout and calibration the watcher needs (a bad calibration file IS refused)."""
         from vision.calibration import load_camera_controls
@@ -378,15 +393,16 @@ class Controller:
             raise CommandError("camera.calibration: not set; run `loo-table calibrate` and name its file")
         return source, layout, cal
 
-    def _recalibrated(self, layout: Any, calibration: Any) -> None:
+    def _recalibrated(self, layout: TableLayout, calibration: Calibration) -> None:
         """The host calibrated from the phone: the camera reads with the new calibration and its
         default zones, with the zones the host drew laid over them (ValueError: they no longer fit)."""
         from table.health import HealthStatus
 
         old = self._base_layout, self._calibration
         self._base_layout, self._calibration = layout, calibration
-        with self.referee.lock:
-            zones = dict(self.referee.state.zones)
+        referee = self._built()
+        with referee.lock:
+            zones = dict(referee.state.zones)
         try:
             self._set_zones(zones)
         except ValueError:
@@ -394,14 +410,14 @@ class Controller:
             raise
         if self.uncalibrated:  # the first calibration: the camera reads cards from now on
             self.uncalibrated = ""
-            self.referee.submit(HealthStatus("camera_setup", ""))
+            referee.submit(HealthStatus("camera_setup", ""))
 
-    def _set_zones(self, zones: dict[str, Any]) -> None:
+    def _set_zones(self, zones: Mapping[str, object]) -> None:
         """The dashboard moved the zones: the camera thread gets a new watcher (ValueError refuses)."""
         from vision.events import TableWatcher
         from vision.geometry import GeometryError
 
-        if self._calibration is None:  # not calibrated yet: the zones apply once it is
+        if self._calibration is None or self._base_layout is None:  # not calibrated yet: the zones apply once it is
             return
 
         try:
@@ -410,7 +426,17 @@ class Controller:
             raise ValueError(str(exc)) from None
         self.camera.watcher = TableWatcher(layout, self._calibration, self._classifier,
                                            stable_s=self.cfg.camera.stable_s, detector=self._detector,
-                                           exclusions=self.referee.exclusions)
+                                           exclusions=self._built().exclusions)
+
+    def _players(self) -> list[str]:
+        """The game's players, for the camera's view and its calibration (none before the referee)."""
+        return self.referee.state.players if self.referee is not None else []
+
+    def _built(self) -> Referee:
+        """The referee, for what only happens once the table has started."""
+        if self.referee is None:
+            raise RuntimeError("the table has not started")
+        return self.referee
 
     def loop(self) -> None:
         interval = self.notifier.watchdog_interval() or 1.0
@@ -477,8 +503,8 @@ class KeepTrying:
         self.stable_after = STABLE_AFTER_S if stable_after is None else stable_after
         self.stop_event = threading.Event()
         self.controller: Controller | None = None
-        self.page: Any = None  # the TroublePage while one is up
-        self.record: Any = None
+        self.page: TroublePage | None = None  # while one is up
+        self.record: StartRecord | None = None
         self.retry_at = 0.0
 
     def run(self) -> int:
@@ -524,7 +550,7 @@ class KeepTrying:
         except ConfigError:
             return None
 
-    def _wait_showing(self, record: Any, wait: float, notifier: Any) -> bool:
+    def _wait_showing(self, record: StartRecord, wait: float, notifier: Notifier) -> bool:
         """Wait ``wait`` seconds showing why (False when told to stop meanwhile)."""
         from table.keep_trying import TroublePage
 

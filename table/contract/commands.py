@@ -8,11 +8,13 @@ imports this). The game's own rules (is a misdeal allowed now?) are still the re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from table.contract.json_value import Json
 from table.contract.payloads import check_command
+from table.contract.values import Gesture
 
 __all__ = [
     "AddPlayer", "AdjustChips", "AmendChips", "CancelChange", "RemovePlayer", "CallCivil", "ClaimFlush", "ConfirmCard", "CorrectCard", "DashboardCommand",
@@ -102,7 +104,7 @@ class SeatButton:
 
     NAME: ClassVar[str] = "seat_button"
     player: str
-    gesture: str
+    gesture: Gesture
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +124,12 @@ class EndGame:
 
 @dataclass(frozen=True, slots=True)
 class UpdateSettings:
-    """Any of the table's settings; ``options`` are overrides of the variant's defaults."""
+    """Some or all of the table's settings; ``options`` are overrides of the variant's defaults."""
 
     NAME: ClassVar[str] = "update_settings"
     players: tuple[str, ...] | None = None
     variant: str | None = None
-    options: Mapping[str, Any] | None = None
+    options: Mapping[str, Json] | None = None
     starting_chips: int | None = None
     chip_value: str | None = None
     currency: str | None = None
@@ -143,7 +145,7 @@ class NewNight:
     NAME: ClassVar[str] = "new_night"
     players: tuple[str, ...] | None = None
     variant: str | None = None
-    options: Mapping[str, Any] | None = None
+    options: Mapping[str, Json] | None = None
     starting_chips: int | None = None
     chip_value: str | None = None
     first_dealer: int | None = None
@@ -226,7 +228,7 @@ _TUPLES = frozenset({"players", "cards"})
 
 
 def parse_command(name: str, payload: object,
-                  current_settings: Mapping[str, Any] | None = None) -> DashboardCommand:
+                  current_settings: Mapping[str, object] | None = None) -> DashboardCommand:
     """The command ``name`` with ``payload`` checked (``ValueError`` with the host's reason when it
     is malformed or unknown). ``current_settings`` gives the variant an ``update_settings`` that
     changes only the options is checked against."""
@@ -234,13 +236,15 @@ def parse_command(name: str, payload: object,
     if cls is None:
         raise ValueError(f"unknown command {name!r} (one of {', '.join(COMMANDS)})")
     clean = check_command(name, payload, dict(current_settings or {}))
-    args: dict[str, Any] = {k: tuple(v) if k in _TUPLES else v for k, v in clean.items()}
-    return cls(**args)
+    args: dict[str, object] = {k: tuple(v) if k in _TUPLES and isinstance(v, list | tuple) else v
+                               for k, v in clean.items()}
+    build: Callable[..., DashboardCommand] = cls  # check_command gave each field its type
+    return build(**args)
 
 
-def to_payload(command: DashboardCommand) -> dict[str, Any]:
+def to_payload(command: DashboardCommand) -> dict[str, object]:
     """The command's JSON payload (the fields that are set), as the API takes it."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for f in fields(command):
         value = getattr(command, f.name)
         if value is not None:

@@ -11,10 +11,10 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import Any
+from typing import get_args
 
 from engine.cards import SUITS
-from table.contract.values import VARIANTS, checked_options, normalize_card, parse_chip_value
+from table.contract.values import VARIANTS, Gesture, checked_options, normalize_card, parse_chip_value
 
 __all__ = ["CARD_ZONE", "CHECKERS", "FLUSH_CARDS", "GESTURES", "MAX_CHIPS", "MAX_PLAYERS", "MIN_PLAYERS", "MAX_JSON_DEPTH", "MAX_NAME", "MAX_REASON", "Payload", "ZONE_NAME", "check_command", "loads_limited"]
 
@@ -32,14 +32,16 @@ MAX_JSON_DEPTH = 16
 ZONE_NAME = re.compile(r"^(seat:(\d|1[0-6])|turn_up|stock)$")  # 17 seats at most
 CARD_ZONE = re.compile(r"^(seat:(\d|1[0-6])|turn_up)$")  # where a card the host enters can lie
 FLUSH_CARDS = 5
-Payload = dict[str, Any]
+Payload = dict[str, object]
+"""A command's JSON object as it came, or as checked: its values are narrowed before use."""
 
 
-def loads_limited(text: str | bytes, **kwargs: Any) -> Any:
+def loads_limited(text: str | bytes, loads: Callable[[str | bytes], object] = json.loads) -> object:
     """``json.loads`` that turns too-deep nesting into ``ValueError`` (Flask's request parsing then
-    answers 400): the parser itself recurses, so 100,000 ``[`` would otherwise be a 500."""
+    answers 400): the parser itself recurses, so 100,000 ``[`` would otherwise be a 500. ``loads``
+    is the parser (Flask's provider passes ``json.loads`` with its own options)."""
     try:
-        value = json.loads(text, **kwargs)
+        value = loads(text)
     except RecursionError:
         raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
     stack = [(value, 1)]
@@ -170,7 +172,7 @@ def _add_player(payload: Payload) -> Payload:
 
 
 #: a seat button's gestures (table.inputs: PRESS, HOLD, DOUBLE)
-GESTURES = ("press", "hold", "double")
+GESTURES: tuple[Gesture, ...] = get_args(Gesture)
 
 
 def _seat_button(payload: Payload) -> Payload:
@@ -221,8 +223,9 @@ def _new_night(payload: Payload) -> Payload:
     a variant (tonight's when not given) and are checked against it."""
     _only(payload, {"players", "variant", "options", "starting_chips", "chip_value", "first_dealer"})
     out: Payload = {}
+    players: list[str] | None = None
     if "players" in payload:
-        out["players"] = _players(payload["players"])
+        out["players"] = players = _players(payload["players"])
     if "variant" in payload:
         if payload["variant"] not in VARIANTS:
             raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
@@ -236,9 +239,9 @@ def _new_night(payload: Payload) -> Payload:
     if "chip_value" in payload:
         out["chip_value"] = str(parse_chip_value(payload["chip_value"]))
     if "first_dealer" in payload:
-        if "players" not in out:
+        if players is None:
             raise ValueError("first_dealer needs the players it counts in")
-        out["first_dealer"] = _int(payload, "first_dealer", 0, len(out["players"]) - 1)
+        out["first_dealer"] = _int(payload, "first_dealer", 0, len(players) - 1)
     return out
 
 

@@ -22,14 +22,12 @@ from __future__ import annotations
 from typing import NotRequired, Protocol, TypedDict, runtime_checkable
 
 from table.contract.commands import COMMANDS, DashboardCommand
+from table.contract.json_value import Json, JsonObject
 from table.contract.snapshot import Snapshot
 
 __all__ = ["TableService", "COMMANDS", "Refused", "CommandReply", "StreamItem", "LedgerHead", "Settings",
            "DealSummary", "Json", "JsonObject", "LedgerRow", "NightSummary"]
 
-Json = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
-"""A value that travels as JSON (a hand record, a deal's summary)."""
-JsonObject = dict[str, Json]
 LedgerRow = dict[str, str | int | float | None]
 """One ledger event flattened to scalar columns (the CSV export)."""
 

@@ -8,7 +8,9 @@ Keys marked ``NotRequired`` are the ones docs/api.md tells clients to treat as o
 ``from __future__ import annotations`` here: TypedDict must see ``NotRequired`` at run time).
 """
 
-from typing import Any, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
+
+from table.contract.json_value import JsonObject
 
 __all__ = ["Alert", "Camera", "ChipEntry", "Commands", "Queued", "FlushClaim", "Play", "Seat", "SeatCheck", "Snapshot", "Status",
            "Trick"]
@@ -42,17 +44,23 @@ class Trick(TypedDict):
     winner: NotRequired[str]
 
 
+AlertKind = Literal["revoke", "unsure", "out_of_turn", "conflict", "contradiction", "camera", "refused",
+                    "game_over", "error", "waiting", "power", "files", "camera_stall", "camera_setup"]
+"""What an alert is about: the game's (a revoke, a card the camera is unsure of or saw out of turn,
+a contradiction, a refusal, the game's end, waiting for the host), the camera's, and the table's
+health (`table.health`: the power supply, open files, a camera that stalled, one not calibrated)."""
+
+
 class Alert(TypedDict):
     """Something the host should see; ``needs_confirmation`` alerts hold the game until answered."""
 
     id: int
-    kind: str  # revoke, unsure, out_of_turn, conflict, camera, refused, game_over, error; table health
-    # (table.health): power, files, camera_stall
+    kind: AlertKind
     seat: str | None
     message: str
     needs_confirmation: bool
     card: NotRequired[str | None]
-    top3: NotRequired[list[list[Any]]]  # [[card, confidence], ...]
+    top3: NotRequired[list[list[str | float]]]  # [[card, confidence], ...]
     zone: NotRequired[str]
     evidence: NotRequired[str]
     rule: NotRequired[str]
@@ -141,7 +149,7 @@ class Snapshot(TypedDict):
     trick: Trick | None
     last_trick: NotRequired[Trick | None]
     alerts: list[Alert]
-    last_settlement: dict[str, Any] | None
+    last_settlement: JsonObject | None
     game_over: bool
     paused: NotRequired[bool]
     chip_value: NotRequired[str]

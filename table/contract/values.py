@@ -6,14 +6,18 @@ pages (``web``), which import them from here: the contract needs no web module.
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Literal
 
 from engine import Card, InvalidInputError
 from engine.options import Options, Variant
+from table.contract.json_value import JsonObject
 
-__all__ = ["VARIANTS", "checked_options", "normalize_card", "parse_chip_value"]
+__all__ = ["Gesture", "VARIANTS", "checked_options", "normalize_card", "parse_chip_value"]
 
 VARIANTS: tuple[str, ...] = tuple(str(v) for v in Variant)
+
+Gesture = Literal["press", "hold", "double"]
+"""How a seat's button was pressed: once, held, or twice quickly (`table.inputs`)."""
 
 
 def normalize_card(text: object) -> str:
@@ -26,7 +30,7 @@ def normalize_card(text: object) -> str:
         raise ValueError(f"{text!r} is not a card: write rank then suit, e.g. 10H, JC, AS, 7D") from None
 
 
-def checked_options(variant: object, mapping: object) -> dict[str, Any]:
+def checked_options(variant: object, mapping: object) -> JsonObject:
     """The full option mapping after ``engine.Options`` validated it; ValueError says what is wrong."""
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
@@ -35,7 +39,7 @@ def checked_options(variant: object, mapping: object) -> dict[str, Any]:
     if not isinstance(mapping, dict) or not all(isinstance(k, str) for k in mapping):
         raise ValueError("options must be an object of option names to values")
     options = Options.from_dict(variant, mapping)  # InvalidInputError is a ValueError
-    d = options.to_dict()
+    d: JsonObject = options.to_dict()
     del d["variant"]
     return d
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import random
 import shutil
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -189,7 +190,11 @@ def _ledger(vfs: PowerCutVFS, settings: str, clock: Callable[[], float], sync_di
             os.close(fd)
         vfs.log(Op("dirsync", str(folder)))
 
-    return Ledger(vfs.disk.db, connect=lambda p: ApswConnection(p, vfs.name, **SETTINGS[settings]), clock=clock,
+    def connect(path: Path) -> sqlite3.Connection:
+        # the slice of sqlite3.Connection the ledger uses, over APSW (see ApswConnection)
+        return cast(sqlite3.Connection, ApswConnection(path, vfs.name, **SETTINGS[settings]))
+
+    return Ledger(vfs.disk.db, connect=connect, clock=clock,
                   sync_dir=dirsync if sync_dir else (lambda _folder: None))
 
 

@@ -106,7 +106,7 @@ def test_web_uses_only_the_contract_of_table_and_the_contract_no_web() -> None:
     # the standard library and engine only: no Flask, no web, nothing to install
     assert {m.split(".")[0] for m in contract} - {"engine", "table", "__future__"} <= set(sys.stdlib_module_names)
     assert {m for m in contract if m.startswith("table.")} <= {f"table.contract.{n}" for n in (
-        "snapshot", "commands", "payloads", "service", "values", "pictures", "camera_setup", "claim")}
+        "snapshot", "commands", "payloads", "service", "values", "pictures", "camera_setup", "claim", "json_value")}
 
 
 def test_importing_the_referee_loads_no_flask() -> None:
