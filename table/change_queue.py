@@ -5,8 +5,9 @@ this queue is what the ledger's ``change_queued`` and ``change_cancelled`` event
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from table.contract.json_value import JsonObject
 from table.state_error import StateError
 
 __all__ = ["QUEUEABLE", "ChangeQueue", "QueuedChange"]
@@ -24,7 +25,7 @@ class QueuedChange(TypedDict):
     kind: str  # one of `QUEUEABLE`: the event it becomes
     #: the data of the event it becomes, as asked (``player``, ``chips``, ``variant``...); read by
     #: `table.next_deal` as that event's data
-    data: dict[str, Any]
+    data: JsonObject
     deal: int  # the deal being played when it was asked
 
 
@@ -40,7 +41,7 @@ class ChangeQueue:
         other.waiting = self.waiting
         return other
 
-    def ask(self, seq: int, kind: str, data: dict[str, Any], deal: int) -> None:
+    def ask(self, seq: int, kind: str, data: JsonObject, deal: int) -> None:
         """A join, a leave or a house-rule change asked for during a deal: it waits for the next."""
         if kind not in QUEUEABLE:
             raise StateError(f"a {kind!r} cannot wait for the next deal")

@@ -43,7 +43,7 @@ def queue_change(recorder: Recorder, kind: str, data: Mapping[str, object]) -> A
     st = recorder.state
     if kind == "player_joined":
         name = str(data["player"])
-        waiting = [q["data"]["player"] for q in st.queued.values() if q["kind"] == "player_joined"]
+        waiting = [str(q["data"]["player"]) for q in st.queued.values() if q["kind"] == "player_joined"]
         taken = next((p for p in [*st.players, *waiting] if p.casefold() == name.casefold()), None)
         if taken is not None:
             raise StateError(f"{taken!r} is already at the table or waiting to join; choose another name")
@@ -116,7 +116,9 @@ def queued_rows(state: TableState) -> list[Queued]:
         if q["kind"] == "settings":  # which rules it changes, by name (the page words them)
             try:
                 old = Options.from_dict(state.variant, state.options).to_dict()
-                new = Options.from_dict(str(data.get("variant", state.variant)), dict(data.get("options") or {})).to_dict()
+                chosen = data.get("options")
+                new = Options.from_dict(str(data.get("variant", state.variant)),
+                                        chosen if isinstance(chosen, dict) else {}).to_dict()
             except ValueError:
                 old, new = {}, {}
             row["changed"] = sorted(k for k in new if k != "variant" and old.get(k) != new[k])
