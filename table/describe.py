@@ -24,7 +24,8 @@ from engine import (
     parse_action,
 )
 from engine.errors import LooError
-from table.contract.json_value import Json, JsonObject
+from table.contract.json_value import JsonObject
+from table.event_data import as_int
 from table.ledger import Event
 
 __all__ = ["describe_events"]
@@ -56,13 +57,6 @@ def _phrase(a: Action) -> str | None:
     return None
 
 
-def _int(value: Json) -> int:
-    """A number as the ledger stored it (TypeError, as ``int()`` raises, for anything else)."""
-    if isinstance(value, int | float | str):
-        return int(value)
-    raise TypeError(f"int() argument must be a number, not {type(value).__name__}")
-
-
 def _parse(text: str) -> Action | None:
     try:
         return parse_action(text)
@@ -84,11 +78,11 @@ def _one(event: Event, lookup: Lookup) -> str:
     d = event.data
     kind = event.kind
     if kind == "undo":
-        target = lookup(_int(d["target"]))
+        target = lookup(as_int(d["target"]))
         if target is not None and target.kind == "action":
             return f"Undid {_action_text(str(target.data.get('action', '')))}"
         if target is not None and target.kind == "correct":
-            fixed = lookup(_int(target.data["target"]))
+            fixed = lookup(as_int(target.data["target"]))
             action = _parse(str(fixed.data.get("action", ""))) if fixed is not None else None
             whose = f"{action.player}'s card" if isinstance(action, Play) else "the turn-up"
             return f"Undid the fix of {whose}: back to {d.get('was', 'the card before')}"
@@ -96,24 +90,24 @@ def _one(event: Event, lookup: Lookup) -> str:
             return f"Undid the start of deal {target.data.get('number')}"
         return "Undid the last event"
     if kind == "correct":
-        target = lookup(_int(d["target"]))
+        target = lookup(as_int(d["target"]))
         was = _action_text(str(target.data.get("action", ""))) if target is not None else "the card"
         return f"Corrected {was} to {d['card']}"
     if kind == "action":
         return f"Recorded {_action_text(str(d.get('action', '')))}"
     if kind == "adjust_chips":
-        delta = _int(d["delta"])
+        delta = as_int(d["delta"])
         return f"{d['player']} {delta:+d} chip{'s' if abs(delta) != 1 else ''} ({d['reason']})"
     if kind == "change_queued":
         return "Queued for the next deal"
     if kind == "change_cancelled":
         return f"Called off a change waiting for the next deal ({d.get('reason', 'cancelled')})"
     if kind == "chips_amended":
-        target = lookup(_int(d["target"]))
+        target = lookup(as_int(d["target"]))
         what = _chip_entry_text(target.data) if target is not None else "the chip entry"
-        if _int(d["delta"]) == 0:
+        if as_int(d["delta"]) == 0:
             return f"Undid {what}"
-        return f"Changed {what} to {_int(d['delta']):+d}"
+        return f"Changed {what} to {as_int(d['delta']):+d}"
     if kind == "player_left":
         return f"{d['player']} left the table with their chips"
     if kind == "player_joined":
@@ -140,7 +134,7 @@ def _one(event: Event, lookup: Lookup) -> str:
 
 def _chip_entry_text(d: JsonObject) -> str:
     """A chip entry as the host made it: "Bea's cash-out of 30 chips", "Ann's rebuy of 20 chips"."""
-    delta = _int(d["delta"])
+    delta = as_int(d["delta"])
     if str(d.get("reason", "")).startswith("chip count corrected"):
         return f"the correction of {d['player']}'s chips ({delta:+d})"
     what = "rebuy" if delta > 0 else "cash-out"
