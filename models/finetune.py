@@ -277,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the agreement rule the sidecar carries (vision.classifier: a card the corner-index members "
                          "alone read at least INDEX surely, and the reader first, is named at THRESHOLD; the shipped "
                          "reader: 0.75,0.35)")
+    ap.add_argument("--blurred", default=None, metavar="SHARPNESS,THRESHOLD",
+                    help="the blur rule the sidecar carries (vision.classifier: a crop whose sharpness is under "
+                         "SHARPNESS is named only at THRESHOLD or surer; the shipped reader: 150,0.7)")
     ap.add_argument("--reuse", action="store_true", help="keep members already fine-tuned by an earlier run of the same settings")
     ap.add_argument("--out", type=Path, default=OUT, help="where the new model files go (default: models/)")
     ap.add_argument("--work", type=Path, default=WORK,
@@ -290,6 +293,12 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError:
             ap.error("--agreement takes two numbers: INDEX,THRESHOLD")
         agreement = {"agreement": {"index": index_sure, "threshold": agreed}}
+    if args.blurred:
+        try:
+            soft, raised = (float(v) for v in args.blurred.split(","))
+        except ValueError:
+            ap.error("--blurred takes two numbers: SHARPNESS,THRESHOLD")
+        agreement["blurred"] = {"sharpness": soft, "threshold": raised}
 
     import torch
 
@@ -361,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"threshold": threshold, "real_training_crops": int((~held).sum()), "real_held_crops": int(held.sum()),
                "photos": [p.name for p in args.photos], "steps": args.steps, "lr": args.lr, "views": args.views,
                "rendered": args.rendered, "rank_loss": args.rank_loss, "min_threshold": args.min_threshold,
-               "agreement": args.agreement, "covered": args.covered, "completed": args.completed,
+               "agreement": args.agreement, "blurred": args.blurred, "covered": args.covered, "completed": args.completed,
                "real_completed": args.real_completed, "covered_calib": args.covered_calib, "minutes": round((time.time() - t0) / 60, 1)}
     (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"open-set threshold {threshold}; wrote {args.out / SHIPPED}.onnx (int8) in {summary['minutes']} min")

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.classifier import CANONICAL_SIZE, LABELS, CardClassifier, ModelError, Reading
+from vision.classifier import CANONICAL_SIZE, LABELS, CardClassifier, ModelError, Reading, sharpness
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "models" / "card_classifier.onnx"
@@ -188,14 +188,21 @@ def test_readings_carry_every_card_s_probability_and_none_for_a_card_excluded(cl
         assert r.probabilities is not None and r.probabilities.values[clf.labels.index(best)] == 0.0
 
 
-def _with_agreement(tmp_path: Path, agreement: object) -> Path:
-    """The shipped reader copied with its sidecar's agreement rule set to ``agreement``."""
+def _with_rule(tmp_path: Path, key: str, rule: object) -> Path:
+    """The shipped reader copied with its sidecar's ``key`` rule ("agreement", "blurred") set to
+    ``rule`` (None: without it)."""
     model = tmp_path / "reader.onnx"
     shutil.copyfile(MODEL, model)
     meta = json.loads(MODEL.with_suffix(".json").read_text())
-    meta["agreement"] = agreement
+    meta.pop(key, None)
+    if rule is not None:
+        meta[key] = rule
     model.with_suffix(".json").write_text(json.dumps(meta))
     return model
+
+
+def _with_agreement(tmp_path: Path, agreement: object) -> Path:
+    return _with_rule(tmp_path, "agreement", agreement)
 
 
 def test_the_index_agreeing_lowers_the_rule_for_that_card_only(tmp_path: Path) -> None:
@@ -220,3 +227,56 @@ def test_the_index_agreeing_lowers_the_rule_for_that_card_only(tmp_path: Path) -
 def test_a_broken_agreement_rule_names_its_sidecar(tmp_path: Path, agreement: object) -> None:
     with pytest.raises(ModelError, match="agreement"):
         CardClassifier(_with_agreement(tmp_path, agreement))
+
+
+def _printed_card(size: tuple[int, int] = CANONICAL_SIZE) -> np.ndarray:
+    """A white card crop with a sharp black index and three pips: what a sharp crop looks like."""
+    w, h = size
+    crop = np.full((h, w, 3), 245, np.uint8)
+    cv2.putText(crop, "8", (3, 14), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (0, 0, 0), 1, cv2.LINE_AA)
+    for y in (25, 44, 63):
+        cv2.circle(crop, (w // 2, y), 5, (0, 0, 0), -1)
+    return crop
+
+
+def test_sharpness_falls_as_a_crop_is_blurred_and_reads_any_size_at_the_reader_s() -> None:
+    card = _printed_card()
+    sharp = sharpness(card)
+    soft = sharpness(cv2.GaussianBlur(card, (0, 0), 2.5))
+    assert sharp > 1000 > 150 > soft
+    # the same card at twice the size is judged at the reader's size, not its own
+    big = cv2.resize(card, (128, 176), interpolation=cv2.INTER_CUBIC)
+    assert sharpness(big) > 150
+    assert sharpness(np.dstack([card, np.full(card.shape[:2], 255, np.uint8)])) == pytest.approx(sharp)
+
+
+def test_the_blur_rule_raises_the_rule_of_blurred_crops_only(tmp_path: Path) -> None:
+    reader = CardClassifier(_with_rule(tmp_path, "blurred", {"sharpness": 150, "threshold": 0.7}))
+    assert reader.blurred == (150.0, 0.7)
+    card = _printed_card()
+    blurred = cv2.GaussianBlur(card, (0, 0), 2.5)
+    rules = [(0.55, 0.0), (0.55, 0.0), (0.35, 0.0), (0.9, 0.0)]
+    got = reader._blurred_rules([card, blurred, blurred, blurred], rules)
+    # sharp: kept; blurred: raised to 0.7, the agreement rule's 0.35 too; a stricter rule stays
+    assert got == [(0.55, 0.0), (0.7, 0.0), (0.7, 0.0), (0.9, 0.0)]
+
+
+def test_through_classify_a_blurred_crop_is_held_to_the_raised_rule_and_a_sharp_one_is_not(tmp_path: Path) -> None:
+    card = _printed_card()
+    blurred = cv2.GaussianBlur(card, (0, 0), 2.5)
+    plain = CardClassifier(_with_rule(tmp_path, "blurred", None), threshold=0.0)  # names its best guess
+    guess = plain.classify([blurred])[0]
+    assert guess.card is not None and guess.probabilities is not None
+    top = float(np.max(guess.probabilities.values))
+    assert top < 0.99
+    strict = CardClassifier(_with_rule(tmp_path, "blurred", {"sharpness": 150, "threshold": top + 0.01}), threshold=0.0)
+    sharp_read, blurred_read = strict.classify([card, blurred])
+    assert blurred_read.card is None
+    assert sharp_read.card is not None
+
+
+@pytest.mark.parametrize("blurred", [{"sharpness": 150}, {"sharpness": "x", "threshold": 0.7},
+                                     {"sharpness": -1, "threshold": 0.7}, {"sharpness": 150, "threshold": 1.5}])
+def test_a_broken_blur_rule_names_its_sidecar(tmp_path: Path, blurred: object) -> None:
+    with pytest.raises(ModelError, match="blurred"):
+        CardClassifier(_with_rule(tmp_path, "blurred", blurred))
