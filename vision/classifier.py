@@ -125,6 +125,22 @@ def _load_sidecar(path: Path, model_path: Path) -> dict[str, Any]:
     return checked
 
 
+def _rule_pair(meta: dict[str, Any], key: str, names: tuple[str, str], highest: tuple[float, float],
+               meta_path: Path) -> tuple[float, float] | None:
+    """A sidecar rule of two numbers (``meta[key]``, an object with ``names``), each in 0..its
+    ``highest``; None where the sidecar has none. A broken one is a ModelError naming the file."""
+    rule = meta.get(key) or {}
+    if not rule:
+        return None
+    try:
+        pair = (float(rule[names[0]]), float(rule[names[1]]))
+    except (KeyError, TypeError, ValueError):
+        raise ModelError(f"{meta_path}: '{key}' needs numbers '{names[0]}' and '{names[1]}'") from None
+    if not all(0.0 <= v <= top for v, top in zip(pair, highest, strict=True)):
+        raise ModelError(f"{meta_path}: '{key}' values must lie in 0..{highest[0]:g} and 0..{highest[1]:g}")
+    return pair
+
+
 def sharpness(crop: np.ndarray, size: tuple[int, int] = CANONICAL_SIZE) -> float:
     """How sharp a card crop is: the variance of the Laplacian of its grey image at the reader's
     size (``size``: width, height). A crop whose corner index can be read scores in the hundreds
@@ -206,25 +222,9 @@ class CardClassifier:
         self.threshold = float(threshold if threshold is not None else self.meta.get("threshold", FALLBACK_THRESHOLD))
         self.margin = float(margin if margin is not None else self.meta.get("margin", FALLBACK_MARGIN))
         # the agreement rule (sidecar "agreement": {"index": I, "threshold": T}; see _agreed_rules)
-        agreement = self.meta.get("agreement") or {}
-        self.agreement: tuple[float, float] | None = None
-        if agreement:
-            try:
-                self.agreement = (float(agreement["index"]), float(agreement["threshold"]))
-            except (KeyError, TypeError, ValueError):
-                raise ModelError(f"{meta_path}: 'agreement' needs numbers 'index' and 'threshold'") from None
-            if not all(0.0 <= v <= 1.0 for v in self.agreement):
-                raise ModelError(f"{meta_path}: 'agreement' values must lie in 0..1")
+        self.agreement = _rule_pair(self.meta, "agreement", ("index", "threshold"), (1.0, 1.0), meta_path)
         # the blur rule (sidecar "blurred": {"sharpness": S, "threshold": T}; see _blurred_rules)
-        blurred = self.meta.get("blurred") or {}
-        self.blurred: tuple[float, float] | None = None
-        if blurred:
-            try:
-                self.blurred = (float(blurred["sharpness"]), float(blurred["threshold"]))
-            except (KeyError, TypeError, ValueError):
-                raise ModelError(f"{meta_path}: 'blurred' needs numbers 'sharpness' and 'threshold'") from None
-            if self.blurred[0] < 0.0 or not 0.0 <= self.blurred[1] <= 1.0:
-                raise ModelError(f"{meta_path}: 'blurred' needs a sharpness of 0 or more and a threshold in 0..1")
+        self.blurred = _rule_pair(self.meta, "blurred", ("sharpness", "threshold"), (float("inf"), 1.0), meta_path)
         # A card lies either way up, so the crop and its 180° turn are both the card: averaging the
         # two readings costs a second (batched) pass and halves the unsure rate at equal risk. A model
         # that turns crops inside its graph (an ensemble, sidecar "turn": "in graph") says false here.
