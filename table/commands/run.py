@@ -377,9 +377,11 @@ class Controller:
         if cfg.camera.calibration and not Path(cfg.camera.calibration).exists():
             # a new table: it starts all the same, and the host calibrates on the phone (the
             # Admin page's camera section writes this file); until then no card is read
-            self.uncalibrated = (f"the camera is not calibrated yet ({cfg.camera.calibration} does not exist): "
+            # (the phone is told what to do; the log, read by whoever has a terminal, where the file is)
+            self.uncalibrated = ("the camera is not calibrated yet: "
                                  "lay the table mat and calibrate on the Admin page, What the camera sees")
-            print(f"loo-table run: {self.uncalibrated}", file=sys.stderr, flush=True)
+            print(f"loo-table run: {self.uncalibrated} ({cfg.camera.calibration} does not exist)",
+                  file=sys.stderr, flush=True)
             return source, None, None
         if cfg.camera.calibration:
             try:

@@ -26,8 +26,7 @@
     dl.className = "figures";
     [["Reprojection error", r.residual_px + " px (want at most 2 px)"],
      ["Markers found", r.markers_found.length ? r.markers_found.join(", ") : "none: the corners you tapped"],
-     ["The camera's picture", r.camera],
-     ["Saved to", r.saved]].forEach(function (row) { dl.appendChild(el("dt", row[0])); dl.appendChild(el("dd", row[1])); });
+     ["The camera's picture", r.camera]].forEach(function (row) { dl.appendChild(el("dt", row[0])); dl.appendChild(el("dd", row[1])); });
     report.appendChild(dl);
     var sizes = el("table");
     sizes.className = "card-sizes";
