@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -36,6 +35,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
+from bench.machine_info import machine  # noqa: E402
 from table.camera_view import CameraView  # noqa: E402
 from table.runtime import CameraLoop, load_classifier  # noqa: E402
 from vision.events import Reader, TableWatcher  # noqa: E402
@@ -44,18 +44,6 @@ from vision.synthetic import PlacedCard, SyntheticTable  # noqa: E402
 
 FPS = 15
 CARDS = ["7H", "QS", "10D", "2C", "AH", "9S", "KD"]
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
 class Clock:

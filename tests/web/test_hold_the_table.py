@@ -7,13 +7,12 @@ all of 127/8 is this machine), and each phone keeps its cookie as a browser woul
 from __future__ import annotations
 
 import http.client
-import json
-import re
 import threading
 
 import pytest
 from web_fakes import PIN, FakeService
 
+from bench.attacks import Phone as BrowserFromOneAddress
 from web import close_server, create_app, make_server
 
 
@@ -30,39 +29,11 @@ def live(tmp_path):
     thread.join(5)
 
 
-class Phone:
-    """One browser: a source address, a cookie, the CSRF token of its last admin page."""
+class Phone(BrowserFromOneAddress):
+    """One browser (the attack benchmark's, bench/attacks.py), from 127.0.0.1 unless told, that can log in."""
 
     def __init__(self, port: int, address: str = "127.0.0.1") -> None:
-        self.port = port
-        self.address = address
-        self.cookie = ""
-        self.token = ""
-
-    def request(self, method: str, path: str, body: dict[str, object] | None = None) -> tuple[int, str]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10, source_address=(self.address, 0))
-        headers = {"Origin": f"http://127.0.0.1:{self.port}", "Host": f"127.0.0.1:{self.port}"}
-        if self.cookie:
-            headers["Cookie"] = self.cookie
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers |= {"Content-Type": "application/json", "X-CSRF-Token": self.token}
-        conn.request(method, path, body=data, headers=headers)
-        resp = conn.getresponse()
-        text = resp.read().decode()
-        conn.close()
-        set_cookie = resp.getheader("Set-Cookie")
-        if set_cookie:
-            self.cookie = set_cookie.split(";", 1)[0]
-        found = re.search(r'name="csrf-token" content="([^"]+)"', text)
-        if found:
-            self.token = found.group(1)
-        if resp.getheader("Content-Type", "").startswith("application/json"):
-            answer = json.loads(text)
-            if isinstance(answer, dict) and "csrf_token" in answer:
-                self.token = answer["csrf_token"]
-        return resp.status, text
+        super().__init__(port, address)
 
     def login(self, pin: str) -> int:
         self.request("GET", "/admin")
