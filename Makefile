@@ -65,6 +65,7 @@ QUICK ?=
 bench: $(DEV_STAMP)
 	@for b in bench/*.py; do \
 	  case $$b in \
+	    bench/_*) continue;; \
 	    bench/realphotos.py) args="$(PHOTOS)$(if $(QUICK), --limit 1)";; \
 	    bench/on_top.py) args="$(if $(QUICK),--scenes 2 --whole-scenes 2,$(PHOTOS))";; \
 	    bench/learn_photos.py) args="$(PHOTOS) $(PHOTOS_TEST)";; \

@@ -35,7 +35,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.machine_info import machine  # noqa: E402
+from bench._machine import machine  # noqa: E402
 from table.camera_view import CameraView  # noqa: E402
 from table.runtime import CameraLoop, load_classifier  # noqa: E402
 from vision.events import Reader, TableWatcher  # noqa: E402

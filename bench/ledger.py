@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.machine_info import machine  # noqa: E402
+from bench._machine import machine  # noqa: E402
 from table.ledger import Ledger  # noqa: E402
 from table.referee import Referee  # noqa: E402
 from table.simulate import DirectTransport, VirtualPlayers, run_night  # noqa: E402

@@ -1,5 +1,6 @@
 """One line naming the machine a benchmark ran on, for the figures it prints: the CPU model (from
-/proc/cpuinfo where there is one), its cores, Python and the system."""
+/proc/cpuinfo where there is one), its cores, Python and the system. (`make bench` runs
+every bench/*.py but those named _*.py, like this one.)"""
 
 from __future__ import annotations
 
