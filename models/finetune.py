@@ -280,25 +280,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blurred", default=None, metavar="SHARPNESS,THRESHOLD",
                     help="the blur rule the sidecar carries (vision.classifier: a crop whose sharpness is under "
                          "SHARPNESS is named only at THRESHOLD or surer; the shipped reader: 150,0.7)")
+    ap.add_argument("--steady", default=None, metavar="FRAME,BELOW",
+                    help="the steadiness rule the sidecar carries (vision.classifier: a read under BELOW sure that "
+                         "changes its card when the crop is framed FRAME looser or tighter is unsure; the shipped "
+                         "reader: 0.03,0.8)")
     ap.add_argument("--reuse", action="store_true", help="keep members already fine-tuned by an earlier run of the same settings")
     ap.add_argument("--out", type=Path, default=OUT, help="where the new model files go (default: models/)")
     ap.add_argument("--work", type=Path, default=WORK,
                     help="where the members and the summary go, one folder a run (default: models/work/finetune)")
     args = ap.parse_args(argv)
     work: Path = args.work
-    agreement: dict[str, dict[str, float]] = {}
+    rules: dict[str, dict[str, float]] = {}
     if args.agreement:
         try:
             index_sure, agreed = (float(v) for v in args.agreement.split(","))
         except ValueError:
             ap.error("--agreement takes two numbers: INDEX,THRESHOLD")
-        agreement = {"agreement": {"index": index_sure, "threshold": agreed}}
+        rules["agreement"] = {"index": index_sure, "threshold": agreed}
     if args.blurred:
         try:
             soft, raised = (float(v) for v in args.blurred.split(","))
         except ValueError:
             ap.error("--blurred takes two numbers: SHARPNESS,THRESHOLD")
-        agreement["blurred"] = {"sharpness": soft, "threshold": raised}
+        rules["blurred"] = {"sharpness": soft, "threshold": raised}
+    if args.steady:
+        try:
+            frame, below = (float(v) for v in args.steady.split(","))
+        except ValueError:
+            ap.error("--steady takes two numbers: FRAME,BELOW")
+        rules["steady"] = {"frame": frame, "below": below}
 
     import torch
 
@@ -360,17 +370,17 @@ def main(argv: list[str] | None = None) -> int:
                             batched_probabilities(clf, xc), yc, clf.labels, args.max_wrong,
                             None if covered_calib is None else (batched_probabilities(clf, covered_calib[0]), covered_calib[1]))
     threshold = max(threshold, args.min_threshold)
-    write_sidecar(out_fp32, threshold, 0.0, {"variant": "fp32"} | agreement, True, turn_in_graph=any(turned))
+    write_sidecar(out_fp32, threshold, 0.0, {"variant": "fp32"} | rules, True, turn_in_graph=any(turned))
     import shutil
 
     args.out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(out_int8, args.out / f"{SHIPPED}.onnx")
-    write_sidecar(args.out / f"{SHIPPED}.onnx", threshold, 0.0, {"variant": "int8"} | agreement, True,
+    write_sidecar(args.out / f"{SHIPPED}.onnx", threshold, 0.0, {"variant": "int8"} | rules, True,
                   turn_in_graph=any(turned))
     summary = {"threshold": threshold, "real_training_crops": int((~held).sum()), "real_held_crops": int(held.sum()),
                "photos": [p.name for p in args.photos], "steps": args.steps, "lr": args.lr, "views": args.views,
                "rendered": args.rendered, "rank_loss": args.rank_loss, "min_threshold": args.min_threshold,
-               "agreement": args.agreement, "blurred": args.blurred, "covered": args.covered, "completed": args.completed,
+               "agreement": args.agreement, "blurred": args.blurred, "steady": args.steady, "covered": args.covered, "completed": args.completed,
                "real_completed": args.real_completed, "covered_calib": args.covered_calib, "minutes": round((time.time() - t0) / 60, 1)}
     (work / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"open-set threshold {threshold}; wrote {args.out / SHIPPED}.onnx (int8) in {summary['minutes']} min")

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.classifier import CANONICAL_SIZE, LABELS, CardClassifier, ModelError, Reading, sharpness
+from vision.classifier import NEVER, CANONICAL_SIZE, LABELS, CardClassifier, ModelError, Reading, reframed, sharpness
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "models" / "card_classifier.onnx"
@@ -280,3 +280,85 @@ def test_through_classify_a_blurred_crop_is_held_to_the_raised_rule_and_a_sharp_
 def test_a_broken_blur_rule_names_its_sidecar(tmp_path: Path, blurred: object) -> None:
     with pytest.raises(ModelError, match="blurred"):
         CardClassifier(_with_rule(tmp_path, "blurred", blurred))
+
+
+def test_reframed_moves_the_crop_edge_out_or_in_by_the_share_given() -> None:
+    w, h = CANONICAL_SIZE
+    framed = np.full((h, w, 3), 255, np.uint8)
+    framed[:10], framed[-10:], framed[:, :7], framed[:, -7:] = 0, 0, 0, 0  # a black frame about 11 % deep
+    tighter = reframed(framed, -0.15)
+    assert tighter.shape == (h, w, 3) and tighter.min() > 200  # the frame cut off
+    looser = reframed(framed, 0.15)
+    # the card shrinks into the middle: its black frame now lies inside, its edge repeated round it
+    assert looser[h // 2, w // 2].min() == 255
+    assert looser[int(h * 0.15) + 4, w // 2].max() < 60 and looser[2, w // 2].max() < 60
+    # any size is framed at the reader's size
+    big = cv2.resize(framed, (2 * w, 2 * h), interpolation=cv2.INTER_NEAREST)
+    assert reframed(big, 0.0).shape == (h, w, 3)
+    np.testing.assert_array_equal(reframed(framed, 0.0), framed)
+
+
+def _row(card: str, p: float, second: str | None = None, q: float = 0.0) -> np.ndarray:
+    """A row of probabilities: ``card`` at ``p``, ``second`` at ``q``, the rest shared evenly."""
+    out = np.full(len(LABELS), (1 - p - q) / (len(LABELS) - 1 - (second is not None)))
+    out[LABELS.index(card)] = p
+    if second is not None:
+        out[LABELS.index(second)] = q
+    return out
+
+
+def test_the_steadiness_rule_looks_again_at_unsure_enough_reads_only_and_drops_those_that_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = CardClassifier(_with_rule(tmp_path, "steady", {"frame": 0.03, "below": 0.8}))
+    assert reader.steady == (0.03, 0.8)
+    crops = [_printed_card()] * 7
+    probs = np.stack([_row("8C", 0.6), _row("8C", 0.6), _row("8C", 0.9), _row("back", 0.6), _row("8C", 0.3),
+                      _row("8C", 0.6), _row("8C", 0.6)])
+    rules = [(0.55, 0.0)] * 7
+    exclude = [frozenset[str]()] * 5 + [frozenset({"9C"}), frozenset[str]()]
+    network = [True] * 6 + [False]
+    # the views of the crops looked at, two each, in order: crop 0 steady, crop 1 read as 9C framed
+    # tighter, crop 5 read as 9C (excluded there: the 8C is its best possible card) both ways
+    views = np.stack([_row("8C", 0.5), _row("8C", 0.7), _row("8C", 0.5), _row("9C", 0.5),
+                      _row("9C", 0.5, "8C", 0.3), _row("9C", 0.45, "8C", 0.3)])
+    seen: list[int] = []
+
+    def probabilities(batch: list[np.ndarray]) -> np.ndarray:
+        seen.append(len(batch))
+        return views[:len(batch)]
+
+    monkeypatch.setattr(reader, "probabilities", probabilities)
+    got = reader._steady_rules(crops, probs, rules, exclude, network)
+    # over 0.8, a back, under its own rule, judged by an enrolment: not looked at
+    assert seen == [6]
+    assert got == [(0.55, 0.0), (NEVER, 0.0), (0.55, 0.0), (0.55, 0.0), (0.55, 0.0), (0.55, 0.0), (0.55, 0.0)]
+
+
+def test_through_classify_a_read_that_changes_when_reframed_is_unsure(tmp_path: Path) -> None:
+    names = sorted(n for n in TRUTH if n.startswith("crop_"))
+    crops = [cv2.imread(str(CARDS / n)) for n in names]
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "steady").mkdir()
+    # threshold 0: every crop is named, so only the steadiness rule can leave one unsure
+    plain = CardClassifier(_with_rule(tmp_path / "plain", "steady", None), threshold=0.0)
+    steady = CardClassifier(_with_rule(tmp_path / "steady", "steady", {"frame": 0.1, "below": 1.0}), threshold=0.0)
+    before = plain.classify(crops)
+    views = plain.probabilities([reframed(c, by) for c in crops for by in (0.1, -0.1)]).argmax(axis=1).reshape(-1, 2)
+    best = plain.probabilities(crops).argmax(axis=1)
+    changes = (views != best[:, None]).any(axis=1)
+    assert 0 < changes.sum() < len(crops)  # both kinds are here
+    after = steady.classify(crops)
+    for change, b, a in zip(changes, before, after, strict=True):
+        if b.face_down:
+            assert a.face_down  # a back is never looked at again
+        elif change:
+            assert a.card is None and not a.face_down
+        else:
+            assert a.card == b.card
+
+
+@pytest.mark.parametrize("steady", [{"frame": 0.03}, {"frame": "x", "below": 0.8}, {"frame": 0.5, "below": 0.8},
+                                    {"frame": 0.03, "below": 1.5}])
+def test_a_broken_steadiness_rule_names_its_sidecar(tmp_path: Path, steady: object) -> None:
+    with pytest.raises(ModelError, match="steady"):
+        CardClassifier(_with_rule(tmp_path, "steady", steady))
