@@ -10,7 +10,8 @@ crops accepted, and top-1 per deck. Needs the deck artwork (``models/README.md``
 
 ``--fresh N`` scores N more crops of every held-out card from a stream of their own (seed + 20),
 which no rule was chosen on: 4,240 test crops can show no wrong read by luck where the rate is
-one in two thousand, and a rate is what a night of play meets.
+one in two thousand, and a rate is what a night of play meets. ``--stream K`` picks another such
+stream (seed + K): 30 is the one the steadiness rule was chosen on.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
                          "was chosen), not the one reported")
     ap.add_argument("--fresh", type=int, default=0, metavar="N",
                     help="score N crops of every held-out card from a fresh stream (seed + 20) instead of the test crops")
+    ap.add_argument("--stream", type=int, default=20, metavar="K",
+                    help="with --fresh: the stream's seed offset (default 20, the stream reported; 30 is the stream "
+                         "the steadiness rule was chosen on, with the recipe's calibration crops)")
     args = ap.parse_args(argv)
     for path in args.models:
         if not path.is_file() or not path.with_suffix(".json").is_file():
@@ -50,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.fresh > 0:
         import numpy as np
 
-        plan = _plan(np.random.default_rng(cfg.seed + 20), 0, held, cfg, negatives=0, per_card=args.fresh)
-        x, y = synthesise(held, plan, cfg.seed + 21, args.workers, "fresh crops")
+        plan = _plan(np.random.default_rng(cfg.seed + args.stream), 0, held, cfg, negatives=0, per_card=args.fresh)
+        x, y = synthesise(held, plan, cfg.seed + args.stream + 1, args.workers, "fresh crops")
     else:
         plan = test + neg
         x, y = synthesise(held, plan, cfg.seed + 3, args.workers, "test crops")
