@@ -103,7 +103,7 @@ def _covered(models: list[Path], held: dict[str, Any], per_card: int, seed: int)
         whole = clf.classify(crops)
         done = [completed_crop(c, m) for c, m in zip(crops, masks, strict=True)]
         filled = [d if d is not None else c for d, c in zip(done, crops, strict=True)]
-        again, index_reads = clf.classify_with_index(filled)
+        again, index_reads = clf.classify_with_index(filled, outlined=False)  # as identify reads them
         by_index: list[Reading | None] = list(index_reads) if index_reads else [None] * len(filled)
         # identify never names a covered card as the card lying on it (read as itself: it shows whole)
         rule = [_either(w, a, x) for w, a, x in zip(whole, again, by_index, strict=True)]

@@ -372,7 +372,7 @@ class CardClassifier:
 
     def classify(self, crops: Sequence[np.ndarray], *,
                  exclude: Collection[str] | Sequence[Collection[str]] | None = None,
-                 whole: Sequence[bool] | None = None) -> list[Reading]:
+                 whole: Sequence[bool] | None = None, outlined: bool = True) -> list[Reading]:
         """Read a batch of canonical crops (all cards of a frame in one call).
 
         ``exclude``: cards that cannot be in the crops (one set for all, or one per crop), e.g.
@@ -383,12 +383,17 @@ class CardClassifier:
         ``whole``: one flag per crop, True where the crop is a whole card whose outline was traced
         (not a part of one): only those are read under the sidecar's agreement rule, if it has one
         (:meth:`_agreed_rules`). None: no crop is.
+
+        ``outlined``: the crops are warps of outlines the finder drew, read under the sidecar's
+        steadiness rule, if it has one (:meth:`_steady_rules`); False for crops made otherwise (a
+        covered card's crop completed from its half turn, ``vision.occlusion.completed_crop``,
+        whose own rules were chosen without it).
         """
-        return self.classify_with_index(crops, exclude=exclude, whole=whole)[0]
+        return self.classify_with_index(crops, exclude=exclude, whole=whole, outlined=outlined)[0]
 
     def classify_with_index(self, crops: Sequence[np.ndarray], *,
                             exclude: Collection[str] | Sequence[Collection[str]] | None = None,
-                            whole: Sequence[bool] | None = None
+                            whole: Sequence[bool] | None = None, outlined: bool = True
                             ) -> tuple[list[Reading], list[Reading] | None]:
         """:meth:`classify`'s readings and, from the same pass, the corner-index members' reading
         of each crop (an ensemble's ``index_logits``: each crop on its own under the network's rule,
@@ -423,7 +428,7 @@ class CardClassifier:
             rules = [a if w else r for a, r, w in zip(agreed, rules, whole, strict=True)]
         if self.blurred is not None:
             rules = self._blurred_rules(crops, rules)
-        if self.steady is not None:
+        if self.steady is not None and outlined:
             judged_by_network = [True] * len(crops) if protos is None or emb is None else [not m for m in matched]
             rules = self._steady_rules(crops, probs, rules, per_crop, judged_by_network)
         if exclude is None:

@@ -471,13 +471,14 @@ class _ExcludingReader:
             return self.classifier.classify(crops)  # type: ignore[no-any-return]
         return self.classifier.classify(crops, exclude=self._sets(crops))  # type: ignore[no-any-return]
 
-    def classify_with_index(self, crops: Sequence[np.ndarray]) -> tuple[list[Any], list[Any] | None]:
+    def classify_with_index(self, crops: Sequence[np.ndarray], **how: Any) -> tuple[list[Any], list[Any] | None]:
+        """``how``: the reader's other options (``outlined``), passed on to a CardClassifier."""
         with_index = getattr(self.classifier, "classify_with_index", None)
-        if with_index is None:  # a reader without corner-index members
+        if with_index is None:  # not a CardClassifier: a reader of its own rules
             return self.classify(crops), None
         if self.exclude is None:
-            return with_index(crops)  # type: ignore[no-any-return]
-        return with_index(crops, exclude=self._sets(crops))  # type: ignore[no-any-return]
+            return with_index(crops, **how)  # type: ignore[no-any-return]
+        return with_index(crops, exclude=self._sets(crops), **how)  # type: ignore[no-any-return]
 
 
 def _card_sized(corners: np.ndarray, cw: float, ch: float, tolerance: float = ZONE_SIZE_TOLERANCE) -> bool:

@@ -271,9 +271,11 @@ def _read_covered(image_bgr: np.ndarray, classifier: CardClassifier, cards: list
 
 def _completed_reader(classifier: CardClassifier) -> CompletedReader:
     """How ``identify`` reads completed crops: with the reader's corner-index members where it
-    has them."""
-    return getattr(classifier, "classify_with_index", None) \
-        or (lambda crops: (classifier.classify(crops), None))  # a reader without corner-index members
+    has them, and as crops no finder outlined (``CardClassifier.classify``'s ``outlined``)."""
+    with_index = getattr(classifier, "classify_with_index", None)
+    if with_index is None:  # not a CardClassifier (which always has it): a reader of its own rules
+        return lambda crops: (classifier.classify(crops), None)
+    return lambda crops: with_index(crops, outlined=False)  # type: ignore[no-any-return]
 
 
 def _read_past_the_frame(image_bgr: np.ndarray, classifier: CardClassifier,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -375,9 +376,10 @@ class _ExclusionsSeen:
         self.excluded.append(exclude)
         return self.real.classify(crops, exclude=exclude)  # type: ignore[arg-type]
 
-    def classify_with_index(self, crops: list[np.ndarray], exclude: object = None) -> tuple[list[Reading], object]:
+    def classify_with_index(self, crops: list[np.ndarray], exclude: object = None,
+                            **how: Any) -> tuple[list[Reading], object]:
         self.excluded.append(exclude)
-        return self.real.classify_with_index(crops, exclude=exclude)  # type: ignore[arg-type]
+        return self.real.classify_with_index(crops, exclude=exclude, **how)  # type: ignore[arg-type]
 
 
 def test_a_zone_is_read_as_identify_reads_a_photo_with_the_zone_s_exclusions(table, reader) -> None:
