@@ -171,8 +171,8 @@ def reframed(crop: np.ndarray, by: float, size: tuple[int, int] = CANONICAL_SIZE
     w, h = size
     if arr.shape[0] != h or arr.shape[1] != w:
         arr = cv2.resize(arr, (w, h), interpolation=cv2.INTER_AREA)
-    src = np.float32([[0, 0], [w, 0], [0, h]])
-    dst = np.float32([[w * by, h * by], [w * (1 - by), h * by], [w * by, h * (1 - by)]])
+    src = np.array([[0, 0], [w, 0], [0, h]], np.float32)
+    dst = np.array([[w * by, h * by], [w * (1 - by), h * by], [w * by, h * (1 - by)]], np.float32)
     framed: np.ndarray = cv2.warpAffine(arr, cv2.getAffineTransform(src, dst), (w, h), flags=cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REPLICATE)
     return framed

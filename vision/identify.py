@@ -275,7 +275,7 @@ def _completed_reader(classifier: CardClassifier) -> CompletedReader:
     with_index = getattr(classifier, "classify_with_index", None)
     if with_index is None:  # not a CardClassifier (which always has it): a reader of its own rules
         return lambda crops: (classifier.classify(crops), None)
-    return lambda crops: with_index(crops, outlined=False)  # type: ignore[no-any-return]
+    return lambda crops: with_index(crops, outlined=False)
 
 
 def _read_past_the_frame(image_bgr: np.ndarray, classifier: CardClassifier,

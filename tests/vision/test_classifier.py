@@ -10,7 +10,16 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.classifier import NEVER, CANONICAL_SIZE, LABELS, CardClassifier, ModelError, Reading, reframed, sharpness
+from vision.classifier import (
+    CANONICAL_SIZE,
+    LABELS,
+    NEVER,
+    CardClassifier,
+    ModelError,
+    Reading,
+    reframed,
+    sharpness,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "models" / "card_classifier.onnx"
