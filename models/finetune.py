@@ -290,25 +290,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the members and the summary go, one folder a run (default: models/work/finetune)")
     args = ap.parse_args(argv)
     work: Path = args.work
-    rules: dict[str, dict[str, float]] = {}
-    if args.agreement:
+    rules: dict[str, dict[str, float]] = {}  # the sidecar's rules (vision.classifier), each two named numbers
+    for flag, key, names in (("--agreement", "agreement", ("index", "threshold")),
+                             ("--blurred", "blurred", ("sharpness", "threshold")),
+                             ("--steady", "steady", ("frame", "below"))):
+        given = getattr(args, key)
+        if not given:
+            continue
         try:
-            index_sure, agreed = (float(v) for v in args.agreement.split(","))
+            first, second = (float(v) for v in given.split(","))
         except ValueError:
-            ap.error("--agreement takes two numbers: INDEX,THRESHOLD")
-        rules["agreement"] = {"index": index_sure, "threshold": agreed}
-    if args.blurred:
-        try:
-            soft, raised = (float(v) for v in args.blurred.split(","))
-        except ValueError:
-            ap.error("--blurred takes two numbers: SHARPNESS,THRESHOLD")
-        rules["blurred"] = {"sharpness": soft, "threshold": raised}
-    if args.steady:
-        try:
-            frame, below = (float(v) for v in args.steady.split(","))
-        except ValueError:
-            ap.error("--steady takes two numbers: FRAME,BELOW")
-        rules["steady"] = {"frame": frame, "below": below}
+            ap.error(f"{flag} takes two numbers: {names[0].upper()},{names[1].upper()}")
+        rules[key] = {names[0]: first, names[1]: second}
 
     import torch
 
