@@ -617,7 +617,7 @@ def test_two_views_agreeing_name_a_card_under_another_not_one_whose_part_the_map
         def __init__(self, completed: Reading) -> None:
             self.completed = completed
 
-        def classify_with_index(self, crops: list[np.ndarray]) -> tuple[list[Reading], None]:
+        def classify_with_index(self, crops: list[np.ndarray], **_: object) -> tuple[list[Reading], None]:
             return [self.completed] * len(crops), None
 
     image = np.full((300, 400, 3), 90, np.uint8)
@@ -685,7 +685,7 @@ def test_an_unsure_card_goes_under_a_surer_card_named_later_and_is_read_from_wha
     class Reader:
         asked: list[int] = []
 
-        def classify_with_index(self, crops: list[np.ndarray]) -> tuple[list[Reading], None]:
+        def classify_with_index(self, crops: list[np.ndarray], **_: object) -> tuple[list[Reading], None]:
             self.asked.append(len(crops))
             return [Reading("3H", COMPLETED_SURE + 0.1, (("3H", COMPLETED_SURE + 0.1),))] * len(crops), None
 
