@@ -380,9 +380,10 @@ class CardClassifier:
         jointly: a crop that is unsure on its own may not take a card another crop of the batch
         reads surely, and each card is given at most once (:func:`assign_jointly`).
 
-        ``whole``: one flag per crop, True where the crop is a whole card whose outline was traced
-        (not a part of one): only those are read under the sidecar's agreement rule, if it has one
-        (:meth:`_agreed_rules`). None: no crop is.
+        ``whole``: one flag per crop, True where the crop is a whole card's outline the finder drew
+        (the contour cues' trace or the detector's rectangle, not a part of one): only those are
+        read under the sidecar's agreement rule, if it has one (:meth:`_agreed_rules`). None: no
+        crop is.
 
         ``outlined``: the crops are warps of outlines the finder drew, read under the sidecar's
         steadiness rule, if it has one (:meth:`_steady_rules`); False for crops made otherwise (a
@@ -496,23 +497,20 @@ class CardClassifier:
         as the two of spades) changed their best card so, and few of its right ones did."""
         assert self.steady is not None
         frame, below = self.steady
-        looked: list[int] = []
-        best: list[int] = []
+        looked: list[tuple[int, int, list[int]]] = []  # (crop, its best possible card, the cards excluded)
         for k, (row, rule, ex, network) in enumerate(zip(probs, rules, exclude, judged_by_network, strict=True)):
-            possible = _without(np.asarray(row, np.float64), [i for i, lab in enumerate(self.labels) if lab in ex and lab != BACK])
+            gone = [i for i, lab in enumerate(self.labels) if lab in ex and lab != BACK]
+            possible = _without(np.asarray(row, np.float64), gone)
             total = float(possible.sum())
             b = int(possible.argmax())
             p = float(possible[b]) / total if total > 0 else 0.0
             if network and self.labels[b] != BACK and rule[0] <= p < below:
-                looked.append(k)
-                best.append(b)
+                looked.append((k, b, gone))
         if not looked:
             return rules
-        views = [reframed(crops[k], by) for k in looked for by in (frame, -frame)]
-        again = self.probabilities(views)
+        again = self.probabilities([reframed(crops[k], by) for k, _, _ in looked for by in (frame, -frame)])
         out = list(rules)
-        for j, (k, b) in enumerate(zip(looked, best, strict=True)):
-            gone = [i for i, lab in enumerate(self.labels) if lab in exclude[k] and lab != BACK]
+        for j, (k, b, gone) in enumerate(looked):
             if any(int(_without(np.asarray(v, np.float64), gone).argmax()) != b for v in again[2 * j:2 * j + 2]):
                 out[k] = (NEVER, rules[k][1])
         return out
