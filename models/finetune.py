@@ -41,6 +41,18 @@ OUT = Path(__file__).resolve().parent
 WORK = OUT / "work" / "finetune"
 SHIPPED = "card_classifier"
 
+#: The rules a sidecar may carry (vision.classifier), each two named numbers: (key, names, what
+#: the flag sets). The shipped reader: --agreement 0.75,0.35 (a card the corner-index members alone
+#: read at least INDEX surely, and the reader first, is named at THRESHOLD); --blurred 150,0.7 (a
+#: crop whose sharpness is under SHARPNESS is named only at THRESHOLD or surer); --steady 0.03,0.8
+#: (a read under BELOW sure that changes its card when the crop is framed FRAME looser or tighter
+#: is unsure).
+SIDECAR_RULES: tuple[tuple[str, tuple[str, str], str], ...] = (
+    ("agreement", ("index", "threshold"), "agreement rule (corner index and reader agreeing; shipped: 0.75,0.35)"),
+    ("blurred", ("sharpness", "threshold"), "blur rule (a blurred crop named only surer; shipped: 150,0.7)"),
+    ("steady", ("frame", "below"), "steadiness rule (a read that changes when reframed is unsure; shipped: 0.03,0.8)"),
+)
+
 
 def rank_groups(labels: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
     """The ranks, and a (ranks, labels) 0/1 matrix: which labels are a card of each rank."""
@@ -273,34 +285,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-threshold", type=float, default=0.0,
                     help="the open-set threshold is at least this, whatever the held-back crops allow (default 0; the "
                          "shipped reader: 0.55)")
-    ap.add_argument("--agreement", default=None, metavar="INDEX,THRESHOLD",
-                    help="the agreement rule the sidecar carries (vision.classifier: a card the corner-index members "
-                         "alone read at least INDEX surely, and the reader first, is named at THRESHOLD; the shipped "
-                         "reader: 0.75,0.35)")
-    ap.add_argument("--blurred", default=None, metavar="SHARPNESS,THRESHOLD",
-                    help="the blur rule the sidecar carries (vision.classifier: a crop whose sharpness is under "
-                         "SHARPNESS is named only at THRESHOLD or surer; the shipped reader: 150,0.7)")
-    ap.add_argument("--steady", default=None, metavar="FRAME,BELOW",
-                    help="the steadiness rule the sidecar carries (vision.classifier: a read under BELOW sure that "
-                         "changes its card when the crop is framed FRAME looser or tighter is unsure; the shipped "
-                         "reader: 0.03,0.8)")
+    for key, names, what in SIDECAR_RULES:
+        ap.add_argument(f"--{key}", default=None, metavar=",".join(n.upper() for n in names),
+                        help=f"the sidecar's {what}")
     ap.add_argument("--reuse", action="store_true", help="keep members already fine-tuned by an earlier run of the same settings")
     ap.add_argument("--out", type=Path, default=OUT, help="where the new model files go (default: models/)")
     ap.add_argument("--work", type=Path, default=WORK,
                     help="where the members and the summary go, one folder a run (default: models/work/finetune)")
     args = ap.parse_args(argv)
     work: Path = args.work
-    rules: dict[str, dict[str, float]] = {}  # the sidecar's rules (vision.classifier), each two named numbers
-    for flag, key, names in (("--agreement", "agreement", ("index", "threshold")),
-                             ("--blurred", "blurred", ("sharpness", "threshold")),
-                             ("--steady", "steady", ("frame", "below"))):
+    rules: dict[str, dict[str, float]] = {}
+    for key, names, _what in SIDECAR_RULES:
         given = getattr(args, key)
         if not given:
             continue
         try:
             first, second = (float(v) for v in given.split(","))
         except ValueError:
-            ap.error(f"{flag} takes two numbers: {names[0].upper()},{names[1].upper()}")
+            ap.error(f"--{key} takes two numbers: {names[0].upper()},{names[1].upper()}")
         rules[key] = {names[0]: first, names[1]: second}
 
     import torch
